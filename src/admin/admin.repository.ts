@@ -1,0 +1,83 @@
+// SQL of operator actions (the "customer menu" side, spec §5.4): creating customers, contacts,
+// tokens, plans, packages and domains, which the API itself cannot create.
+import type { Kysely, Insertable } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+export class AdminRepository {
+  constructor(readonly db: Kysely<Database>) {}
+
+  insertCustomer(v: Insertable<Database['customers']>) {
+    return this.db.insertInto('customers').values(v).returning('id').executeTakeFirstOrThrow();
+  }
+  insertContact(v: Insertable<Database['contacts']>) {
+    return this.db.insertInto('contacts').values(v).returning('id').executeTakeFirstOrThrow();
+  }
+  insertToken(v: Insertable<Database['api_tokens']>) {
+    return this.db.insertInto('api_tokens').values(v).returning('id').executeTakeFirstOrThrow();
+  }
+  insertPlan(v: Insertable<Database['plans']>) {
+    return this.db.insertInto('plans').values(v).returning('id').executeTakeFirstOrThrow();
+  }
+  insertPackage(v: Insertable<Database['packages']>) {
+    return this.db.insertInto('packages').values(v).returning('id').executeTakeFirstOrThrow();
+  }
+  insertDomain(v: Insertable<Database['domains']>) {
+    return this.db.insertInto('domains').values(v).returning('name').executeTakeFirstOrThrow();
+  }
+  customer(id: number) {
+    return this.db.selectFrom('customers').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  customers() {
+    return this.db.selectFrom('customers').selectAll().orderBy('id').execute();
+  }
+  contacts(customerId?: number) {
+    let q = this.db.selectFrom('contacts').selectAll().orderBy('id');
+    if (customerId !== undefined) q = q.where('customer_id', '=', customerId);
+    return q.execute();
+  }
+  contact(id: number) {
+    return this.db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  tokens(contactId?: number) {
+    let q = this.db
+      .selectFrom('api_tokens')
+      .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
+      .select(['api_tokens.id', 'api_tokens.contact_id', 'contacts.customer_id', 'api_tokens.token_prefix', 'api_tokens.label', 'api_tokens.created_at', 'api_tokens.revoked_at'])
+      .orderBy('api_tokens.id');
+    if (contactId !== undefined) q = q.where('api_tokens.contact_id', '=', contactId);
+    return q.execute();
+  }
+  revokeToken(id: number, at: string) {
+    return this.db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  }
+  /** Tokens go first, in the same transaction: a deleted contact's token never works again (§5.5). */
+  async deleteContact(id: number) {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('api_tokens').where('contact_id', '=', id).execute();
+      const r = await trx.deleteFrom('contacts').where('id', '=', id).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+  }
+  plans() {
+    return this.db.selectFrom('plans').selectAll().orderBy('id').execute();
+  }
+  plan(id: number) {
+    return this.db.selectFrom('plans').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  packages() {
+    return this.db.selectFrom('packages').selectAll().orderBy('id').execute();
+  }
+  package(id: number) {
+    return this.db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+  domains() {
+    return this.db.selectFrom('domains').selectAll().orderBy('name').execute();
+  }
+  setLegacyPassword(customerId: number, hash: string | null) {
+    return this.db.updateTable('customers').set({ legacy_password_hash: hash }).where('id', '=', customerId).executeTakeFirst();
+  }
+  async isEmpty() {
+    const row = await this.db.selectFrom('customers').select('id').limit(1).executeTakeFirst();
+    return row === undefined;
+  }
+}

@@ -1,0 +1,176 @@
+// Operator actions used by the CLI (`hostplane admin …`), the demo loader and test factories.
+import { AppError } from '../errors.js';
+import { nowIso } from '../db/time.js';
+import { isUniqueViolation } from '../db/dialect.js';
+import { generateToken, hashToken, tokenPrefix } from '../auth/tokens.js';
+import { hashLegacyPassword } from '../auth/legacy-password.js';
+import { toAce, toUnicode } from '../resources/domains/domain-name.js';
+import { AdminRepository } from './admin.repository.js';
+
+export interface NewCustomer {
+  organization?: string | null;
+  reseller?: boolean;
+  resellerId?: number | null;
+  contact: { name: string; email: string; phone?: string | null };
+}
+
+export interface NewPlan {
+  name: string;
+  resellerId?: number | null;
+  maxDatabases?: number;
+  maxEmailAddresses?: number;
+  mailboxQuotaMb?: number;
+  maxSubdomains?: number;
+  webspaceMb?: number;
+  databaseVersions?: string[];
+  phpVersions?: string[];
+}
+
+export interface NewDomain {
+  name: string;
+  customerId: number;
+  /** Presence: the package the domain is used with. */
+  packageId?: number | null;
+  /** Registered with the service: expiry defaults to one year after creation. */
+  registered?: boolean;
+  expiresAt?: string;
+}
+
+const invalid = (detail: string) => new AppError('invalid_api_data', detail);
+
+export class AdminService {
+  constructor(readonly repo: AdminRepository) {}
+
+  /** Creates a customer with its main contact; returns both ids. */
+  async createCustomer(c: NewCustomer) {
+    if (c.resellerId != null) {
+      const reseller = await this.repo.customer(c.resellerId);
+      if (!reseller?.is_reseller) throw invalid(`Customer ${c.resellerId} is not a reseller.`);
+    }
+    if (!c.contact.name.trim() || !/^[^@\s]+@[^@\s]+$/.test(c.contact.email)) throw invalid('A contact needs a name and an e-mail address.');
+    return this.repo.db.transaction().execute(async (trx) => {
+      const repo = new AdminRepository(trx);
+      const { id } = await repo.insertCustomer({
+        reseller_id: c.resellerId ?? null,
+        is_reseller: c.reseller ? 1 : 0,
+        organization: c.organization ?? null,
+        is_login_disabled: 0,
+        external_customer_id: null,
+        legacy_password_hash: null,
+        created_at: nowIso(),
+      });
+      const contact = await repo.insertContact({
+        customer_id: id,
+        name: c.contact.name,
+        email: c.contact.email,
+        phone: c.contact.phone ?? null,
+        is_main: 1,
+        created_at: nowIso(),
+      });
+      return { customerId: id, contactId: contact.id };
+    });
+  }
+
+  async createContact(customerId: number, c: { name: string; email: string; phone?: string | null }) {
+    if (!(await this.repo.customer(customerId))) throw new AppError('resource_not_found', `No customer ${customerId}.`);
+    const { id } = await this.repo.insertContact({ customer_id: customerId, name: c.name, email: c.email, phone: c.phone ?? null, is_main: 0, created_at: nowIso() });
+    return { contactId: id };
+  }
+
+  async deleteContact(contactId: number) {
+    const contact = await this.repo.contact(contactId);
+    if (!contact) throw new AppError('resource_not_found', `No contact ${contactId}.`);
+    if (contact.is_main) throw new AppError('invalid_state', 'The main contact of a customer cannot be deleted.');
+    await this.repo.deleteContact(contactId);
+  }
+
+  /** Issues a token for a contact (spec §5.4); the token is returned once and stored only as a hash. */
+  async issueToken(contactId: number, label: string | null = null) {
+    if (!(await this.repo.contact(contactId))) throw new AppError('resource_not_found', `No contact ${contactId}.`);
+    const token = generateToken();
+    const { id } = await this.repo.insertToken({ contact_id: contactId, token_hash: hashToken(token), token_prefix: tokenPrefix(token), label, created_at: nowIso(), revoked_at: null });
+    return { tokenId: id, token };
+  }
+
+  listTokens(contactId?: number) {
+    return this.repo.tokens(contactId);
+  }
+
+  async revokeToken(tokenId: number) {
+    const r = await this.repo.revokeToken(tokenId, nowIso());
+    if (Number(r.numUpdatedRows) === 0) throw new AppError('resource_not_found', `No active token ${tokenId}.`);
+  }
+
+  async setLegacyPassword(customerId: number, password: string | null) {
+    const c = await this.repo.customer(customerId);
+    if (!c) throw new AppError('resource_not_found', `No customer ${customerId}.`);
+    if (!c.is_reseller) throw invalid('Only resellers have a legacy API password (spec §5.6).');
+    if (password !== null && password.length < 12) throw invalid('A legacy password needs at least 12 characters.');
+    await this.repo.setLegacyPassword(customerId, password === null ? null : await hashLegacyPassword(password));
+  }
+
+  async createPlan(p: NewPlan) {
+    if (p.resellerId != null && !(await this.repo.customer(p.resellerId))?.is_reseller) throw invalid(`Customer ${p.resellerId} is not a reseller.`);
+    const { id } = await this.repo.insertPlan({
+      reseller_id: p.resellerId ?? null,
+      name: p.name,
+      max_databases: p.maxDatabases ?? 5,
+      max_email_addresses: p.maxEmailAddresses ?? 50,
+      mailbox_quota_mb: p.mailboxQuotaMb ?? 2048,
+      max_subdomains: p.maxSubdomains ?? 20,
+      webspace_mb: p.webspaceMb ?? 10240,
+      database_versions: JSON.stringify(p.databaseVersions ?? ['mariadb-10.11']),
+      php_versions: JSON.stringify(p.phpVersions ?? ['8.3', '8.4', '8.5']),
+      created_at: nowIso(),
+    });
+    return { planId: id };
+  }
+
+  async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string }) {
+    if (!(await this.repo.customer(p.customerId))) throw new AppError('resource_not_found', `No customer ${p.customerId}.`);
+    if (!(await this.repo.plan(p.planId))) throw new AppError('resource_not_found', `No plan ${p.planId}.`);
+    const linuxUser = p.linuxUser ?? `u${p.customerId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+    if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(linuxUser)) throw invalid('linux user: lower-case letters, digits, _ and -, at most 32 characters.');
+    try {
+      const { id } = await this.repo.insertPackage({ customer_id: p.customerId, plan_id: p.planId, name: p.name, linux_user: linuxUser, created_at: nowIso() });
+      return { packageId: id, linuxUser };
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AppError('conflict', `Linux user ${linuxUser} exists.`);
+      throw e;
+    }
+  }
+
+  async createDomain(d: NewDomain) {
+    const ace = toAce(d.name.toLowerCase());
+    if (!ace) throw invalid(`${d.name}: not ACE-encodable.`);
+    if (!d.registered && d.packageId == null) throw invalid('A domain is registered, assigned to a package (presence), or both.');
+    if (d.packageId != null) {
+      const pkg = await this.repo.package(d.packageId);
+      if (!pkg) throw new AppError('resource_not_found', `No package ${d.packageId}.`);
+      if (pkg.customer_id !== d.customerId) throw invalid(`Package ${d.packageId} belongs to another customer.`);
+    } else if (!(await this.repo.customer(d.customerId))) {
+      throw new AppError('resource_not_found', `No customer ${d.customerId}.`);
+    }
+    const created = nowIso();
+    try {
+      await this.repo.insertDomain({
+        name: ace,
+        name_unicode: toUnicode(ace),
+        customer_id: d.customerId,
+        package_id: d.packageId ?? null,
+        is_registered: d.registered ? 1 : 0,
+        registration_created_at: d.registered ? created : null,
+        registration_expires_at: d.registered ? (d.expiresAt ?? new Date(Date.now() + 365 * 86400_000).toISOString()) : null,
+        registration_status: d.registered ? 'active' : null,
+        has_presence: d.packageId != null ? 1 : 0,
+        dns_update_lock: 0,
+        dns_migration_mode: 0,
+        created_at: created,
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AppError('conflict', `Domain ${ace} exists.`);
+      throw e;
+    }
+    return { domain: ace };
+  }
+}

@@ -1,0 +1,72 @@
+// buildApp(config, deps) → a Fastify instance with every plugin and resource registered
+// explicitly. It never listens; `serve` and the tests decide that.
+import http from 'node:http';
+import crypto from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import type { Store } from './db/index.js';
+import { LinkBuilder } from './jsonapi/document.js';
+import { registerJsonApi } from './jsonapi/plugin.js';
+import { registerAuth } from './auth/plugin.js';
+import { registerLimits, type Limiter } from './limits/plugin.js';
+import { registerOps } from './ops/plugin.js';
+import { registerResources } from './resources/index.js';
+
+export interface AppDeps {
+  store: Store;
+  /** Rate-limit and error-block state; in memory unless a shared (Redis) one is given. */
+  limiter: Limiter;
+  /** Where log lines go (tests capture them); default stdout. */
+  logStream?: NodeJS.WritableStream;
+}
+
+// A domain name is at most 253 characters, an availability check names up to 10 of them.
+const MAX_PARAM_LENGTH = 10 * 254;
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // Tokens and passwords never reach a log line: headers are not logged, and in case a
+      // serializer changes, these paths are redacted.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : crypto.randomUUID();
+    },
+    trustProxy: config.trustProxy ?? false,
+    bodyLimit: config.http.bodyLimit,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreDuplicateSlashes: true },
+    // Slow clients are cut off in seconds: the checks run every second, not every 30 s.
+    serverFactory: (handler) =>
+      http.createServer(
+        {
+          requestTimeout: config.http.requestTimeoutMs,
+          headersTimeout: config.http.headersTimeoutMs,
+          keepAliveTimeout: config.http.keepAliveTimeoutMs,
+          connectionsCheckingInterval: 1000,
+        },
+        handler,
+      ),
+    connectionTimeout: config.http.requestTimeoutMs,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
+  });
+
+  // Response schemas document the API; the bytes come from JSON.stringify of documents whose key
+  // order we control (API-NOTES §1), so nothing is silently dropped or reordered.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+
+  const links = new LinkBuilder(config.publicBaseUrl);
+  await registerOps(app, { config, store: deps.store });
+  registerLimits(app, { limiter: deps.limiter, links });
+  registerJsonApi(app, { vendor: config.apiVendor, links });
+  registerAuth(app, deps.store.db);
+  registerResources(app, { config, store: deps.store, links });
+  return app;
+}

@@ -1,0 +1,74 @@
+// Who is calling (spec §5, API-NOTES §4): resolves the Authorization header to an Actor.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { AppError } from '../errors.js';
+import { hashToken } from './tokens.js';
+import { verifyLegacyPassword } from './legacy-password.js';
+
+export interface Actor {
+  customerId: number;
+  isReseller: boolean;
+  /** null for a reseller authenticated with its legacy password. */
+  contactId: number | null;
+}
+
+export type AuthMode = 'token' | 'token-or-legacy';
+
+export const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Basic realm="API"' };
+const unauthorized = (detail: string) => new AppError('unauthorized', detail, undefined, WWW_AUTHENTICATE);
+
+interface Credentials {
+  token?: string;
+  legacy?: { customerNumber: string; password: string };
+}
+
+function parseAuthorization(header: string | undefined): Credentials | null {
+  if (!header) return null;
+  const m = /^(\S+)\s+(.+)$/.exec(header.trim());
+  if (!m) return null;
+  const scheme = m[1].toLowerCase();
+  if (scheme === 'token') return { token: m[2].trim() };
+  if (scheme === 'basic') {
+    const decoded = Buffer.from(m[2].trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return null;
+    const user = decoded.slice(0, colon);
+    const password = decoded.slice(colon + 1);
+    if (user === 'token') return { token: password };
+    return { legacy: { customerNumber: user, password } };
+  }
+  return null;
+}
+
+/** Resolves the caller or throws 401; the legacy password is honoured only when `mode` allows it. */
+export async function resolveActor(db: Kysely<Database>, header: string | undefined, mode: AuthMode): Promise<Actor> {
+  const creds = parseAuthorization(header);
+  if (!creds) throw unauthorized(header ? 'Unsupported Authorization header; use "token <API_TOKEN>".' : 'Missing Authorization header.');
+  if (creds.token !== undefined) {
+    const row = await db
+      .selectFrom('api_tokens')
+      .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
+      .innerJoin('customers', 'customers.id', 'contacts.customer_id')
+      .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId'])
+      .where('api_tokens.token_hash', '=', hashToken(creds.token))
+      .where('api_tokens.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) throw unauthorized('Invalid or revoked API token.');
+    return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId };
+  }
+  const legacy = creds.legacy!;
+  // The user name is the customer number without leading zeros (§5.6).
+  if (mode !== 'token-or-legacy' || !/^[1-9][0-9]{0,14}$/.test(legacy.customerNumber)) {
+    throw unauthorized('Invalid credentials.');
+  }
+  const row = await db
+    .selectFrom('customers')
+    .select(['id', 'legacy_password_hash'])
+    .where('id', '=', Number(legacy.customerNumber))
+    .where('is_reseller', '=', 1)
+    .executeTakeFirst();
+  if (!row?.legacy_password_hash || !(await verifyLegacyPassword(legacy.password, row.legacy_password_hash))) {
+    throw unauthorized('Invalid credentials.');
+  }
+  return { customerId: row.id, isReseller: true, contactId: null };
+}

@@ -1,0 +1,23 @@
+// API tokens (spec §5, API-NOTES §4): random, prefixed `hp_` for secret scanners, stored as SHA-256.
+import crypto from 'node:crypto';
+
+export const TOKEN_PREFIX = 'hp_';
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A new token: `hp_` + 40 base62 characters (~238 bits). */
+export function generateToken(): string {
+  let out = TOKEN_PREFIX;
+  while (out.length < TOKEN_PREFIX.length + 40) {
+    for (const b of crypto.randomBytes(48)) {
+      // 248 = 4 × 62: rejecting larger bytes keeps every character equally likely.
+      if (b < 248 && out.length < TOKEN_PREFIX.length + 40) out += ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
+
+/** Tokens carry ~238 bits of entropy, so a fast hash is enough (no brute force is possible). */
+export const hashToken = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
+
+/** What listings show of a token: enough to recognise it, too little to use it. */
+export const tokenPrefix = (token: string) => token.slice(0, TOKEN_PREFIX.length + 6);

@@ -1,0 +1,146 @@
+// All settings, read from the environment once (API-NOTES §8). One TypeBox schema describes the
+// raw environment; every problem is collected and reported together, so an operator fixes a
+// broken deployment in one round.
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+
+const Int = (description: string) => Type.String({ pattern: '^[0-9]+$', description });
+
+export const EnvSchema = Type.Object({
+  PORT: Type.Optional(Int('HTTP port [8080]')),
+  HOST: Type.Optional(Type.String({ minLength: 1, description: 'listen address [0.0.0.0]' })),
+  DATABASE_URL: Type.Optional(
+    Type.String({ minLength: 1, description: 'file path, sqlite: URL or postgres:// URL [./data/hostplane.db]' }),
+  ),
+  PUBLIC_BASE_URL: Type.Optional(
+    Type.String({ pattern: '^https?://[^\\s]+$', description: 'absolute base of every link [http://localhost:<PORT>]' }),
+  ),
+  API_VENDOR: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$', description: 'vendor word of the Accept version [hostplane]' })),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'shared rate-limit store' })),
+  TRUST_PROXY: Type.Optional(Type.String({ description: 'comma-separated addresses/CIDRs of trusted proxies' })),
+  RATE_LIMIT_MAX: Type.Optional(Int('requests per window per client [10]')),
+  RATE_LIMIT_WINDOW_S: Type.Optional(Int('sliding window in seconds [10]')),
+  ERROR_BLOCK_MAX: Type.Optional(Int('error responses that block a client [30]')),
+  ERROR_BLOCK_WINDOW_S: Type.Optional(Int('window for counting error responses [600]')),
+  ERROR_BLOCK_DURATION_S: Type.Optional(Int('how long a client stays blocked [900]')),
+  DNS_LISTEN: Type.Optional(Type.String({ description: 'host:port of the DNS server, or off [127.0.0.1:5300]' })),
+  DNS_DEFAULT_TTL: Type.Optional(Int('default TTL of DNS records [3600]')),
+  BRAND_WORDS: Type.Optional(Type.String({ description: 'comma-separated words forbidden in passwords [hostplane]' })),
+  LOG_LEVEL: Type.Optional(
+    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  ),
+  RDAP_SERVERS: Type.Optional(
+    Type.String({ description: 'tld=url pairs, comma-separated; * for any other TLD [none]' }),
+  ),
+  RDAP_TIMEOUT_MS: Type.Optional(Int('timeout of one RDAP lookup [3000]')),
+  BODY_LIMIT_BYTES: Type.Optional(Int('largest request body [1048576]')),
+  REQUEST_TIMEOUT_MS: Type.Optional(Int('time to receive a whole request [10000]')),
+  HEADERS_TIMEOUT_MS: Type.Optional(Int('time to receive the request headers [5000]')),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Optional(Int('idle keep-alive connection timeout [5000]')),
+  DEMO_DATA: Type.Optional(
+    Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
+      description: 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]',
+    }),
+  ),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  publicBaseUrl: string;
+  apiVendor: string;
+  redisUrl: string | null;
+  trustProxy: string[] | null;
+  rateLimit: { max: number; windowMs: number };
+  errorBlock: { max: number; windowMs: number; durationMs: number };
+  dnsListen: string;
+  dnsDefaultTtl: number;
+  brandWords: string[];
+  logLevel: string;
+  rdap: { servers: Record<string, string>; timeoutMs: number };
+  http: { bodyLimit: number; requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
+  demoData: 'auto' | 'on' | 'off';
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid settings:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+const DEFAULT_DATABASE_URL = './data/hostplane.db';
+
+/** Reads settings from `env` (only the names of EnvSchema); throws ConfigError listing every problem. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') raw[key] = v;
+  }
+  const problems = [...Value.Errors(EnvSchema, raw)].map(
+    (e) => `${e.instancePath.slice(1) || 'environment'}: ${e.message}`,
+  );
+  const e = raw as Env;
+  const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
+  const port = num(e.PORT, 8080);
+  if (port < 1 || port > 65535) problems.push('PORT: must be 1..65535');
+
+  const positive = (name: keyof Env, v: number) => {
+    if (!(v > 0)) problems.push(`${name}: must be greater than 0`);
+    return v;
+  };
+  const rdapServers: Record<string, string> = {};
+  for (const pair of (e.RDAP_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(\*|[a-z0-9-]+)=(https?:\/\/\S+)$/i.exec(pair);
+    if (!m) problems.push(`RDAP_SERVERS: "${pair}" is not tld=http(s)://url`);
+    else rdapServers[m[1].toLowerCase()] = m[2].replace(/\/+$/, '');
+  }
+  const dnsListen = e.DNS_LISTEN ?? '127.0.0.1:5300';
+  if (dnsListen !== 'off' && !/^(\[[0-9a-f:]+\]|[^:\s]+):[0-9]{1,5}$/i.test(dnsListen)) {
+    problems.push('DNS_LISTEN: must be host:port or off');
+  }
+  const dnsDefaultTtl = num(e.DNS_DEFAULT_TTL, 3600);
+  if (dnsDefaultTtl < 300 || dnsDefaultTtl > 86400) problems.push('DNS_DEFAULT_TTL: must be 300..86400 (spec §8)');
+
+  const config: Config = {
+    port,
+    host: e.HOST ?? '0.0.0.0',
+    databaseUrl: e.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    apiVendor: e.API_VENDOR ?? 'hostplane',
+    redisUrl: e.REDIS_URL ?? null,
+    trustProxy: e.TRUST_PROXY ? e.TRUST_PROXY.split(',').map((s) => s.trim()).filter(Boolean) : null,
+    rateLimit: {
+      max: positive('RATE_LIMIT_MAX', num(e.RATE_LIMIT_MAX, 10)),
+      windowMs: positive('RATE_LIMIT_WINDOW_S', num(e.RATE_LIMIT_WINDOW_S, 10)) * 1000,
+    },
+    errorBlock: {
+      max: positive('ERROR_BLOCK_MAX', num(e.ERROR_BLOCK_MAX, 30)),
+      windowMs: positive('ERROR_BLOCK_WINDOW_S', num(e.ERROR_BLOCK_WINDOW_S, 600)) * 1000,
+      durationMs: positive('ERROR_BLOCK_DURATION_S', num(e.ERROR_BLOCK_DURATION_S, 900)) * 1000,
+    },
+    dnsListen,
+    dnsDefaultTtl,
+    brandWords: (e.BRAND_WORDS ?? 'hostplane').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+    logLevel: e.LOG_LEVEL ?? 'info',
+    rdap: { servers: rdapServers, timeoutMs: positive('RDAP_TIMEOUT_MS', num(e.RDAP_TIMEOUT_MS, 3000)) },
+    http: {
+      bodyLimit: positive('BODY_LIMIT_BYTES', num(e.BODY_LIMIT_BYTES, 1024 * 1024)),
+      requestTimeoutMs: positive('REQUEST_TIMEOUT_MS', num(e.REQUEST_TIMEOUT_MS, 10_000)),
+      headersTimeoutMs: positive('HEADERS_TIMEOUT_MS', num(e.HEADERS_TIMEOUT_MS, 5_000)),
+      keepAliveTimeoutMs: positive('KEEP_ALIVE_TIMEOUT_MS', num(e.KEEP_ALIVE_TIMEOUT_MS, 5_000)),
+    },
+    demoData: e.DEMO_DATA ?? 'auto',
+  };
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    problems.push('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}
+
+export function isDefaultDatabase(config: Config): boolean {
+  return config.databaseUrl === DEFAULT_DATABASE_URL;
+}

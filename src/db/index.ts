@@ -1,0 +1,62 @@
+// The Kysely factory: DATABASE_URL picks the engine (a file path or sqlite: URL, or postgres://).
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { Database } from './schema.js';
+import type { Engine } from './dialect.js';
+
+// count(*) and bigint columns come back as strings from pg; every number we store fits a double.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface Store {
+  db: Kysely<Database>;
+  engine: Engine;
+  /** Human-readable location without credentials, for logs. */
+  where: string;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** PostgreSQL only: use (and create) this schema; tests get a fresh one each. */
+  schema?: string;
+  poolSize?: number;
+}
+
+export function engineOf(url: string): Engine {
+  return /^postgres(ql)?:\/\//i.test(url) ? 'postgres' : 'sqlite';
+}
+
+export function sqlitePath(url: string): string {
+  let p = url.replace(/^sqlite:/i, '');
+  if (p.startsWith('///')) p = p.slice(2);
+  else if (p.startsWith('//')) p = p.slice(2);
+  return p;
+}
+
+/** Opens the store named by `url`; e.g. `openStore('postgres://127.0.0.1/test')`. */
+export async function openStore(url: string, opts: StoreOptions = {}): Promise<Store> {
+  if (engineOf(url) === 'postgres') {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: opts.poolSize ?? 10,
+      options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+    });
+    // An idle client that loses its server must not crash the process.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
+    const u = new URL(url);
+    return { db, engine: 'postgres', where: `postgres://${u.host}${u.pathname}`, close: () => db.destroy() };
+  }
+  const file = sqlitePath(url);
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return { db, engine: 'sqlite', where: file, close: () => db.destroy() };
+}

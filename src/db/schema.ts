@@ -1,0 +1,102 @@
+// Row types of every table (Kysely's view of the store). Booleans are stored as 0/1 integers and
+// timestamps as ISO-8601 UTC strings on both engines, so SQL and mapping code are dialect-free.
+import type { Generated } from 'kysely';
+
+export type Bool = 0 | 1;
+
+export interface CustomersTable {
+  id: Generated<number>;
+  reseller_id: number | null;
+  is_reseller: Bool;
+  organization: string | null;
+  is_login_disabled: Bool;
+  external_customer_id: string | null;
+  legacy_password_hash: string | null;
+  created_at: string;
+}
+
+export interface ContactsTable {
+  id: Generated<number>;
+  customer_id: number;
+  name: string;
+  email: string;
+  phone: string | null;
+  is_main: Bool;
+  created_at: string;
+}
+
+export interface ApiTokensTable {
+  id: Generated<number>;
+  contact_id: number;
+  token_hash: string;
+  token_prefix: string;
+  label: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface PlansTable {
+  id: Generated<number>;
+  reseller_id: number | null;
+  name: string;
+  max_databases: number;
+  max_email_addresses: number;
+  mailbox_quota_mb: number;
+  max_subdomains: number;
+  webspace_mb: number;
+  database_versions: string; // JSON array
+  php_versions: string; // JSON array
+  created_at: string;
+}
+
+export interface PackagesTable {
+  id: Generated<number>;
+  customer_id: number;
+  plan_id: number;
+  name: string;
+  linux_user: string;
+  created_at: string;
+}
+
+export interface DomainsTable {
+  name: string; // ACE form, the id
+  name_unicode: string;
+  customer_id: number;
+  package_id: number | null;
+  is_registered: Bool;
+  registration_created_at: string | null;
+  registration_expires_at: string | null;
+  registration_status: string | null;
+  has_presence: Bool;
+  dns_update_lock: Bool;
+  dns_migration_mode: Bool;
+  created_at: string;
+}
+
+export interface QueueJobsTable {
+  id: Generated<number>;
+  customer_id: number | null;
+  job_type: string;
+  action: string;
+  object_id: string | null;
+  status: string; // pending | done | failed
+  error: string | null;
+  payload: string | null;
+  attempts: number;
+  run_after: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  from_menu: Bool;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface Database {
+  customers: CustomersTable;
+  contacts: ContactsTable;
+  api_tokens: ApiTokensTable;
+  plans: PlansTable;
+  packages: PackagesTable;
+  domains: DomainsTable;
+  queue_jobs: QueueJobsTable;
+}

@@ -1,0 +1,57 @@
+// The catalogue of user-facing errors (API-NOTES §3). Ids are stable: clients match on them.
+
+export const ERRORS = {
+  bad_request: { status: 400, title: 'Bad request' },
+  invalid_parameter: { status: 400, title: 'Invalid query parameter' },
+  unauthorized: { status: 401, title: 'Authentication required' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  record_not_deletable: { status: 403, title: 'Record cannot be deleted' },
+  resource_not_found: { status: 404, title: 'Resource not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  not_acceptable: { status: 406, title: 'Not acceptable' },
+  id_mismatch: { status: 409, title: 'Identifier mismatch' },
+  conflict: { status: 409, title: 'Conflict' },
+  invalid_state: { status: 409, title: 'Not allowed in the current state' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  invalid_api_data: { status: 422, title: 'Invalid data' },
+  invalid_password: { status: 422, title: 'Invalid password' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  too_many_errors: { status: 429, title: 'Too many errors' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorSource {
+  pointer?: string;
+  parameter?: string;
+}
+
+/** One JSON:API error object; `new AppError('conflict', 'Address exists.', { pointer: '/data/attributes/address' })`. */
+export class AppError extends Error {
+  readonly status: number;
+  readonly title: string;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail?: string,
+    readonly source?: ErrorSource,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail ?? ERRORS[code].title);
+    this.status = ERRORS[code].status;
+    this.title = ERRORS[code].title;
+  }
+}
+
+/** Several field errors reported together (all share one code). */
+export class AppErrors extends Error {
+  constructor(readonly errors: AppError[]) {
+    super(errors.map((e) => e.message).join('; '));
+  }
+}
+
+export const notFound = (what = 'resource') => new AppError('resource_not_found', `No such ${what}.`);
+export const invalidField = (pointer: string, detail: string) =>
+  new AppError('invalid_api_data', detail, { pointer });

@@ -1,0 +1,170 @@
+// The HTTP side of JSON:API for every route: request content types (spec §4, §5.7), Accept
+// negotiation (§9), error documents (API-NOTES §1.12, §3), 404 and 405. No resource knowledge.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, AppErrors, ERRORS, type ErrorCode } from '../errors.js';
+import { negotiate } from './negotiate.js';
+import type { LinkBuilder } from './document.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Response is `application/vnd.api+json` (else `application/json`). */
+    jsonApi: boolean;
+  }
+  interface FastifyContextConfig {
+    /** Operational routes (health, metrics, docs) skip negotiation, auth and the JSON:API body rules. */
+    infra?: boolean;
+  }
+}
+
+export const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
+
+interface ErrorObject {
+  id: ErrorCode;
+  status: string;
+  title: string;
+  detail?: string;
+  source?: { pointer?: string; parameter?: string };
+}
+
+const toObject = (e: AppError): ErrorObject => ({
+  id: e.code,
+  status: String(e.status),
+  title: e.title,
+  ...(e.detail ? { detail: e.detail } : {}),
+  ...(e.source ? { source: e.source } : {}),
+});
+
+/** Sends an error document (API-NOTES §1.12) for one or several errors of one status. */
+export function sendErrors(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, errors: AppError[]) {
+  const first = errors[0];
+  if (first.headers) reply.headers(first.headers);
+  reply.code(first.status).type(request.jsonApi ? 'application/vnd.api+json' : 'application/json');
+  return reply.send({ errors: errors.map(toObject), links: { self: links.request(request.url) } });
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Turns schema-validation failures into field errors with JSON pointers. */
+function validationErrors(error: FastifyError & { validation: AjvError[]; validationContext?: string }): AppError[] {
+  const where = error.validationContext ?? 'body';
+  const out = new Map<string, AppError>();
+  for (const v of error.validation) {
+    let pointer = v.instancePath || '';
+    let detail: string;
+    if (v.keyword === 'additionalProperties') {
+      pointer += `/${String(v.params.additionalProperty)}`;
+      detail = `Unknown or read-only attribute "${String(v.params.additionalProperty)}".`;
+    } else if (v.keyword === 'required') {
+      pointer += `/${String(v.params.missingProperty)}`;
+      detail = `"${String(v.params.missingProperty)}" is required.`;
+    } else if (v.keyword === 'anyOf' || v.keyword === 'if') {
+      continue; // its branches report the specific reasons
+    } else if (v.keyword === 'const' || v.keyword === 'enum') {
+      const allowed = (v.params.allowedValues ?? [v.params.allowedValue]) as unknown[];
+      detail = `Must be one of: ${allowed.map((a) => JSON.stringify(a)).join(', ')}.`;
+    } else {
+      detail = `${v.message ?? 'is invalid'}`.replace(/^must/, 'Must') + '.';
+    }
+    const key = pointer;
+    if (out.has(key)) continue;
+    if (where === 'body') out.set(key, new AppError('invalid_api_data', detail, { pointer: pointer || '/' }));
+    else out.set(key, new AppError('invalid_parameter', detail, { parameter: pointer.replace(/^\//, '') || where }));
+  }
+  if (out.size === 0) out.set('', new AppError('invalid_api_data', 'The document does not match the schema.', { pointer: '/' }));
+  return [...out.values()];
+}
+
+function mapError(error: unknown): AppError[] | null {
+  if (error instanceof AppError) return [error];
+  if (error instanceof AppErrors) return error.errors;
+  const e = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (e?.validation) return validationErrors(e as FastifyError & { validation: AjvError[] });
+  switch (e?.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return [new AppError('unsupported_media_type', `Send request bodies as ${JSON_TYPES.join(' or ')}.`)];
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return [new AppError('payload_too_large', 'The request body is too large.')];
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return [new AppError('bad_request', e.message)];
+  }
+  const status = (e as { statusCode?: number })?.statusCode;
+  if (status && status >= 400 && status < 500) {
+    const code = (Object.keys(ERRORS) as ErrorCode[]).find((k) => ERRORS[k].status === status) ?? 'bad_request';
+    return [new AppError(code, e.message)];
+  }
+  return null;
+}
+
+function routeRegex(url: string): RegExp {
+  const pattern = url
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${pattern}/?$`);
+}
+
+/** Registers parsers, hooks and handlers on the root instance (not encapsulated). */
+export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; links: LinkBuilder }) {
+  const { links } = opts;
+  app.decorateRequest('jsonApi', false);
+
+  // JSON bodies only; an empty body is allowed (acme.sh sends a JSON Content-Type on DELETE, §1.7).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(new AppError('bad_request', `Malformed JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config?.infra) return;
+    const n = negotiate(request.headers.accept, request.headers['content-type'], opts.vendor);
+    if (!n) {
+      throw new AppError(
+        'not_acceptable',
+        `Accept names no supported representation; use application/vnd.${opts.vendor}.v1+json or application/vnd.api+json.`,
+      );
+    }
+    request.jsonApi = n.jsonApi;
+  });
+
+  // Success bodies of API routes take the negotiated type.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.routeOptions.config?.infra) return payload;
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (type.startsWith('application/json')) reply.header('content-type', request.jsonApi ? 'application/vnd.api+json' : 'application/json');
+    return payload;
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const mapped = mapError(error);
+    if (mapped) return sendErrors(request, reply, links, mapped);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendErrors(request, reply, links, [new AppError('internal_error', 'An unexpected error occurred; it has been logged.')]);
+  });
+
+  const routes: { method: string; re: RegExp }[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push({ method: m, re: routeRegex(r.url ?? r.path) });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0].replace(/\/{2,}/g, '/');
+    const allowed = [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
+    if (allowed.length) {
+      reply.header('Allow', allowed.join(', '));
+      return sendErrors(request, reply, links, [new AppError('method_not_allowed', `Use ${allowed.join(', ')} on this path.`)]);
+    }
+    return sendErrors(request, reply, links, [new AppError('resource_not_found', 'No such endpoint.')]);
+  });
+}

@@ -1,0 +1,98 @@
+// Request-rate limits and error blocking (spec §7.1–7.2, §8; API-NOTES §3). A sliding log of
+// accepted requests per client: never more than `max` accepted in any window of `windowMs`.
+// Rejected requests do not count, so a client that keeps hammering is admitted again as soon as
+// its oldest accepted request leaves the window.
+
+export interface LimitSettings {
+  rateLimit: { max: number; windowMs: number };
+  errorBlock: { max: number; windowMs: number; durationMs: number };
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** true when the client is blocked for causing too many errors. */
+  blocked: boolean;
+  limit: number;
+  remaining: number;
+  /** ms until the next slot frees (RateLimit-Reset) or until the block ends. */
+  resetMs: number;
+}
+
+export interface Limiter {
+  hit(client: string): Promise<Decision>;
+  recordError(client: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** In-process limiter: exact for one instance; the fallback when the shared store is down. */
+export class MemoryLimiter implements Limiter {
+  private readonly accepted = new Map<string, number[]>();
+  private readonly errors = new Map<string, number[]>();
+  private readonly blockedUntil = new Map<string, number>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly s: LimitSettings, private readonly now: () => number = Date.now) {
+    // Forget idle clients so memory stays bounded by the clients of the last window.
+    this.sweeper = setInterval(() => this.sweep(), Math.max(1000, Math.min(s.rateLimit.windowMs, 60_000)));
+    this.sweeper.unref();
+  }
+
+  async hit(client: string): Promise<Decision> {
+    const now = this.now();
+    const { max, windowMs } = this.s.rateLimit;
+    const until = this.blockedUntil.get(client);
+    if (until !== undefined) {
+      if (until > now) return { allowed: false, blocked: true, limit: max, remaining: 0, resetMs: until - now };
+      this.blockedUntil.delete(client);
+    }
+    const log = prune(this.accepted.get(client) ?? [], now - windowMs);
+    this.accepted.set(client, log);
+    if (log.length >= max) return { allowed: false, blocked: false, limit: max, remaining: 0, resetMs: log[0] + windowMs - now };
+    log.push(now);
+    return { allowed: true, blocked: false, limit: max, remaining: max - log.length, resetMs: log[0] + windowMs - now };
+  }
+
+  async recordError(client: string): Promise<void> {
+    const now = this.now();
+    const { max, windowMs, durationMs } = this.s.errorBlock;
+    const log = prune(this.errors.get(client) ?? [], now - windowMs);
+    log.push(now);
+    if (log.length >= max) {
+      this.blockedUntil.set(client, now + durationMs);
+      this.errors.delete(client);
+    } else {
+      this.errors.set(client, log);
+    }
+  }
+
+  private sweep() {
+    const now = this.now();
+    for (const [k, log] of this.accepted) if (!log.length || log[log.length - 1] <= now - this.s.rateLimit.windowMs) this.accepted.delete(k);
+    for (const [k, log] of this.errors) if (!log.length || log[log.length - 1] <= now - this.s.errorBlock.windowMs) this.errors.delete(k);
+    for (const [k, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(k);
+  }
+
+  async close() {
+    clearInterval(this.sweeper);
+  }
+}
+
+function prune(log: number[], cutoff: number): number[] {
+  let i = 0;
+  while (i < log.length && log[i] <= cutoff) i++;
+  return i ? log.slice(i) : log;
+}
+
+/**
+ * The key a client is limited by: its address, with IPv6 clients grouped by /64 (one host
+ * usually owns a whole /64) and IPv4-mapped IPv6 addresses as plain IPv4.
+ */
+export function clientKey(ip: string): string {
+  if (ip.startsWith('::ffff:') && ip.includes('.')) return ip.slice(7);
+  if (!ip.includes(':')) return ip;
+  const [head, tail] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
+  return groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':') + '::/64';
+}

@@ -1,0 +1,127 @@
+// Builds an app on a fresh database: a new SQLite file always, a new PostgreSQL schema when
+// TEST_DATABASE_URL is set. Every HTTP suite runs once per engine with `describe.each(ENGINES)`.
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import crypto from 'node:crypto';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { sql } from 'kysely';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openStore, type Store } from '../../src/db/index.js';
+import { migrate } from '../../src/db/migrate.js';
+import { MemoryLimiter, type Limiter } from '../../src/limits/limiter.js';
+import { AdminRepository } from '../../src/admin/admin.repository.js';
+import { AdminService } from '../../src/admin/admin.service.js';
+
+export type EngineName = 'sqlite' | 'postgres';
+export const ENGINES: EngineName[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export const BASE = 'http://api.test';
+
+/** Settings for tests: limits out of the way unless a test lowers them. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    PUBLIC_BASE_URL: BASE,
+    RATE_LIMIT_MAX: '1000000',
+    ERROR_BLOCK_MAX: '1000000',
+    LOG_LEVEL: 'silent',
+    DNS_LISTEN: 'off',
+    ...env,
+  });
+}
+
+export interface TestStore {
+  store: Store;
+  url: string;
+  schema?: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of `engine`. */
+export async function freshStore(engine: EngineName): Promise<TestStore> {
+  if (engine === 'postgres') {
+    const url = process.env.TEST_DATABASE_URL!;
+    const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+    const store = await openStore(url, { schema, poolSize: 5 });
+    await migrate(store);
+    return {
+      store,
+      url,
+      schema,
+      async drop() {
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db).catch(() => {});
+        await store.close();
+      },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-test-'));
+  const url = path.join(dir, 'test.db');
+  const store = await openStore(url);
+  await migrate(store);
+  return {
+    store,
+    url,
+    async drop() {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: Store;
+  admin: AdminService;
+  config: Config;
+  limiter: Limiter;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(
+  engine: EngineName,
+  env: Record<string, string> = {},
+  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore } = {},
+): Promise<TestApp> {
+  const config = testConfig(env);
+  const ts = opts.store ?? (await freshStore(engine));
+  const limiter = opts.limiter ?? new MemoryLimiter(config);
+  const app = await buildApp(config, { store: ts.store, limiter, logStream: opts.logStream });
+  await app.ready();
+  return {
+    app,
+    store: ts.store,
+    admin: new AdminService(new AdminRepository(ts.store.db)),
+    config,
+    limiter,
+    async close() {
+      await app.close();
+      await limiter.close();
+      if (!opts.store) await ts.drop();
+    },
+  };
+}
+
+/** Sends a request as a client would: `call(app, 'GET', '/customers', { token })`. */
+export async function call(
+  app: FastifyInstance,
+  method: InjectOptions['method'],
+  url: string,
+  o: { token?: string; body?: unknown; headers?: Record<string, string>; remoteAddress?: string } = {},
+) {
+  const headers: Record<string, string> = { ...(o.headers ?? {}) };
+  if (o.token) headers.authorization = `token ${o.token}`;
+  let payload: string | undefined;
+  if (o.body !== undefined) {
+    payload = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
+    headers['content-type'] ??= 'application/vnd.api+json';
+  }
+  const res = await app.inject({ method, url, headers, payload, remoteAddress: o.remoteAddress });
+  let json: any;
+  try {
+    json = res.body ? JSON.parse(res.body) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.statusCode, headers: res.headers, body: res.body, json };
+}
