@@ -6,6 +6,18 @@ import type { LinkBuilder } from '../jsonapi/document.js';
 import { CustomersRepository } from './customers/customers.repository.js';
 import { CustomersService } from './customers/customers.service.js';
 import { customersRoutes } from './customers/customers.routes.js';
+import { DomainsRepository } from './domains/domains.repository.js';
+import { DomainsService } from './domains/domains.service.js';
+import { domainsRoutes } from './domains/domains.routes.js';
+import { PackagesRepository } from './packages/packages.repository.js';
+import { PackagesService } from './packages/packages.service.js';
+import { packagesRoutes } from './packages/packages.routes.js';
+import { PlansRepository } from './plans/plans.repository.js';
+import { PlansService } from './plans/plans.service.js';
+import { plansRoutes } from './plans/plans.routes.js';
+import { QueueJobsRepository } from './queue-jobs/queue-jobs.repository.js';
+import { QueueJobsService } from './queue-jobs/queue-jobs.service.js';
+import { queueJobsRoutes } from './queue-jobs/queue-jobs.routes.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -15,4 +27,8 @@ export interface ResourceDeps {
 
 export function registerResources(app: FastifyInstance, { store, links }: ResourceDeps) {
   customersRoutes(app, new CustomersService(new CustomersRepository(store.db)), links);
+  domainsRoutes(app, new DomainsService(new DomainsRepository(store.db)), links);
+  packagesRoutes(app, new PackagesService(new PackagesRepository(store.db)), links);
+  plansRoutes(app, new PlansService(new PlansRepository(store.db)), links);
+  queueJobsRoutes(app, new QueueJobsService(new QueueJobsRepository(store.db)), links);
 }
