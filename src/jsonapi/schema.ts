@@ -33,3 +33,20 @@ export const CreateBody = <A extends TSchema>(type: string, attributes: A) =>
   );
 
 export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 253 }) });
+
+/** A query parameter as the parser hands it over: one string, or an array when repeated. */
+const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
+
+/**
+ * Documents a list endpoint's query parameters in the OpenAPI document (API-NOTES §2); it accepts
+ * any value and any other key, so parseListQuery stays the one place that judges them:
+ * `ListQueryString(['owner_id'])` → `filter[owner_id]`, `page[number]`, `page[size]`.
+ */
+export const ListQueryString = (filters: readonly string[]) =>
+  Type.Object(
+    Object.fromEntries([
+      ...filters.map((f) => [`filter[${f}]`, QueryValue('values combine with OR (repeat the parameter or separate by commas)')]),
+      ['page[number]', QueryValue('page number, from 1')],
+      ['page[size]', QueryValue('objects per page, 1 to 1000; without paging parameters the page is unlimited')],
+    ]),
+  );
