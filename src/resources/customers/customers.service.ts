@@ -3,10 +3,10 @@ import type { Actor } from '../../auth/actor.js';
 import { AppError, notFound } from '../../errors.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { Page } from '../../db/paging.js';
+import { parseNumericId } from '../../db/ids.js';
 import type { CustomersRepository } from './customers.repository.js';
 
 /** Ids are serial numbers; anything else, or past the 32-bit integer columns (PostgreSQL would fail), cannot exist. */
-export const parseNumericId = (id: string) => (/^[0-9]{1,10}$/.test(id) && Number(id) <= 2147483647 ? Number(id) : null);
 
 export class CustomersService {
   constructor(private readonly repo: CustomersRepository) {}

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { Actor } from '../../auth/actor.js';
 import { AppError, notFound } from '../../errors.js';
 import type { Page, PageResult } from '../../db/paging.js';
-import { parseNumericId } from '../customers/customers.service.js';
+import { idValues } from '../../db/ids.js';
 import { toAce } from './domain-name.js';
 import type { DomainRow, DomainsRepository } from './domains.repository.js';
 import type { DomainUpdateBody } from './domains.schema.js';
@@ -20,9 +20,6 @@ export const sameDomainName = (a: string, b: string) => {
   return x !== null && x === aceOf(b);
 };
 
-/** Filter values that cannot be ids match nothing (they are not an error: §4.1 narrows only). */
-export const idValues = (values: string[] | undefined) =>
-  values?.map(parseNumericId).filter((n): n is number => n !== null);
 
 const EMPTY: PageResult<never> = { rows: [], total: 0 };
 

@@ -2,8 +2,7 @@
 import type { Actor } from '../../auth/actor.js';
 import { notFound } from '../../errors.js';
 import type { Page, PageResult } from '../../db/paging.js';
-import { parseNumericId } from '../customers/customers.service.js';
-import { idValues } from '../domains/domains.service.js';
+import { idValues, parseNumericId } from '../../db/ids.js';
 import type { PackageRow, PackagesRepository } from './packages.repository.js';
 
 export class PackagesService {

@@ -2,7 +2,7 @@
 import type { Actor } from '../../auth/actor.js';
 import { notFound } from '../../errors.js';
 import type { Page } from '../../db/paging.js';
-import { parseNumericId } from '../customers/customers.service.js';
+import { parseNumericId } from '../../db/ids.js';
 import type { PlansRepository } from './plans.repository.js';
 
 export class PlansService {

@@ -4,7 +4,7 @@ import type { Actor } from '../../auth/actor.js';
 import { notFound } from '../../errors.js';
 import type { Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
-import { parseNumericId } from '../customers/customers.service.js';
+import { parseNumericId } from '../../db/ids.js';
 import type { QueueJobsRepository } from './queue-jobs.repository.js';
 
 /** Finished jobs retention (spec §8): a done job is gone 24 h after `finished_at`. */
