@@ -6,7 +6,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Store } from './db/index.js';
 import { LinkBuilder } from './jsonapi/document.js';
-import { registerJsonApi } from './jsonapi/plugin.js';
+import { registerJsonApi, sendErrors } from './jsonapi/plugin.js';
+import { AppError } from './errors.js';
 import { registerAuth } from './auth/plugin.js';
 import { registerLimits, type Limiter } from './limits/plugin.js';
 import { registerOps } from './ops/plugin.js';
@@ -24,6 +25,7 @@ export interface AppDeps {
 const MAX_PARAM_LENGTH = 10 * 254;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const links = new LinkBuilder(config.publicBaseUrl);
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -51,6 +53,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         handler,
       ),
     connectionTimeout: config.http.requestTimeoutMs,
+    // Errors the router raises before any hook runs still answer as JSON:API documents.
+    frameworkErrors: (error, request, reply) => {
+      const e = error as { code?: string };
+      const appError =
+        e.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new AppError('uri_too_long', 'A path segment is too long.')
+          : new AppError('bad_request', e.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : 'The request cannot be routed.');
+      return sendErrors(request, reply, links, [appError]);
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
   });
 
@@ -62,7 +73,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return payload;
   });
 
-  const links = new LinkBuilder(config.publicBaseUrl);
   await registerOps(app, { config, store: deps.store });
   registerLimits(app, { limiter: deps.limiter, links });
   registerJsonApi(app, { vendor: config.apiVendor, links });

@@ -13,6 +13,7 @@ export const ERRORS = {
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Not allowed in the current state' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   invalid_api_data: { status: 422, title: 'Invalid data' },
   invalid_password: { status: 422, title: 'Invalid password' },
