@@ -18,6 +18,10 @@ import { plansRoutes } from './plans/plans.routes.js';
 import { QueueJobsRepository } from './queue-jobs/queue-jobs.repository.js';
 import { QueueJobsService } from './queue-jobs/queue-jobs.service.js';
 import { queueJobsRoutes } from './queue-jobs/queue-jobs.routes.js';
+import { DomainAvailabilityRepository } from './domain-availability/domain-availability.repository.js';
+import { DomainAvailabilityService } from './domain-availability/domain-availability.service.js';
+import { domainAvailabilityRoutes } from './domain-availability/domain-availability.routes.js';
+import { RdapClient } from './domain-availability/domain-availability.rdap.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -25,10 +29,15 @@ export interface ResourceDeps {
   links: LinkBuilder;
 }
 
-export function registerResources(app: FastifyInstance, { store, links }: ResourceDeps) {
+export function registerResources(app: FastifyInstance, { config, store, links }: ResourceDeps) {
   customersRoutes(app, new CustomersService(new CustomersRepository(store.db)), links);
   domainsRoutes(app, new DomainsService(new DomainsRepository(store.db)), links);
   packagesRoutes(app, new PackagesService(new PackagesRepository(store.db)), links);
   plansRoutes(app, new PlansService(new PlansRepository(store.db)), links);
   queueJobsRoutes(app, new QueueJobsService(new QueueJobsRepository(store.db)), links);
+  domainAvailabilityRoutes(
+    app,
+    new DomainAvailabilityService(new DomainAvailabilityRepository(store.db), new RdapClient(config.rdap)),
+    links,
+  );
 }
