@@ -7,9 +7,9 @@ import type { Config } from './config.js';
 import type { Store } from './db/index.js';
 import { LinkBuilder } from './jsonapi/document.js';
 import { registerJsonApi, sendErrors } from './jsonapi/plugin.js';
-import { AppError } from './errors.js';
+import { AppError, ERRORS, type ErrorCode } from './errors.js';
 import { registerAuth } from './auth/plugin.js';
-import { registerLimits, type Limiter } from './limits/plugin.js';
+import { limitRouterError, registerLimits, type Limiter } from './limits/plugin.js';
 import { registerOps } from './ops/plugin.js';
 import { registerResources } from './resources/index.js';
 
@@ -60,8 +60,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         e.code === 'FST_ERR_MAX_PARAM_LENGTH'
           ? new AppError('uri_too_long', 'A path segment is too long.')
           : new AppError('bad_request', e.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : 'The request cannot be routed.');
-      return sendErrors(request, reply, links, [appError]);
+      // They still spend the client's budget and count as errors (docs/decisions/0002).
+      void limitRouterError(deps.limiter, request, reply, appError).then((e) => sendErrors(request, reply, links, [e]));
     },
+    clientErrorHandler: (err, socket) => clientError(err as NodeJS.ErrnoException, socket),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
   });
 
@@ -79,4 +81,22 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerAuth(app, deps.store.db);
   registerResources(app, { config, store: deps.store, links });
   return app;
+}
+
+/**
+ * Connection-level failures (a slow client cut off by the timeouts, oversized headers, a request
+ * the HTTP parser rejects) answer with a JSON:API error document before the socket closes.
+ */
+function clientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const code: ErrorCode =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'bad_request';
+  const { status, title } = ERRORS[code];
+  const body = JSON.stringify({ errors: [{ id: code, status: String(status), title }] });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

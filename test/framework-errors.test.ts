@@ -29,3 +29,25 @@ describe('router-level errors', () => {
     });
   });
 });
+
+describe('router-level errors share the client budget (docs/decisions/0002)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp('sqlite', { RATE_LIMIT_MAX: '2', RATE_LIMIT_WINDOW_S: '10' });
+  });
+  afterAll(() => t.close());
+
+  it('malformed URLs spend the budget and are refused with 429 rate_limited once it is spent', async () => {
+    const first = await call(t.app, 'GET', '/customers/%zz');
+    expect([first.status, first.headers['ratelimit-remaining']]).toEqual([400, '1']);
+    const second = await call(t.app, 'GET', '/customers/%zz');
+    expect([second.status, second.headers['ratelimit-remaining']]).toEqual([400, '0']);
+    const third = await call(t.app, 'GET', '/customers/%zz');
+    expect(third.status).toBe(429);
+    expect(third.headers['retry-after']).toBe('10');
+    expect(third.json).toEqual({
+      errors: [{ id: 'rate_limited', status: '429', title: 'Too many requests', detail: 'At most 2 requests per window are allowed (spec §8).' }],
+      links: { self: `${BASE}/customers/%zz` },
+    });
+  });
+});

@@ -26,30 +26,36 @@ function parseAccept(header: string): MediaRange[] {
 }
 
 const VENDOR_TYPE = /^application\/vnd\.([a-z0-9-]+)\.v([0-9]+)\+json$/;
+const JSON_API = 'application/vnd.api+json';
+
+const mediaType = (contentType: string | undefined) => (contentType ?? '').split(';')[0].trim().toLowerCase();
+const isJsonApiType = (type: string) => type === JSON_API || VENDOR_TYPE.test(type);
+
+/**
+ * Whether the response is `application/vnd.api+json`: the request's Content-Type or Accept named a
+ * JSON:API or vendor type (API-NOTES §2, spec §5.7), whatever version or vendor, so that error
+ * documents, a 406 included, follow the same rule as successes. Ranges with q=0 name nothing.
+ * `namesJsonApi('application/vnd.hostplane.v2+json', undefined)` → true.
+ */
+export function namesJsonApi(accept: string | undefined, contentType: string | undefined): boolean {
+  if (isJsonApiType(mediaType(contentType))) return true;
+  if (accept === undefined) return false;
+  return parseAccept(accept).some((r) => isJsonApiType(r.type));
+}
 
 /**
  * Decides whether `accept` can be served and in which content type; null means 406.
  * `negotiate('application/vnd.hostplane.v1+json', undefined, 'hostplane')` → `{ jsonApi: true }`.
  */
 export function negotiate(accept: string | undefined, contentType: string | undefined, vendor: string): Negotiated | null {
-  const ct = (contentType ?? '').split(';')[0].trim().toLowerCase();
-  let jsonApi = ct === 'application/vnd.api+json' || VENDOR_TYPE.test(ct);
+  const jsonApi = namesJsonApi(accept, contentType);
   if (accept === undefined || accept.trim() === '') return { jsonApi };
-  const ranges = parseAccept(accept);
   let acceptable = false;
-  for (const { type } of ranges) {
+  for (const { type } of parseAccept(accept)) {
     const v = VENDOR_TYPE.exec(type);
-    if (v) {
-      if (v[1] === vendor && v[2] === '1') {
-        acceptable = true;
-        jsonApi = true;
-      }
-    } else if (type === 'application/vnd.api+json') {
-      acceptable = true;
-      jsonApi = true;
-    } else if (type === 'application/json' || type === 'application/*' || type === '*/*') {
-      acceptable = true;
-    }
+    // Our vendor's v1 is the only versioned type; any other version or vendor is not served (406).
+    if (v) acceptable ||= v[1] === vendor && v[2] === '1';
+    else acceptable ||= type === JSON_API || type === 'application/json' || type === 'application/*' || type === '*/*';
   }
   return acceptable ? { jsonApi } : null;
 }

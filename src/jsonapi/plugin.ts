@@ -2,7 +2,7 @@
 // negotiation (§9), error documents (API-NOTES §1.12, §3), 404 and 405. No resource knowledge.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, AppErrors, ERRORS, type ErrorCode } from '../errors.js';
-import { negotiate } from './negotiate.js';
+import { namesJsonApi, negotiate } from './negotiate.js';
 import type { LinkBuilder } from './document.js';
 
 declare module 'fastify' {
@@ -17,6 +17,13 @@ declare module 'fastify' {
 }
 
 export const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
+
+/**
+ * The response content type (API-NOTES §2). Computed from the request headers, not from a hook's
+ * result, so errors raised before negotiation ran (429 from the limiter, 406 itself) get it too.
+ */
+const responseType = (request: FastifyRequest) =>
+  namesJsonApi(request.headers.accept, request.headers['content-type']) ? 'application/vnd.api+json' : 'application/json';
 
 interface ErrorObject {
   id: ErrorCode;
@@ -38,7 +45,9 @@ const toObject = (e: AppError): ErrorObject => ({
 export function sendErrors(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, errors: AppError[]) {
   const first = errors[0];
   if (first.headers) reply.headers(first.headers);
-  reply.code(first.status).type(request.jsonApi ? 'application/vnd.api+json' : 'application/json');
+  // Serialized here, so the content type stays exact (no charset appended) and the request id is
+  // named even where no hook runs (the router's own errors, answered through frameworkErrors).
+  reply.code(first.status).type(responseType(request)).serializer(JSON.stringify).header('x-request-id', request.id);
   return reply.send({ errors: errors.map(toObject), links: { self: links.request(request.url) } });
 }
 
@@ -139,11 +148,12 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
     request.jsonApi = n.jsonApi;
   });
 
-  // Success bodies of API routes take the negotiated type.
+  // Bodies of API routes (successes and error documents) take the negotiated type, exactly: no
+  // charset parameter, whichever path produced the body.
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.routeOptions.config?.infra) return payload;
     const type = String(reply.getHeader('content-type') ?? '');
-    if (type.startsWith('application/json')) reply.header('content-type', request.jsonApi ? 'application/vnd.api+json' : 'application/json');
+    if (/^application\/(json|vnd\.api\+json)\s*(;|$)/i.test(type)) reply.header('content-type', responseType(request));
     return payload;
   });
 

@@ -3,6 +3,8 @@ import { AppError } from '../errors.js';
 
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 100;
+/** Keeps `(number - 1) * size` an exact integer for every engine's OFFSET. */
+export const MAX_PAGE_NUMBER = 999_999_999;
 
 export interface ListQuery {
   /** attribute → accepted values (OR); attributes combine with AND. */
@@ -13,8 +15,8 @@ export interface ListQuery {
 const bad = (parameter: string, detail: string) => new AppError('invalid_parameter', detail, { parameter });
 
 function positiveInt(parameter: string, raw: string, max: number): number {
-  if (!/^[0-9]{1,9}$/.test(raw)) throw bad(parameter, `${parameter} must be a whole number.`);
-  const n = Number(raw);
+  if (!/^[0-9]+$/.test(raw)) throw bad(parameter, `${parameter} must be a whole number.`);
+  const n = raw.length > 15 ? Infinity : Number(raw);
   if (n < 1 || n > max) throw bad(parameter, `${parameter} must be between 1 and ${max}.`);
   return n;
 }
@@ -42,7 +44,7 @@ export function parseListQuery(query: Record<string, unknown>, allowed: readonly
     }
     if (key === 'page[number]' || key === 'page[size]') {
       if (values.length !== 1) throw bad(key, `${key} must be given once.`);
-      if (key === 'page[number]') number = positiveInt(key, values[0], Number.MAX_SAFE_INTEGER);
+      if (key === 'page[number]') number = positiveInt(key, values[0], MAX_PAGE_NUMBER);
       else size = positiveInt(key, values[0], MAX_PAGE_SIZE);
       continue;
     }
@@ -57,8 +59,16 @@ export function pageQuery(query: Record<string, unknown>, n: number, size: numbe
   const parts: string[] = [];
   for (const [key, v] of Object.entries(query ?? {})) {
     if (key === 'page[number]' || key === 'page[size]') continue;
-    for (const value of Array.isArray(v) ? v : [v]) parts.push(`${key}=${encodeURIComponent(String(value)).replace(/%2C/g, ',')}`);
+    for (const value of Array.isArray(v) ? v : [v]) parts.push(`${encode(key).replace(/%5B/g, '[').replace(/%5D/g, ']')}=${encode(String(value))}`);
   }
   parts.push(`page[number]=${n}`, `page[size]=${size}`);
   return '?' + parts.join('&');
+}
+
+/** Percent-encodes a query value, keeping commas (the OR separator) readable; never throws. */
+function encode(s: string): string {
+  // encodeURIComponent throws on a lone surrogate; a query parser never produces one, but a link
+  // builder must not be the place where a request fails.
+  const wellFormed = s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return encodeURIComponent(wellFormed).replace(/%2C/g, ',');
 }

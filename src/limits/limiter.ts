@@ -22,6 +22,8 @@ export interface Limiter {
   hit(client: string): Promise<Decision>;
   recordError(client: string): Promise<void>;
   close(): Promise<void>;
+  /** Shared limiters call `listener` each time a decision falls back to in-process state. */
+  onFallback?(listener: (err: Error) => void): void;
 }
 
 /** In-process limiter: exact for one instance; the fallback when the shared store is down. */
@@ -88,7 +90,7 @@ function prune(log: number[], cutoff: number): number[] {
  * usually owns a whole /64) and IPv4-mapped IPv6 addresses as plain IPv4.
  */
 export function clientKey(ip: string): string {
-  if (ip.startsWith('::ffff:') && ip.includes('.')) return ip.slice(7);
+  if (/^::ffff:/i.test(ip) && ip.includes('.')) return ip.slice(7);
   if (!ip.includes(':')) return ip;
   const [head, tail] = ip.split('::');
   const left = head ? head.split(':') : [];

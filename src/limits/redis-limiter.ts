@@ -10,6 +10,9 @@ import { MemoryLimiter, type Decision, type LimitSettings, type Limiter } from '
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
+// KEYS[1] the client's log of accepted requests (sorted set, score = ms), KEYS[2] its block flag.
+// ARGV: window ms, max, a unique member. Returns {allowed, blocked, count, ms until reset}.
+// A rejected request is not logged, so it does not extend the wait.
 const HIT = `${NOW}
 local window = tonumber(ARGV[1]) local max = tonumber(ARGV[2])
 local blocked = redis.call('PTTL', KEYS[2])
@@ -25,6 +28,8 @@ redis.call('PEXPIRE', KEYS[1], window)
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {1, 0, n + 1, tonumber(oldest[2]) + window - now}`;
 
+// KEYS[1] the client's log of error responses (a set of its own), KEYS[2] its block flag.
+// ARGV: window ms, max, block duration ms, a unique member.
 const ERROR = `${NOW}
 local window = tonumber(ARGV[1]) local max = tonumber(ARGV[2]) local duration = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
@@ -36,6 +41,10 @@ if redis.call('ZCARD', KEYS[1]) >= max then
 end
 return 1`;
 
+const COMMAND_TIMEOUT_MS = 500;
+const PAUSE_AFTER_TIMEOUT_MS = 1000;
+const PAUSED = new Error('Redis timed out recently; not asked for a moment');
+
 export interface RedisLimiterOptions {
   url: string;
   prefix?: string;
@@ -46,6 +55,8 @@ export class RedisLimiter implements Limiter {
   private readonly redis: Redis;
   private readonly fallback: MemoryLimiter;
   private readonly prefix: string;
+  private readonly listeners: ((err: Error) => void)[] = [];
+  private pausedUntil = 0;
 
   constructor(private readonly s: LimitSettings, private readonly opts: RedisLimiterOptions) {
     this.prefix = opts.prefix ?? 'hostplane:';
@@ -53,7 +64,7 @@ export class RedisLimiter implements Limiter {
       // Fail fast instead of queueing: a request must not wait for a Redis that is gone.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: 500,
+      commandTimeout: COMMAND_TIMEOUT_MS,
       connectTimeout: 1000,
       retryStrategy: (times) => Math.min(times * 200, 2000),
     });
@@ -61,33 +72,81 @@ export class RedisLimiter implements Limiter {
     this.redis.defineCommand('hpHit', { numberOfKeys: 2, lua: HIT });
     this.redis.defineCommand('hpError', { numberOfKeys: 2, lua: ERROR });
     this.fallback = new MemoryLimiter(s);
+    if (opts.onFallback) this.listeners.push(opts.onFallback);
   }
 
+  onFallback(listener: (err: Error) => void) {
+    this.listeners.push(listener);
+  }
+
+  private fellBack(err: Error) {
+    for (const l of this.listeners) {
+      try {
+        l(err);
+      } catch {
+        // a failing listener must not turn a limit decision into a 500
+      }
+    }
+  }
+
+  /**
+   * A client's keys: its log of accepted requests, its log of error responses and its block flag.
+   * The two logs must be separate sets, or errors would eat the request budget and requests would
+   * count as errors. One hash tag per client keeps them on one Redis Cluster slot.
+   */
   private keys(client: string) {
-    // One hash tag per client keeps both keys on one Redis Cluster slot.
-    return [`${this.prefix}{${client}}:rate`, `${this.prefix}{${client}}:block`];
+    const base = `${this.prefix}{${client}}`;
+    return { rate: `${base}:rate`, errors: `${base}:errors`, block: `${base}:block` };
   }
 
   async hit(client: string): Promise<Decision> {
     const { max, windowMs } = this.s.rateLimit;
-    try {
-      const [allowed, blocked, count, resetMs] = (await (this.redis as any).hpHit(
-        ...this.keys(client), windowMs, max, crypto.randomUUID(),
-      )) as number[];
-      return { allowed: allowed === 1, blocked: blocked === 1, limit: max, remaining: Math.max(0, max - count), resetMs: Math.max(0, resetMs) };
-    } catch (err) {
-      this.opts.onFallback?.(err as Error);
-      return this.fallback.hit(client);
-    }
+    const k = this.keys(client);
+    return this.shared(
+      async () => {
+        const [allowed, blocked, count, resetMs] = (await (this.redis as any).hpHit(
+          k.rate, k.block, windowMs, max, crypto.randomUUID(),
+        )) as number[];
+        return {
+          allowed: allowed === 1,
+          blocked: blocked === 1,
+          limit: max,
+          // a blocked client has no budget left, whatever its request log holds
+          remaining: blocked === 1 ? 0 : Math.max(0, max - count),
+          resetMs: Math.max(0, resetMs),
+        };
+      },
+      () => this.fallback.hit(client),
+    );
   }
 
   async recordError(client: string): Promise<void> {
     const { max, windowMs, durationMs } = this.s.errorBlock;
+    const k = this.keys(client);
+    return this.shared(
+      async () => {
+        await (this.redis as any).hpError(k.errors, k.block, windowMs, max, durationMs, crypto.randomUUID());
+      },
+      () => this.fallback.recordError(client),
+    );
+  }
+
+  /**
+   * Runs `remote` on Redis, or `local` when Redis fails. A Redis that is gone fails at once (no
+   * offline queue); one that hangs costs COMMAND_TIMEOUT_MS, so after a timeout Redis is left
+   * alone for PAUSE_AFTER_TIMEOUT_MS and requests are not all slowed down by it.
+   */
+  private async shared<T>(remote: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (Date.now() < this.pausedUntil) {
+      this.fellBack(PAUSED);
+      return local();
+    }
     try {
-      await (this.redis as any).hpError(...this.keys(client), windowMs, max, durationMs, crypto.randomUUID());
+      return await remote();
     } catch (err) {
-      this.opts.onFallback?.(err as Error);
-      await this.fallback.recordError(client);
+      if ((err as Error).message === 'Command timed out') this.pausedUntil = Date.now() + PAUSE_AFTER_TIMEOUT_MS;
+      this.fellBack(err as Error);
+      return local();
     }
   }
 
