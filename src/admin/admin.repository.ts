@@ -76,6 +76,31 @@ export class AdminRepository {
   setLegacyPassword(customerId: number, hash: string | null) {
     return this.db.updateTable('customers').set({ legacy_password_hash: hash }).where('id', '=', customerId).executeTakeFirst();
   }
+  /** Customers with their main contact, as `admin customer list` shows them. */
+  customersWithMainContact(id?: number) {
+    let q = this.db
+      .selectFrom('customers')
+      .leftJoin('contacts', (j) => j.onRef('contacts.customer_id', '=', 'customers.id').on('contacts.is_main', '=', 1))
+      .select([
+        'customers.id', 'customers.organization', 'customers.is_reseller', 'customers.reseller_id',
+        'customers.is_login_disabled', 'customers.external_customer_id', 'customers.legacy_password_hash', 'customers.created_at',
+        'contacts.id as contact_id', 'contacts.name', 'contacts.email', 'contacts.phone',
+      ])
+      .orderBy('customers.id');
+    if (id !== undefined) q = q.where('customers.id', '=', id);
+    return q.execute();
+  }
+  token(id: number) {
+    return this.db
+      .selectFrom('api_tokens')
+      .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
+      .select(['api_tokens.id', 'api_tokens.contact_id', 'contacts.customer_id', 'api_tokens.token_prefix', 'api_tokens.label', 'api_tokens.created_at', 'api_tokens.revoked_at'])
+      .where('api_tokens.id', '=', id)
+      .executeTakeFirst();
+  }
+  domain(name: string) {
+    return this.db.selectFrom('domains').selectAll().where('name', '=', name).executeTakeFirst();
+  }
   async isEmpty() {
     const row = await this.db.selectFrom('customers').select('id').limit(1).executeTakeFirst();
     return row === undefined;

@@ -1,4 +1,5 @@
 // Operator actions used by the CLI (`hostplane admin …`), the demo loader and test factories.
+import crypto from 'node:crypto';
 import { AppError } from '../errors.js';
 import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
@@ -37,6 +38,19 @@ export interface NewDomain {
 }
 
 const invalid = (detail: string) => new AppError('invalid_api_data', detail);
+
+const PASSWORD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A random legacy password: 24 base62 characters (~143 bits), unbiased (bytes ≥ 248 are redrawn). */
+export function generateLegacyPassword(length = 24): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of crypto.randomBytes(length * 2)) {
+      if (b < 248 && out.length < length) out += PASSWORD_ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
 
 export class AdminService {
   constructor(readonly repo: AdminRepository) {}
@@ -99,6 +113,75 @@ export class AdminService {
   async revokeToken(tokenId: number) {
     const r = await this.repo.revokeToken(tokenId, nowIso());
     if (Number(r.numUpdatedRows) === 0) throw new AppError('resource_not_found', `No active token ${tokenId}.`);
+  }
+
+  /** Sets a freshly generated legacy password and returns it; it is shown once, only its hash is kept. */
+  async setGeneratedLegacyPassword(customerId: number): Promise<string> {
+    const password = generateLegacyPassword();
+    await this.setLegacyPassword(customerId, password);
+    return password;
+  }
+
+  listCustomers() {
+    return this.repo.customersWithMainContact();
+  }
+
+  async customer(customerId: number) {
+    const [c] = await this.repo.customersWithMainContact(customerId);
+    if (!c) throw new AppError('resource_not_found', `No customer ${customerId}.`);
+    return c;
+  }
+
+  async listContacts(customerId?: number) {
+    if (customerId !== undefined && !(await this.repo.customer(customerId))) throw new AppError('resource_not_found', `No customer ${customerId}.`);
+    return this.repo.contacts(customerId);
+  }
+
+  async contact(contactId: number) {
+    const c = await this.repo.contact(contactId);
+    if (!c) throw new AppError('resource_not_found', `No contact ${contactId}.`);
+    return c;
+  }
+
+  async token(tokenId: number) {
+    const t = await this.repo.token(tokenId);
+    if (!t) throw new AppError('resource_not_found', `No token ${tokenId}.`);
+    return t;
+  }
+
+  async plan(planId: number) {
+    const p = await this.repo.plan(planId);
+    if (!p) throw new AppError('resource_not_found', `No plan ${planId}.`);
+    return p;
+  }
+
+  listPlans() {
+    return this.repo.plans();
+  }
+
+  async package(packageId: number) {
+    const p = await this.repo.package(packageId);
+    if (!p) throw new AppError('resource_not_found', `No package ${packageId}.`);
+    return p;
+  }
+
+  listPackages() {
+    return this.repo.packages();
+  }
+
+  async domain(name: string) {
+    const d = await this.repo.domain(name);
+    if (!d) throw new AppError('resource_not_found', `No domain ${name}.`);
+    return d;
+  }
+
+  listDomains() {
+    return this.repo.domains();
+  }
+
+  /** true while the database has no customer: the demo dataset may be loaded. */
+  isEmpty() {
+    return this.repo.isEmpty();
   }
 
   async setLegacyPassword(customerId: number, password: string | null) {

@@ -38,6 +38,18 @@ export function sqlitePath(url: string): string {
 /** Opens the store named by `url`; e.g. `openStore('postgres://127.0.0.1/test')`. */
 export async function openStore(url: string, opts: StoreOptions = {}): Promise<Store> {
   if (engineOf(url) === 'postgres') {
+    // `?schema=<name>` in DATABASE_URL selects (and creates) a schema, so one PostgreSQL database
+    // can hold several deployments (and the CLI tests a fresh schema each). pg never sees it.
+    const parsed = new URL(url);
+    const fromUrl = parsed.searchParams.get('schema');
+    if (fromUrl !== null) {
+      parsed.searchParams.delete('schema');
+      url = parsed.toString();
+    }
+    opts = { ...opts, schema: opts.schema ?? (fromUrl || undefined) };
+    if (opts.schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(opts.schema)) {
+      throw new Error(`DATABASE_URL: schema "${opts.schema}" must be letters, digits and _ (at most 63).`);
+    }
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? 10,
@@ -48,7 +60,8 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
     const u = new URL(url);
-    return { db, engine: 'postgres', where: `postgres://${u.host}${u.pathname}`, close: () => db.destroy() };
+    const where = `postgres://${u.host}${u.pathname}${opts.schema ? `?schema=${opts.schema}` : ''}`;
+    return { db, engine: 'postgres', where, close: () => db.destroy() };
   }
   const file = sqlitePath(url);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

@@ -1,5 +1,5 @@
 // Runs the migrations in order on either engine; idempotent, safe to call at every start.
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './index.js';
 import * as m001 from './migrations/001-foundation.js';
 
@@ -14,7 +14,14 @@ export async function migrate(store: Store): Promise<string[]> {
       return out;
     },
   };
-  const migrator = new Migrator({ db: store.db, provider });
+  // Kysely looks for its bookkeeping tables in every schema unless told which one: with several
+  // schemas in one PostgreSQL database (tests, `?schema=` deployments) it would find another
+  // schema's table, skip creating its own and fail. Name the schema the tables land in.
+  const migrationTableSchema =
+    store.engine === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({ db: store.db, provider, migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

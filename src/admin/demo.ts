@@ -1,0 +1,106 @@
+// The demo dataset (issue 2 item 6, API-NOTES §8): one reseller with a legacy password, two end
+// customers of it, one independent customer; each with a plan, a package, a domain that is both
+// registered and present, and an API token. Loaded by `hostplane demo` and by `serve` on a new
+// embedded database. Tokens and the password are random and exist in clear only in the result.
+import type { AdminService } from './admin.service.js';
+
+export type DemoRole = 'reseller' | 'end-customer' | 'customer';
+
+/** One customer of the dataset; key order is the wire order of API-NOTES §8 (scripts rely on it). */
+export interface DemoCustomer {
+  id: string;
+  role: DemoRole;
+  reseller_id: string | null;
+  token: string;
+  package_id: string;
+  domain: string;
+  legacy_password: string | null;
+}
+
+export interface DemoDataset {
+  base_url: string;
+  customers: DemoCustomer[];
+}
+
+interface Spec {
+  key: string;
+  role: DemoRole;
+  organization: string;
+  contact: { name: string; email: string; phone: string };
+  domain: string;
+}
+
+// Reserved `.example` names (RFC 2606): the demo never points at anybody's real domain.
+const RESELLER: Spec = {
+  key: 'reseller',
+  role: 'reseller',
+  organization: 'Reseller Demo GmbH',
+  contact: { name: 'Rita Reseller', email: 'rita@reseller-demo.example', phone: '+49 30 5550100' },
+  domain: 'reseller-demo.example',
+};
+const END_CUSTOMERS: Spec[] = [
+  {
+    key: 'shop',
+    role: 'end-customer',
+    organization: 'Shop Demo UG',
+    contact: { name: 'Sam Shop', email: 'sam@shop-demo.example', phone: '+49 30 5550101' },
+    domain: 'shop-demo.example',
+  },
+  {
+    key: 'blog',
+    role: 'end-customer',
+    organization: 'Blog Demo e.K.',
+    contact: { name: 'Bea Blog', email: 'bea@blog-demo.example', phone: '+49 30 5550102' },
+    domain: 'blog-demo.example',
+  },
+];
+const INDEPENDENT: Spec = {
+  key: 'solo',
+  role: 'customer',
+  organization: 'Solo Demo AG',
+  contact: { name: 'Sol Solo', email: 'sol@solo-demo.example', phone: '+49 30 5550103' },
+  domain: 'solo-demo.example',
+};
+
+/**
+ * Loads the dataset through the operator services (the same rules as `hostplane admin …`).
+ * The caller checks that the database is new; `loadDemoData(admin, config.publicBaseUrl)`.
+ */
+export async function loadDemoData(admin: AdminService, baseUrl: string): Promise<DemoDataset> {
+  const operatorPlan = (await admin.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50 })).planId;
+
+  const create = async (spec: Spec, planId: number, resellerId: number | null): Promise<DemoCustomer & { customerId: number }> => {
+    const { customerId, contactId } = await admin.createCustomer({
+      organization: spec.organization,
+      reseller: spec.role === 'reseller',
+      resellerId,
+      contact: spec.contact,
+    });
+    const { packageId } = await admin.createPackage({ customerId, planId, name: spec.domain, linuxUser: `demo_${spec.key}` });
+    const { domain } = await admin.createDomain({ name: spec.domain, customerId, packageId, registered: true });
+    const { token } = await admin.issueToken(contactId, 'demo');
+    return {
+      customerId,
+      id: String(customerId),
+      role: spec.role,
+      reseller_id: resellerId === null ? null : String(resellerId),
+      token,
+      package_id: String(packageId),
+      domain,
+      legacy_password: null,
+    };
+  };
+
+  const reseller = await create(RESELLER, operatorPlan, null);
+  reseller.legacy_password = await admin.setGeneratedLegacyPassword(reseller.customerId);
+  // The reseller sells its own plan to its end customers.
+  const resellerPlan = (await admin.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10 })).planId;
+  const ends = [];
+  for (const spec of END_CUSTOMERS) ends.push(await create(spec, resellerPlan, reseller.customerId));
+  const solo = await create(INDEPENDENT, operatorPlan, null);
+
+  const wire = ({ id, role, reseller_id, token, package_id, domain, legacy_password }: DemoCustomer): DemoCustomer => ({
+    id, role, reseller_id, token, package_id, domain, legacy_password,
+  });
+  return { base_url: baseUrl, customers: [reseller, ...ends, solo].map(wire) };
+}

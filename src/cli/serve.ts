@@ -1,0 +1,85 @@
+// `hostplane serve`: the API server (issue 2 item 1). Migrates at start; on a new database loads
+// the demo dataset when DEMO_DATA says so (default `auto`: only for the embedded SQLite default,
+// so `npm install && npm start` is a working playground and a real deployment never gets demo
+// tokens); listens on HOST:PORT; shuts down gracefully on SIGINT/SIGTERM.
+import type { FastifyInstance } from 'fastify';
+import { isDefaultDatabase, loadConfig, type Config } from '../config.js';
+import { openStore, type Store } from '../db/index.js';
+import { migrate } from '../db/migrate.js';
+import { buildApp } from '../app.js';
+import { MemoryLimiter, type Limiter } from '../limits/limiter.js';
+import { RedisLimiter } from '../limits/redis-limiter.js';
+import { AdminRepository } from '../admin/admin.repository.js';
+import { AdminService } from '../admin/admin.service.js';
+import { loadDemoData, type DemoDataset } from '../admin/demo.js';
+import { formatDemo } from './demo.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export function wantsDemoData(config: Config): boolean {
+  return config.demoData === 'on' || (config.demoData === 'auto' && isDefaultDatabase(config));
+}
+
+export async function serve(): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore(config.databaseUrl);
+  let limiter: Limiter | null = null;
+  let app: FastifyInstance | null = null;
+  let demo: DemoDataset | null = null;
+  try {
+    await migrate(store);
+    // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
+    limiter = config.redisUrl
+      ? new RedisLimiter(config, { url: config.redisUrl })
+      : new MemoryLimiter(config);
+    app = await buildApp(config, { store, limiter });
+    await app.listen({ host: config.host, port: config.port });
+    // Only once the port is ours: tokens created for a server that then fails to start would
+    // never be shown, and the database would no longer count as new.
+    const admin = new AdminService(new AdminRepository(store.db));
+    if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl);
+  } catch (err) {
+    await app?.close().catch(() => {});
+    await limiter?.close().catch(() => {});
+    await store.close().catch(() => {});
+    throw err;
+  }
+
+  app.log.info({ database: store.where, baseUrl: config.publicBaseUrl, limiter: config.redisUrl ? 'redis' : 'memory' }, 'hostplane ready');
+  if (demo) {
+    // Plain text for the person at the terminal, next to the JSON log lines (which pino writes
+    // asynchronously, so they may land just before or after it).
+    process.stdout.write(`\nhostplane serves ${config.publicBaseUrl} (API docs: ${config.publicBaseUrl}/docs)\n\n${formatDemo(demo)}\n`);
+  }
+  handleSignals(app, limiter, store);
+}
+
+function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store) {
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second Ctrl-C means "now".
+      process.exit(1);
+    }
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      app.log.error('graceful shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    let code = 0;
+    try {
+      // Stops accepting connections and waits for requests in flight.
+      await app.close();
+    } catch (err) {
+      app.log.error({ err }, 'closing the server failed');
+      code = 1;
+    }
+    await limiter.close().catch(() => {});
+    await store.close().catch(() => {});
+    process.exit(code);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
