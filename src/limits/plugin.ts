@@ -9,7 +9,7 @@ import { clientKey, type Limiter } from './limiter.js';
 
 export type { Limiter } from './limiter.js';
 
-const EXEMPT = /^\/(healthz|readyz|metrics)(\?|$)|^\/docs\/static\//;
+const EXEMPT = /^\/(healthz|readyz|metrics|openapi\.json)(\?|$)|^\/docs(\/|\?|$)/;
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,4 +1,6 @@
-// Operational endpoints: OpenAPI at /openapi.json, docs at /docs, /healthz, /readyz, /metrics.
+// Operational endpoints (issue 2 item 7): OpenAPI 3.1 at /openapi.json generated from the route
+// schemas, Swagger UI at /docs, /healthz, /readyz, Prometheus /metrics. They are open (no token,
+// no Accept rules: `config.infra`) and exempt from the rate limit (src/limits/plugin.ts).
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -6,6 +8,42 @@ import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
+
+/** How long /readyz waits for `select 1` before it reports the database unavailable. */
+export const READY_TIMEOUT_MS = 2000;
+
+/** Request and response bodies are JSON:API documents; plain JSON is accepted too (spec §5.7). */
+const BODY_TYPES = ['application/vnd.api+json', 'application/json'];
+
+/** Descriptions of the resource groups; a tag used by a route but missing here is still listed. */
+const TAGS: { name: string; description: string }[] = [
+  { name: 'customers', description: 'Customers and resellers (spec §2.2, §4.2).' },
+  { name: 'domains', description: 'Domains: registration and presence (spec §2.3).' },
+  { name: 'packages', description: 'Hosting packages (spec §2.4).' },
+  { name: 'plans', description: 'Plans: limits and features of packages (spec §2.5).' },
+  { name: 'queue-jobs', description: 'Asynchronous operations and their status (spec §2.1, §3.1).' },
+  { name: 'domain-availability', description: 'Whether domain names can be registered (spec §2.11, §4.3.7).' },
+  { name: 'dns-records', description: 'DNS records of a domain (spec §2.6).' },
+  { name: 'subdomains', description: 'Subdomains (spec §2.7).' },
+  { name: 'databases', description: 'Databases (spec §2.8).' },
+  { name: 'email-addresses', description: 'Mailboxes and forwarders (spec §2.9).' },
+];
+
+interface OpenApiDoc {
+  tags?: { name: string; description?: string }[];
+  paths?: Record<string, Record<string, { tags?: string[] }>>;
+}
+
+/** Keeps the tag list to the tags in use (no empty groups on the docs page), known ones first. */
+function tidyTags(doc: OpenApiDoc): OpenApiDoc {
+  const used = new Set<string>();
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(item)) for (const tag of op?.tags ?? []) used.add(tag);
+  }
+  const known = (doc.tags ?? []).filter((t) => used.has(t.name));
+  const extra = [...used].filter((name) => !known.some((t) => t.name === name)).sort().map((name) => ({ name }));
+  return { ...doc, tags: [...known, ...extra] };
+}
 
 export async function registerOps(app: FastifyInstance, opts: { config: Config; store: Store }) {
   const { config, store } = opts;
@@ -32,21 +70,46 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
         },
       },
       security: [{ token: [] }, { basic: [] }],
+      tags: TAGS,
     },
+    // Only routes that carry a tag are API operations; operational routes stay out.
     hideUntagged: true,
+    // Bodies (requests, and responses where a route documents one) are listed under the JSON:API
+    // type first, as clients should send them; the default would be application/json only.
+    transform: ({ schema, url }) => ({
+      schema: { ...schema, consumes: schema?.consumes ?? BODY_TYPES, produces: schema?.produces ?? BODY_TYPES },
+      url,
+    }),
+    transformObject: (o) => tidyTags(('openapiObject' in o ? o.openapiObject : o.swaggerObject) as OpenApiDoc) as never,
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  // The page loads only its own assets and ./json (validatorUrl stays null: no third-party calls),
+  // so it works offline and behind a strict egress policy.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    theme: { title: 'hostplane API' },
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+  });
 
   app.get('/openapi.json', { config: { infra: true }, schema: { hide: true } }, async () => app.swagger());
 
   app.get('/healthz', { config: { infra: true }, schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { config: { infra: true }, schema: { hide: true } }, async (_request, reply) => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await sql`select 1`.execute(store.db);
+      // A database host that drops packets would leave the probe hanging (pg has no connect
+      // timeout by default); a probe must answer, so it gives up after READY_TIMEOUT_MS.
+      await Promise.race([
+        sql`select 1`.execute(store.db),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
+        }),
+      ]);
       return { status: 'ready', database: store.engine };
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: store.engine });
+    } finally {
+      clearTimeout(timer);
     }
   });
 

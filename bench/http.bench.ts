@@ -1,0 +1,262 @@
+// HTTP benchmark (issue 2 item 9; docs/performance.md): GET /domains/<name> and GET /customers of
+// hostplane against a bare Fastify JSON route measured in the same run, on SQLite and, when
+// BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL. Prints req/s, p50, p99 and the
+// ratio to the baseline's req/s.
+//
+//   npm run bench
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench
+//
+// Settings (environment): BENCH_DURATION_S [5], BENCH_WARMUP_S [1], BENCH_CONNECTIONS [10],
+// BENCH_LOG_LEVEL [info, the production default; log lines go to a discarding stream],
+// BENCH_JSON=1 prints the rows as JSON as well.
+//
+// Everything runs in one process: the servers on the main thread, the load generator
+// (autocannon) in a worker thread, so the two do not share an event loop.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openStore, type Store } from '../src/db/index.js';
+import { migrate } from '../src/db/migrate.js';
+import { MemoryLimiter } from '../src/limits/limiter.js';
+import { seedBench, type BenchData } from './seed.js';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const ACCEPT = 'application/vnd.hostplane.v1+json';
+
+interface Row {
+  scenario: string;
+  engine: string;
+  path: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+interface Target {
+  scenario: string;
+  engine: string;
+  base: string;
+  path: string;
+  headers: Record<string, string>;
+}
+
+/** Discards log lines: the cost of producing them is measured, not the cost of a terminal. */
+const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  if (!addr || typeof addr === 'string') throw new Error('no TCP address');
+  return `http://127.0.0.1:${addr.port}`;
+}
+
+async function startBaseline(): Promise<{ base: string; close: () => Promise<void> }> {
+  const app = Fastify();
+  app.get('/baseline', async () => ({ data: { type: 'greeting', id: '1', attributes: { hello: 'world' } } }));
+  const base = await listen(app);
+  return { base, close: () => app.close() };
+}
+
+interface Hostplane {
+  engine: string;
+  base: string;
+  data: BenchData;
+  close: () => Promise<void>;
+}
+
+async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane> {
+  let store: Store;
+  let databaseUrl: string;
+  let cleanup: () => Promise<void>;
+  if (engine === 'postgres') {
+    databaseUrl = PG_URL!;
+    const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
+    store = await openStore(databaseUrl, { schema });
+    cleanup = async () => {
+      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
+      await store.close();
+    };
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-'));
+    databaseUrl = path.join(dir, 'bench.db');
+    store = await openStore(databaseUrl);
+    cleanup = async () => {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  await migrate(store);
+  const data = await seedBench(store);
+  // The production defaults, except that the limits are out of the way (one client sends
+  // everything) and DNS is off.
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PUBLIC_BASE_URL: 'https://api.example.com',
+    RATE_LIMIT_MAX: '1000000000',
+    ERROR_BLOCK_MAX: '1000000000',
+    LOG_LEVEL,
+    DNS_LISTEN: 'off',
+  });
+  const limiter = new MemoryLimiter(config);
+  const app = await buildApp(config, { store, limiter, logStream: discard() });
+  const base = await listen(app);
+  return {
+    engine,
+    base,
+    data,
+    async close() {
+      await app.close();
+      await limiter.close();
+      await cleanup();
+    },
+  };
+}
+
+/** One request as a client sends it; the bench refuses to measure anything but a 200. */
+async function probe(t: Target): Promise<{ status: number; body: string }> {
+  const res = await fetch(t.base + t.path, { headers: t.headers });
+  return { status: res.status, body: await res.text() };
+}
+
+async function load(t: Target, seconds: number) {
+  return autocannon({
+    url: t.base + t.path,
+    headers: t.headers,
+    connections: CONNECTIONS,
+    duration: seconds,
+    workers: 1,
+  });
+}
+
+async function measure(t: Target, warmupS = WARMUP_S): Promise<Row> {
+  const first = await probe(t);
+  if (first.status !== 200) throw new Error(`${t.scenario} on ${t.engine}: ${first.status} ${first.body.slice(0, 300)}`);
+  if (warmupS > 0) await load(t, warmupS);
+  const r = await load(t, DURATION_S);
+  return {
+    scenario: t.scenario,
+    engine: t.engine,
+    path: t.path,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
+}
+
+/** The scenarios of one hostplane instance; /customers/{id} stands in if /domains/{name} is missing. */
+async function scenarios(h: Hostplane): Promise<Target[]> {
+  const headers = { authorization: `token ${h.data.reseller.token}`, accept: ACCEPT };
+  const domain: Target = { scenario: 'GET /domains/{name}', engine: h.engine, base: h.base, path: `/domains/${h.data.end1.domain}`, headers };
+  const customers: Target = { scenario: 'GET /customers', engine: h.engine, base: h.base, path: '/customers', headers };
+  const p = await probe(domain);
+  if (p.status === 404 && p.body.includes('No such endpoint')) {
+    console.warn('!! GET /domains/{name} does not exist yet: measuring GET /customers/{id} as a stand-in.');
+    return [{ ...domain, scenario: 'GET /customers/{id} (stand-in)', path: `/customers/${h.data.end1.customerId}` }, customers];
+  }
+  return [domain, customers];
+}
+
+const fmt = (n: number, digits = 0) => n.toFixed(digits);
+
+interface Paired extends Row {
+  /** req/s of the baseline measured right before this scenario. */
+  baselineRps: number;
+}
+
+function table(rows: Paired[]): string {
+  const head = ['scenario', 'engine', 'req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'x baseline', 'non-2xx'];
+  const body = rows.map((r) => [
+    r.scenario,
+    r.engine,
+    fmt(r.rps),
+    fmt(r.p50),
+    fmt(r.p99),
+    fmt(r.baselineRps),
+    fmt(r.rps / r.baselineRps, 2),
+    String(r.non2xx + r.errors),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const left = (i: number) => i < 2;
+  const line = (cells: string[]) => '| ' + cells.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
+  const rule = '|' + widths.map((w, i) => (left(i) ? ':' + '-'.repeat(w + 1) : '-'.repeat(w + 1) + ':')).join('|') + '|';
+  return [line(head), rule, ...body.map(line)].join('\n');
+}
+
+async function main() {
+  const started = Date.now();
+  const cpus = os.cpus();
+  console.log(
+    `hostplane HTTP bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}, ` +
+      `${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per scenario, LOG_LEVEL=${LOG_LEVEL}`,
+  );
+  if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
+
+  const baseline = await startBaseline();
+  const baseTarget: Target = { scenario: 'baseline GET (bare Fastify)', engine: '-', base: baseline.base, path: '/baseline', headers: { accept: 'application/json' } };
+  const instances: Hostplane[] = [];
+  const rows: Paired[] = [];
+  try {
+    instances.push(await startHostplane('sqlite'));
+    if (PG_URL) instances.push(await startHostplane('postgres'));
+    // Each scenario is paired with a baseline run just before it, so a machine that gets
+    // busier or quieter during the run moves both numbers of a ratio together.
+    const baselines: Row[] = [];
+    for (const h of instances) {
+      for (const t of await scenarios(h)) {
+        const b = await measure(baseTarget, baselines.length ? 0 : WARMUP_S);
+        baselines.push(b);
+        rows.push({ ...(await measure(t)), baselineRps: b.rps });
+      }
+    }
+    const mean = baselines.reduce((a, b) => a + b.rps, 0) / baselines.length;
+    const baseRow: Paired = {
+      ...baselines[0],
+      scenario: `${baseTarget.scenario}, ${baselines.length} runs`,
+      rps: mean,
+      p50: Math.max(...baselines.map((b) => b.p50)),
+      p99: Math.max(...baselines.map((b) => b.p99)),
+      non2xx: baselines.reduce((a, b) => a + b.non2xx, 0),
+      errors: baselines.reduce((a, b) => a + b.errors, 0),
+      baselineRps: mean,
+    };
+    console.log();
+    console.log(table([baseRow, ...rows]));
+    console.log();
+    console.log('latency resolution 1 ms (autocannon); "x baseline" = req/s ÷ the baseline run just before it');
+    const bad = rows.filter((r) => r.non2xx + r.errors > 0);
+    if (bad.length) console.log(`!! non-2xx responses or errors in: ${bad.map((r) => `${r.scenario} (${r.engine})`).join(', ')}`);
+    const sqliteLow = rows.filter((r) => r.engine === 'sqlite' && r.rps / r.baselineRps < 0.5);
+    console.log(
+      sqliteLow.length
+        ? `target missed (< 0.5 × baseline on SQLite): ${sqliteLow.map((r) => r.scenario).join(', ')}`
+        : 'target met: every SQLite scenario ≥ 0.5 × baseline',
+    );
+    if (process.env.BENCH_JSON) console.log(JSON.stringify(rows, null, 1));
+    console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
+  } finally {
+    for (const h of instances) await h.close();
+    await baseline.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
