@@ -376,6 +376,7 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
         [basic(`0${x.reseller.customerId}`, LEGACY_PASSWORD), 'Invalid credentials.'],
         [basic(`00${x.reseller.customerId}`, LEGACY_PASSWORD), 'Invalid credentials.'],
         [basic('999999', LEGACY_PASSWORD), 'Invalid credentials.'],
+        [basic('999999999999999', LEGACY_PASSWORD), 'Invalid credentials.'], // past PostgreSQL's integer: still 401, never 500
         [basic(x.solo.customerId, LEGACY_PASSWORD), 'Invalid credentials.'],
         [basic(x.end1.customerId, LEGACY_PASSWORD), 'Invalid credentials.'],
         [`token ${x.end1.token}x`, 'Invalid or revoked API token.'],

@@ -4,6 +4,8 @@ import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { hashToken } from './tokens.js';
 import { verifyLegacyPassword } from './legacy-password.js';
+import { precompiled } from '../db/precompiled.js';
+import { parseNumericId } from '../db/ids.js';
 
 export interface Actor {
   customerId: number;
@@ -40,35 +42,43 @@ function parseAuthorization(header: string | undefined): Credentials | null {
   return null;
 }
 
-/** Resolves the caller or throws 401; the legacy password is honoured only when `mode` allows it. */
-export async function resolveActor(db: Kysely<Database>, header: string | undefined, mode: AuthMode): Promise<Actor> {
-  const creds = parseAuthorization(header);
-  if (!creds) throw unauthorized(header ? 'Unsupported Authorization header; use "token <API_TOKEN>".' : 'Missing Authorization header.');
-  if (creds.token !== undefined) {
-    const row = await db
+/**
+ * Resolves the caller or throws 401; the legacy password is honoured only when `mode` allows it.
+ * `const resolve = actorResolver(db); await resolve('token hp_…', 'token')`.
+ */
+export function actorResolver(db: Kysely<Database>) {
+  // Runs on every request: compiled once (src/db/precompiled.ts).
+  const byTokenHash = precompiled(db, (hash: string) =>
+    db
       .selectFrom('api_tokens')
       .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
       .innerJoin('customers', 'customers.id', 'contacts.customer_id')
       .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId'])
-      .where('api_tokens.token_hash', '=', hashToken(creds.token))
-      .where('api_tokens.revoked_at', 'is', null)
+      .where('api_tokens.token_hash', '=', hash)
+      .where('api_tokens.revoked_at', 'is', null),
+  );
+
+  return async function resolveActor(header: string | undefined, mode: AuthMode): Promise<Actor> {
+    const creds = parseAuthorization(header);
+    if (!creds) throw unauthorized(header ? 'Unsupported Authorization header; use "token <API_TOKEN>".' : 'Missing Authorization header.');
+    if (creds.token !== undefined) {
+      const row = await byTokenHash.first(hashToken(creds.token));
+      if (!row) throw unauthorized('Invalid or revoked API token.');
+      return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId };
+    }
+    const legacy = creds.legacy!;
+    // The user name is the customer number without leading zeros (§5.6).
+    const customerId = /^[1-9]/.test(legacy.customerNumber) ? parseNumericId(legacy.customerNumber) : null;
+    if (mode !== 'token-or-legacy' || customerId === null) throw unauthorized('Invalid credentials.');
+    const row = await db
+      .selectFrom('customers')
+      .select(['id', 'legacy_password_hash'])
+      .where('id', '=', customerId)
+      .where('is_reseller', '=', 1)
       .executeTakeFirst();
-    if (!row) throw unauthorized('Invalid or revoked API token.');
-    return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId };
-  }
-  const legacy = creds.legacy!;
-  // The user name is the customer number without leading zeros (§5.6).
-  if (mode !== 'token-or-legacy' || !/^[1-9][0-9]{0,14}$/.test(legacy.customerNumber)) {
-    throw unauthorized('Invalid credentials.');
-  }
-  const row = await db
-    .selectFrom('customers')
-    .select(['id', 'legacy_password_hash'])
-    .where('id', '=', Number(legacy.customerNumber))
-    .where('is_reseller', '=', 1)
-    .executeTakeFirst();
-  if (!row?.legacy_password_hash || !(await verifyLegacyPassword(legacy.password, row.legacy_password_hash))) {
-    throw unauthorized('Invalid credentials.');
-  }
-  return { customerId: row.id, isReseller: true, contactId: null };
+    if (!row?.legacy_password_hash || !(await verifyLegacyPassword(legacy.password, row.legacy_password_hash))) {
+      throw unauthorized('Invalid credentials.');
+    }
+    return { customerId: row.id, isReseller: true, contactId: null };
+  };
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { resolveActor, type Actor, type AuthMode } from './actor.js';
+import { actorResolver, type Actor, type AuthMode } from './actor.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,11 +16,12 @@ declare module 'fastify' {
 
 export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
   app.decorateRequest('actor', null);
+  const resolveActor = actorResolver(db);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     // Unknown paths answer 404 without authentication; operational routes are open.
     if (config?.infra || !request.routeOptions.url) return;
-    request.actor = await resolveActor(db, request.headers.authorization, config?.auth ?? 'token');
+    request.actor = await resolveActor(request.headers.authorization, config?.auth ?? 'token');
   });
 }
 

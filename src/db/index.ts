@@ -70,6 +70,27 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return { db, engine: 'sqlite', where: file, close: () => db.destroy() };
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing costs more than running our
+ * small queries. The SQL text of a query shape is stable (values are parameters), so statements
+ * are cached by text. The cache is bounded: past its size it starts over.
+ */
+function withStatementCache(database: SQLite.Database, max = 500) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (!stmt) {
+        if (cache.size >= max) cache.clear();
+        stmt = database.prepare(text);
+        cache.set(text, stmt);
+      }
+      return stmt;
+    },
+  };
 }

@@ -28,8 +28,8 @@ export interface Limiter {
 
 /** In-process limiter: exact for one instance; the fallback when the shared store is down. */
 export class MemoryLimiter implements Limiter {
-  private readonly accepted = new Map<string, number[]>();
-  private readonly errors = new Map<string, number[]>();
+  private readonly accepted = new Map<string, TimeLog>();
+  private readonly errors = new Map<string, TimeLog>();
   private readonly blockedUntil = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -47,30 +47,31 @@ export class MemoryLimiter implements Limiter {
       if (until > now) return { allowed: false, blocked: true, limit: max, remaining: 0, resetMs: until - now };
       this.blockedUntil.delete(client);
     }
-    const log = prune(this.accepted.get(client) ?? [], now - windowMs);
-    this.accepted.set(client, log);
-    if (log.length >= max) return { allowed: false, blocked: false, limit: max, remaining: 0, resetMs: log[0] + windowMs - now };
+    let log = this.accepted.get(client);
+    if (!log) this.accepted.set(client, (log = new TimeLog()));
+    log.prune(now - windowMs);
+    if (log.size >= max) return { allowed: false, blocked: false, limit: max, remaining: 0, resetMs: log.oldest + windowMs - now };
     log.push(now);
-    return { allowed: true, blocked: false, limit: max, remaining: max - log.length, resetMs: log[0] + windowMs - now };
+    return { allowed: true, blocked: false, limit: max, remaining: max - log.size, resetMs: log.oldest + windowMs - now };
   }
 
   async recordError(client: string): Promise<void> {
     const now = this.now();
     const { max, windowMs, durationMs } = this.s.errorBlock;
-    const log = prune(this.errors.get(client) ?? [], now - windowMs);
+    let log = this.errors.get(client);
+    if (!log) this.errors.set(client, (log = new TimeLog()));
+    log.prune(now - windowMs);
     log.push(now);
-    if (log.length >= max) {
+    if (log.size >= max) {
       this.blockedUntil.set(client, now + durationMs);
       this.errors.delete(client);
-    } else {
-      this.errors.set(client, log);
     }
   }
 
   private sweep() {
     const now = this.now();
-    for (const [k, log] of this.accepted) if (!log.length || log[log.length - 1] <= now - this.s.rateLimit.windowMs) this.accepted.delete(k);
-    for (const [k, log] of this.errors) if (!log.length || log[log.length - 1] <= now - this.s.errorBlock.windowMs) this.errors.delete(k);
+    for (const [k, log] of this.accepted) if (log.idleSince(now - this.s.rateLimit.windowMs)) this.accepted.delete(k);
+    for (const [k, log] of this.errors) if (log.idleSince(now - this.s.errorBlock.windowMs)) this.errors.delete(k);
     for (const [k, until] of this.blockedUntil) if (until <= now) this.blockedUntil.delete(k);
   }
 
@@ -79,10 +80,34 @@ export class MemoryLimiter implements Limiter {
   }
 }
 
-function prune(log: number[], cutoff: number): number[] {
-  let i = 0;
-  while (i < log.length && log[i] <= cutoff) i++;
-  return i ? log.slice(i) : log;
+/**
+ * Ascending timestamps with a moving start: dropping expired entries is amortised O(1), so a
+ * client with a huge budget (thousands of entries in the window) costs no more per request than
+ * one with a small budget.
+ */
+class TimeLog {
+  private ts: number[] = [];
+  private head = 0;
+  get size() {
+    return this.ts.length - this.head;
+  }
+  get oldest() {
+    return this.ts[this.head];
+  }
+  push(t: number) {
+    this.ts.push(t);
+  }
+  prune(cutoff: number) {
+    while (this.head < this.ts.length && this.ts[this.head] <= cutoff) this.head++;
+    // Compact once the dead prefix outweighs the live part.
+    if (this.head > 64 && this.head * 2 > this.ts.length) {
+      this.ts = this.ts.slice(this.head);
+      this.head = 0;
+    }
+  }
+  idleSince(cutoff: number) {
+    return this.size === 0 || this.ts[this.ts.length - 1] <= cutoff;
+  }
 }
 
 /**
