@@ -25,7 +25,9 @@ import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
-import { seedBench, type BenchData } from './seed.js';
+import { AdminRepository } from '../src/admin/admin.repository.js';
+import { AdminService } from '../src/admin/admin.service.js';
+import { loadDemoData, type DemoDataset } from '../src/admin/demo.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
@@ -74,7 +76,8 @@ async function startBaseline(): Promise<{ base: string; close: () => Promise<voi
 interface Hostplane {
   engine: string;
   base: string;
-  data: BenchData;
+  /** The demo dataset: a reseller, its two end customers and an independent customer. */
+  data: DemoDataset;
   close: () => Promise<void>;
 }
 
@@ -100,7 +103,7 @@ async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane>
     };
   }
   await migrate(store);
-  const data = await seedBench(store);
+  const data = await loadDemoData(new AdminService(new AdminRepository(store.db)), 'https://api.example.com');
   // The production defaults, except that the limits are out of the way (one client sends
   // everything) and DNS is off.
   const config = loadConfig({
@@ -160,17 +163,15 @@ async function measure(t: Target, warmupS = WARMUP_S): Promise<Row> {
   };
 }
 
-/** The scenarios of one hostplane instance; /customers/{id} stands in if /domains/{name} is missing. */
+/** The scenarios of one hostplane instance, as the reseller: an end customer's domain, the customer list. */
 async function scenarios(h: Hostplane): Promise<Target[]> {
-  const headers = { authorization: `token ${h.data.reseller.token}`, accept: ACCEPT };
-  const domain: Target = { scenario: 'GET /domains/{name}', engine: h.engine, base: h.base, path: `/domains/${h.data.end1.domain}`, headers };
-  const customers: Target = { scenario: 'GET /customers', engine: h.engine, base: h.base, path: '/customers', headers };
-  const p = await probe(domain);
-  if (p.status === 404 && p.body.includes('No such endpoint')) {
-    console.warn('!! GET /domains/{name} does not exist yet: measuring GET /customers/{id} as a stand-in.');
-    return [{ ...domain, scenario: 'GET /customers/{id} (stand-in)', path: `/customers/${h.data.end1.customerId}` }, customers];
-  }
-  return [domain, customers];
+  const reseller = h.data.customers.find((c) => c.role === 'reseller')!;
+  const endCustomer = h.data.customers.find((c) => c.role === 'end-customer')!;
+  const headers = { authorization: `token ${reseller.token}`, accept: ACCEPT };
+  return [
+    { scenario: 'GET /domains/{name}', engine: h.engine, base: h.base, path: `/domains/${endCustomer.domain}`, headers },
+    { scenario: 'GET /customers', engine: h.engine, base: h.base, path: '/customers', headers },
+  ];
 }
 
 const fmt = (n: number, digits = 0) => n.toFixed(digits);

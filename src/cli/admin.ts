@@ -2,6 +2,7 @@
 // AdminService: parse, call, print. Every command prints for people by default and one compact
 // JSON value with `--json` (ids as strings, like the API). A create command prints the object as
 // the matching list command shows it, plus any one-time secret (`token`, `legacy_password`).
+import { planAttributes } from '../resources/plans/plans.schema.js';
 import { Command } from 'commander';
 import type { Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -58,15 +59,8 @@ export const tokenView = (t: {
 
 export const planView = (p: Row<'plans'>) => ({
   id: String(p.id),
-  name: p.name,
+  ...planAttributes(p),
   reseller_id: str(p.reseller_id),
-  max_databases: p.max_databases,
-  max_email_addresses: p.max_email_addresses,
-  mailbox_quota_mb: p.mailbox_quota_mb,
-  max_subdomains: p.max_subdomains,
-  webspace_mb: p.webspace_mb,
-  database_versions: JSON.parse(p.database_versions) as string[],
-  php_versions: JSON.parse(p.php_versions) as string[],
   created_at: p.created_at,
 });
 
