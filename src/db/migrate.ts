@@ -2,8 +2,9 @@
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './index.js';
 import * as m001 from './migrations/001-foundation.js';
+import * as m002 from './migrations/002-dns.js';
 
-const ALL = { '001-foundation': m001 };
+const ALL = { '001-foundation': m001, '002-dns': m002 };
 
 /** Migrates `store` to the newest schema; returns the names applied now. */
 export async function migrate(store: Store): Promise<string[]> {

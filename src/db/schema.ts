@@ -46,6 +46,7 @@ export interface PlansTable {
   webspace_mb: number;
   database_versions: string; // JSON array
   php_versions: string; // JSON array
+  dns_template: string | null; // JSON; null → operator default
   created_at: string;
 }
 
@@ -70,6 +71,7 @@ export interface DomainsTable {
   has_presence: Bool;
   dns_update_lock: Bool;
   dns_migration_mode: Bool;
+  dns_serial: Generated<number>;
   created_at: string;
 }
 
@@ -89,6 +91,34 @@ export interface QueueJobsTable {
   from_menu: Bool;
   created_at: string;
   finished_at: string | null;
+  /** Handler progress (JSON), e.g. the dns_changes id a DNS job waits for. */
+  progress: string | null;
+}
+
+export interface DnsRecordsTable {
+  id: Generated<number>;
+  domain: string;
+  name: string;
+  record_type: string;
+  data: string;
+  ttl: number;
+  tag: 'base' | 'custom' | 'managed';
+  state: 'pending' | 'active' | 'deleting';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DnsChangesTable {
+  id: Generated<number>;
+  domain: string;
+  created_at: string;
+}
+
+export interface DnsServersTable {
+  id: string;
+  applied_change_id: number;
+  heartbeat_at: string;
+  started_at: string;
 }
 
 export interface Database {
@@ -99,4 +129,7 @@ export interface Database {
   packages: PackagesTable;
   domains: DomainsTable;
   queue_jobs: QueueJobsTable;
+  dns_records: DnsRecordsTable;
+  dns_changes: DnsChangesTable;
+  dns_servers: DnsServersTable;
 }
