@@ -6,7 +6,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Store } from './db/index.js';
 import { LinkBuilder } from './jsonapi/document.js';
-import { registerJsonApi, sendErrors } from './jsonapi/plugin.js';
+import { registerJsonApi, sendErrors, trackRoutes } from './jsonapi/plugin.js';
 import { AppError, ERRORS, type ErrorCode } from './errors.js';
 import { registerAuth } from './auth/plugin.js';
 import { limitRouterError, registerLimits, type Limiter } from './limits/plugin.js';
@@ -83,9 +83,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
+  const routes = trackRoutes(app);
   await registerOps(app, { config, store: deps.store });
   registerLimits(app, { limiter: deps.limiter, links });
-  registerJsonApi(app, { vendor: config.apiVendor, links });
+  registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
   registerResources(app, { config, store: deps.store, links });
   return app;

@@ -3,6 +3,7 @@
 // broken deployment in one round.
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { isIP } from 'node:net';
 
 const Int = (description: string) => Type.String({ pattern: '^[0-9]+$', description });
 
@@ -111,7 +112,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     apiVendor: e.API_VENDOR ?? 'hostplane',
     redisUrl: e.REDIS_URL ?? null,
-    trustProxy: e.TRUST_PROXY ? e.TRUST_PROXY.split(',').map((s) => s.trim()).filter(Boolean) : null,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY, problems),
     rateLimit: {
       max: positive('RATE_LIMIT_MAX', num(e.RATE_LIMIT_MAX, 10)),
       windowMs: positive('RATE_LIMIT_WINDOW_S', num(e.RATE_LIMIT_WINDOW_S, 10)) * 1000,
@@ -139,6 +140,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+/** Addresses or CIDR ranges of trusted proxies; each bad entry is reported with the rest. */
+function parseTrustProxy(raw: string | undefined, problems: string[]): string[] | null {
+  if (!raw) return null;
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [addr, bits, extra] = entry.split('/');
+    const family = isIP(addr);
+    const maxBits = family === 6 ? 128 : 32;
+    const bitsOk = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (!family || !bitsOk || extra !== undefined) problems.push(`TRUST_PROXY: "${entry}" is not an IP address or CIDR range`);
+  }
+  return entries;
 }
 
 export function isDefaultDatabase(config: Config): boolean {

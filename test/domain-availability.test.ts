@@ -13,10 +13,10 @@ const WWW = 'Basic realm="API"';
 const basic = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');
 
 const REASON = {
-  registered: 'Registered with this service.',
-  elsewhere: 'Registered elsewhere.',
-  rdapFound: 'Registered according to RDAP.',
-  rdapFree: 'Not registered according to RDAP.',
+  registered: 'Registered.',
+  elsewhere: 'Registered.',
+  rdapFound: 'Registered.',
+  rdapFree: 'Not registered.',
   timeout: `The RDAP lookup timed out after ${TIMEOUT_MS} ms.`,
   status500: 'The RDAP server answered with HTTP status 500.',
   notRdap: 'The RDAP server answered without an RDAP domain object.',

@@ -58,7 +58,7 @@ describe.each(ENGINES)('operational endpoints on %s', (engine) => {
       expect(Object.keys(doc.paths['/customers'])).toEqual(['get']);
       expect(Object.keys(doc.paths['/customers/{id}']).sort()).toEqual(['get', 'patch']);
       expect(doc.paths['/customers/{id}'].get.parameters).toEqual([
-        { schema: { type: 'string', minLength: 1, maxLength: 253 }, in: 'path', name: 'id', required: true },
+        { schema: { type: 'string' }, in: 'path', name: 'id', required: true },
       ]);
     });
 

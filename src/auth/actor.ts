@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
 import { hashToken } from './tokens.js';
-import { verifyLegacyPassword } from './legacy-password.js';
-import { precompiled } from '../db/precompiled.js';
+import crypto from 'node:crypto';
+import { hashLegacyPassword, verifyLegacyPassword } from './legacy-password.js';
+import { AuthRepository } from './auth.repository.js';
 import { parseNumericId } from '../db/ids.js';
 
 export interface Actor {
@@ -47,38 +48,26 @@ function parseAuthorization(header: string | undefined): Credentials | null {
  * `const resolve = actorResolver(db); await resolve('token hp_…', 'token')`.
  */
 export function actorResolver(db: Kysely<Database>) {
-  // Runs on every request: compiled once (src/db/precompiled.ts).
-  const byTokenHash = precompiled(db, (hash: string) =>
-    db
-      .selectFrom('api_tokens')
-      .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
-      .innerJoin('customers', 'customers.id', 'contacts.customer_id')
-      .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId'])
-      .where('api_tokens.token_hash', '=', hash)
-      .where('api_tokens.revoked_at', 'is', null),
-  );
+  const repo = new AuthRepository(db);
+  // Compared against when there is no such reseller, so the answer takes as long either way and
+  // the timing tells nobody which customer numbers have a legacy password (spec §5.6).
+  const dummyHash = hashLegacyPassword(crypto.randomBytes(18).toString('base64'));
 
   return async function resolveActor(header: string | undefined, mode: AuthMode): Promise<Actor> {
     const creds = parseAuthorization(header);
     if (!creds) throw unauthorized(header ? 'Unsupported Authorization header; use "token <API_TOKEN>".' : 'Missing Authorization header.');
     if (creds.token !== undefined) {
-      const row = await byTokenHash.first(hashToken(creds.token));
+      const row = await repo.tokenOwner(hashToken(creds.token));
       if (!row) throw unauthorized('Invalid or revoked API token.');
       return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId };
     }
+    if (mode !== 'token-or-legacy') throw unauthorized('Invalid credentials.');
     const legacy = creds.legacy!;
     // The user name is the customer number without leading zeros (§5.6).
-    const customerId = /^[1-9]/.test(legacy.customerNumber) ? parseNumericId(legacy.customerNumber) : null;
-    if (mode !== 'token-or-legacy' || customerId === null) throw unauthorized('Invalid credentials.');
-    const row = await db
-      .selectFrom('customers')
-      .select(['id', 'legacy_password_hash'])
-      .where('id', '=', customerId)
-      .where('is_reseller', '=', 1)
-      .executeTakeFirst();
-    if (!row?.legacy_password_hash || !(await verifyLegacyPassword(legacy.password, row.legacy_password_hash))) {
-      throw unauthorized('Invalid credentials.');
-    }
-    return { customerId: row.id, isReseller: true, contactId: null };
+    const customerId = parseNumericId(legacy.customerNumber);
+    const stored = customerId === null ? null : await repo.resellerLegacyHash(customerId);
+    const ok = await verifyLegacyPassword(legacy.password, stored ?? (await dummyHash));
+    if (!stored || !ok || customerId === null) throw unauthorized('Invalid credentials.');
+    return { customerId, isReseller: true, contactId: null };
   };
 }

@@ -1,8 +1,8 @@
 // Integer ids as they arrive in URLs and filters. The store's ids are 32-bit integers, so anything
 // else cannot exist (and must not reach PostgreSQL, which would reject it with an error).
 
-/** `parseNumericId('10001')` → 10001; `parseNumericId('abc')` / `'99999999999'` → null. */
-export const parseNumericId = (id: string) => (/^[0-9]{1,10}$/.test(id) && Number(id) <= 2147483647 ? Number(id) : null);
+/** `parseNumericId('10001')` → 10001; `'abc'`, `'010001'` (one id, one spelling) and `'99999999999'` → null. */
+export const parseNumericId = (id: string) => (/^[1-9][0-9]{0,9}$/.test(id) && Number(id) <= 2147483647 ? Number(id) : null);
 
 /** The ids among filter values; values that cannot be ids simply match nothing. */
 export const idValues = (values: string[] | undefined) =>

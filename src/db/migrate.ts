@@ -6,6 +6,9 @@ import * as m002 from './migrations/002-dns.js';
 
 const ALL = { '001-foundation': m001, '002-dns': m002 };
 
+/** Every migration's name, in order. */
+export const MIGRATION_NAMES = Object.keys(ALL);
+
 /** Migrates `store` to the newest schema; returns the names applied now. */
 export async function migrate(store: Store): Promise<string[]> {
   const provider: MigrationProvider = {

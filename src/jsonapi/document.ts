@@ -16,6 +16,16 @@ export interface ResourceObject {
   links: Record<string, LinkValue>;
 }
 
+/**
+ * The path-and-query of a request target: an absolute-form target (`http://host/path`, proxies
+ * send it) or `*` becomes `/path` or `/`, so links never embed a client-chosen host.
+ */
+export function originForm(rawUrl: string): string {
+  if (rawUrl.startsWith('/')) return rawUrl;
+  const path = rawUrl.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  return path.startsWith('/') ? path : '/' + path.replace(/^\*/, '');
+}
+
 /** Builds absolute URLs from the configured public base; `links.to('/domains/', name)` encodes `name`. */
 export class LinkBuilder {
   constructor(readonly base: string) {}
@@ -25,7 +35,7 @@ export class LinkBuilder {
   }
   /** The URL of the current request exactly as the client sent it (raw brackets kept, §1.11). */
   request(rawUrl: string): string {
-    return this.base + rawUrl;
+    return this.base + originForm(rawUrl);
   }
 }
 

@@ -18,6 +18,13 @@ declare module 'fastify' {
 
 export const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
 
+function hasNul(v: unknown): boolean {
+  if (typeof v === 'string') return v.includes('\u0000');
+  if (Array.isArray(v)) return v.some(hasNul);
+  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x));
+  return false;
+}
+
 /**
  * The response content type (API-NOTES §2). Computed from the request headers, not from a hook's
  * result, so errors raised before negotiation ran (429 from the limiter, 406 itself) get it too.
@@ -116,11 +123,24 @@ function routeRegex(url: string): RegExp {
     .split('/')
     .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
-  return new RegExp(`^${pattern}/?$`);
+  return new RegExp(`^${pattern}$`);
 }
 
 /** Registers parsers, hooks and handlers on the root instance (not encapsulated). */
-export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; links: LinkBuilder }) {
+/**
+ * Records every route as it is added, for 405 answers; call it before any route is registered:
+ * `const routes = trackRoutes(app); … registerJsonApi(app, { vendor, links, routes })`.
+ */
+export function trackRoutes(app: FastifyInstance) {
+  const routes: { method: string; re: RegExp }[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push({ method: m, re: routeRegex(r.url ?? r.path) });
+  });
+  return routes;
+}
+
+export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; links: LinkBuilder; routes: ReturnType<typeof trackRoutes> }) {
+  const { routes } = opts;
   const { links } = opts;
   app.decorateRequest('jsonApi', false);
 
@@ -129,11 +149,17 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
   app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (err) {
-      done(new AppError('bad_request', `Malformed JSON: ${(err as Error).message}`), undefined);
+      return done(new AppError('bad_request', `Malformed JSON: ${(err as Error).message}`), undefined);
     }
+    // No attribute of the API takes a NUL character, and PostgreSQL cannot store one in text.
+    if (text.includes('\\u0000') && hasNul(parsed)) {
+      return done(new AppError('bad_request', 'Strings must not contain NUL characters (\\u0000).'), undefined);
+    }
+    done(null, parsed);
   });
 
   app.addHook('onRequest', async (request) => {
@@ -164,10 +190,6 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
     return sendErrors(request, reply, links, [new AppError('internal_error', 'An unexpected error occurred; it has been logged.')]);
   });
 
-  const routes: { method: string; re: RegExp }[] = [];
-  app.addHook('onRoute', (r) => {
-    for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push({ method: m, re: routeRegex(r.url ?? r.path) });
-  });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0].replace(/\/{2,}/g, '/');
     const allowed = [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];

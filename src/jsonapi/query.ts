@@ -3,6 +3,8 @@ import { AppError } from '../errors.js';
 
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 100;
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
 /** Keeps `(number - 1) * size` an exact integer for every engine's OFFSET. */
 export const MAX_PAGE_NUMBER = 999_999_999;
 
@@ -39,6 +41,8 @@ export function parseListQuery(query: Record<string, unknown>, allowed: readonly
       }
       const parts = values.flatMap((v) => v.split(',')).map((v) => v.trim());
       if (parts.some((p) => p === '')) throw bad(key, `${key} must not be empty.`);
+      // No attribute value contains control characters (and PostgreSQL rejects NUL in text).
+      if (parts.some((p) => CONTROL.test(p))) throw bad(key, `${key} must not contain control characters.`);
       filters[f[1]] = [...new Set([...(filters[f[1]] ?? []), ...parts])];
       continue;
     }

@@ -1,6 +1,6 @@
 // Builds the documents route handlers return, so every resource answers in the same layout.
 import type { FastifyRequest } from 'fastify';
-import { list, single, type LinkBuilder, type ResourceObject } from './document.js';
+import { list, originForm, single, type LinkBuilder, type ResourceObject } from './document.js';
 import { pageQuery, type ListQuery } from './query.js';
 
 /** A list document for `rows` of one page (API-NOTES §2), links from the raw request URL. */
@@ -14,7 +14,7 @@ export function listDocument<R>(
   const self = links.request(request.url);
   const data = result.rows.map(toResource);
   if (!q.page) return list(data, self, result.total);
-  const path = request.url.split('?')[0];
+  const path = originForm(request.url).split('?')[0];
   const query = request.query as Record<string, unknown>;
   return list(data, self, result.total, {
     page: { ...q.page, total: result.total },

@@ -32,7 +32,8 @@ export const CreateBody = <A extends TSchema>(type: string, attributes: A) =>
     { additionalProperties: false },
   );
 
-export const IdParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 253 }) });
+// No length rules: an id that cannot exist answers 404 like any unknown id.
+export const IdParam = Type.Object({ id: Type.String() });
 
 /** A query parameter as the parser hands it over: one string, or an array when repeated. */
 const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));

@@ -9,8 +9,6 @@ import { clientKey, type Limiter } from './limiter.js';
 
 export type { Limiter } from './limiter.js';
 
-const EXEMPT = /^\/(healthz|readyz|metrics|openapi\.json)(\?|$)|^\/docs(\/|\?|$)/;
-
 declare module 'fastify' {
   interface FastifyRequest {
     limitedAs: string | null;
@@ -41,7 +39,9 @@ export function registerLimits(app: FastifyInstance, opts: { limiter: Limiter; l
  * the request, so its error response can be counted).
  */
 async function decide(limiter: Limiter, request: FastifyRequest, reply: FastifyReply): Promise<AppError | null> {
-  if (EXEMPT.test(request.url)) return null;
+  // Exempt: reads of the operational routes (health, metrics, OpenAPI, docs), decided by the
+  // matched route, not by a URL prefix, so /docs/unknown or POST /healthz still count.
+  if (request.routeOptions?.config?.infra && (request.method === 'GET' || request.method === 'HEAD')) return null;
   const client = clientKey(request.ip);
   request.limitedAs = client;
   const d = await limiter.hit(client);

@@ -12,8 +12,8 @@ export interface RdapAnswer {
 
 // Reasons are part of the API: clients show or match them, so the wording stays stable.
 export const RDAP_REASONS = {
-  notFound: 'Not registered according to RDAP.',
-  found: 'Registered according to RDAP.',
+  notFound: 'Not registered.',
+  found: 'Registered.',
   noServer: (tld: string) => `No RDAP server configured for .${tld}.`,
   timeout: (ms: number) => `The RDAP lookup timed out after ${ms} ms.`,
   status: (status: number) => `The RDAP server answered with HTTP status ${status}.`,

@@ -7,11 +7,10 @@ import type { DomainAvailabilityRepository } from './domain-availability.reposit
 import type { RdapClient } from './domain-availability.rdap.js';
 import { MAX_NAMES, type Availability } from './domain-availability.schema.js';
 
-export const REGISTRY_REASONS = {
-  registered: 'Registered with this service.',
-  // A presence domain is used here but registered with another registrar.
-  presence: 'Registered elsewhere.',
-} as const;
+// One wording for every taken name, wherever the answer came from: whether a name is registered
+// or hosted with this service is nobody else's business (DESIGN: no existence leaks).
+export const TAKEN = 'Registered.';
+export const REGISTRY_REASONS = { registered: TAKEN, presence: TAKEN } as const;
 
 /** Where problems of the lookups are logged (Fastify's request.log fits). */
 export interface LookupLog {

@@ -11,6 +11,9 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 export function toAce(name: string): string | null {
   if (name.length === 0 || name.length > 253 * 4) return null;
   const trimmed = name.endsWith('.') ? name.slice(0, -1) : name;
+  // domainToASCII parses URL host syntax (it cuts at / ? # and percent-decodes): among ASCII
+  // characters only letters, digits, '.' and '-' may reach it.
+  if (/[\u0000-\u002c\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f]/.test(trimmed)) return null;
   const ace = domainToASCII(trimmed);
   if (!ace || ace.length > 253) return null;
   const labels = ace.split('.');
