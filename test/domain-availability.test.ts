@@ -120,7 +120,7 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
   });
 
   describe('answers (§2.11, API-NOTES §6)', () => {
-    it('RDAP: 200 → false, 404 → true, hanging → null, 500 → null; request order; compact, data first', async () => {
+    it('RDAP: 200 → false, 404 → true, hanging → null, 500 → null; request order; compact, list layout (links first)', async () => {
       const url = '/domain-availability/taken.test,free.test,slow.test,broken.test';
       const before = rdap.requests.length;
       const started = Date.now();

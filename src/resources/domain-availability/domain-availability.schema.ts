@@ -32,11 +32,9 @@ export function availabilityResource(a: Availability, links: LinkBuilder): Resou
 }
 
 /**
- * The response: `data` (one result per name, in request order) first, then `links.self`, the
- * layout of single documents. It is a computed answer, not a pageable collection: no paging
- * links and no `meta.total`.
+ * The response: one result per name, in request order, in the list layout of API-NOTES §2
+ * (`links` first, then `data`, then `meta.total`) like every other collection; never paged.
  */
 export function availabilityDocument(results: Availability[], links: LinkBuilder, selfUrl: string) {
-  // A collection, so the list layout of API-NOTES §2 (links first, meta.total).
   return list(results.map((a) => availabilityResource(a, links)), selfUrl, results.length);
 }
