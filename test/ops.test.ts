@@ -81,6 +81,19 @@ describe.each(ENGINES)('operational endpoints on %s', (engine) => {
       }
     });
 
+    it('documents every operation\'s answers: a JSON:API document for 2XX, an error document for 4XX and 5XX', async () => {
+      const doc = (await call(t.app, 'GET', '/openapi.json')).json;
+      const ops = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((p) => Object.values(p));
+      expect(ops.length).toBeGreaterThan(5);
+      for (const op of ops) {
+        expect(Object.keys(op.responses)).toEqual(['2XX', '4XX', '5XX']);
+        const err = op.responses['4XX'].content['application/vnd.api+json'].schema;
+        expect(err.required).toEqual(['errors']);
+        expect(Object.keys(err.properties.errors.items.properties)).toEqual(['id', 'status', 'title', 'detail', 'source']);
+      }
+      expect(doc.paths['/customers'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['page[number]', 'page[size]']);
+    });
+
     it('declares each tag it uses once in the top-level tag list', async () => {
       const doc = (await call(t.app, 'GET', '/openapi.json')).json;
       const used = new Set<string>();

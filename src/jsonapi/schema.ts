@@ -51,3 +51,40 @@ export const ListQueryString = (filters: readonly string[]) =>
       ['page[size]', QueryValue('objects per page, 1 to 1000; without paging parameters the page is unlimited')],
     ]),
   );
+
+const Links = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]));
+
+/** A JSON:API error document (API-NOTES §1.12), as every failure answers. */
+export const ErrorDocument = Type.Object(
+  {
+    errors: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'stable error code, e.g. resource_not_found' }),
+        status: Type.String({ description: 'the HTTP status as a string' }),
+        title: Type.String(),
+        detail: Type.Optional(Type.String()),
+        source: Type.Optional(Type.Object({ pointer: Type.Optional(Type.String()), parameter: Type.Optional(Type.String()) })),
+      }),
+    ),
+    links: Type.Optional(Links),
+  },
+  { description: 'JSON:API error document' },
+);
+
+const ResourceObject = Type.Object({
+  type: Type.String(),
+  id: Type.String(),
+  attributes: Type.Record(Type.String(), Type.Unknown()),
+  relationships: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  links: Links,
+});
+
+/** A JSON:API success document: one resource object, or a list with links first and meta. */
+export const SuccessDocument = Type.Object(
+  {
+    links: Type.Optional(Links),
+    data: Type.Union([ResourceObject, Type.Array(ResourceObject)]),
+    meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { description: 'JSON:API document' },
+);

@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
+import { ErrorDocument, SuccessDocument } from '../jsonapi/schema.js';
 
 /** How long /readyz waits for `select 1` before it reports the database unavailable. */
 export const READY_TIMEOUT_MS = 2000;
@@ -50,6 +51,11 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
   // Routes of the docs page are operational: no negotiation, no authentication.
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), infra: true };
+    // Every API operation documents what a client gets back: its JSON:API document, or an
+    // error document (API-NOTES §1.12, §3) for 4xx/5xx.
+    else if (route.schema && !route.config?.infra && !route.schema.response) {
+      route.schema = { ...route.schema, response: { '2XX': SuccessDocument, '4XX': ErrorDocument, '5XX': ErrorDocument } };
+    }
   });
 
   await app.register(swagger, {

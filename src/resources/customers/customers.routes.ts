@@ -5,7 +5,7 @@ import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { parseListQuery } from '../../jsonapi/query.js';
 import { listDocument, resourceDocument } from '../../jsonapi/respond.js';
-import { IdParam } from '../../jsonapi/schema.js';
+import { IdParam, ListQueryString } from '../../jsonapi/schema.js';
 import { assertUpdateTarget } from '../../jsonapi/update.js';
 import { CUSTOMER_FILTERS, CustomerUpdateBody, customerResource } from './customers.schema.js';
 import type { CustomersService } from './customers.service.js';
@@ -13,7 +13,7 @@ import type { CustomersService } from './customers.service.js';
 export function customersRoutes(app: FastifyInstance, service: CustomersService, links: LinkBuilder) {
   const toResource = (row: Parameters<typeof customerResource>[0]) => customerResource(row, links);
 
-  app.get('/customers', { schema: { tags: ['customers'], summary: 'List customers (no filters)' } }, async (request) => {
+  app.get('/customers', { schema: { tags: ['customers'], summary: 'List customers (no filters)', querystring: ListQueryString(CUSTOMER_FILTERS) } }, async (request) => {
     const q = parseListQuery(request.query as Record<string, unknown>, CUSTOMER_FILTERS);
     return listDocument(request, links, q, await service.list(actorOf(request), q.page), toResource);
   });
