@@ -4,6 +4,7 @@
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { isIP } from 'node:net';
+import net from 'node:net';
 
 const Int = (description: string) => Type.String({ pattern: '^[0-9]+$', description });
 
@@ -26,6 +27,14 @@ export const EnvSchema = Type.Object({
   ERROR_BLOCK_DURATION_S: Type.Optional(Int('how long a client stays blocked [900]')),
   DNS_LISTEN: Type.Optional(Type.String({ description: 'host:port of the DNS server, or off [127.0.0.1:5300]' })),
   DNS_DEFAULT_TTL: Type.Optional(Int('default TTL of DNS records [3600]')),
+  DNS_NAMESERVERS: Type.Optional(Type.String({ description: 'comma-separated NS host names of every zone; the first is the SOA MNAME [ns1.hostplane.test,ns2.hostplane.test]' })),
+  DNS_HOSTMASTER: Type.Optional(Type.String({ description: 'SOA RNAME, as name or e-mail address [hostmaster.<domain of the first name server>]' })),
+  DNS_POLL_MS: Type.Optional(Int('how often a DNS server checks for changes it was not told about [100]')),
+  DNS_HEARTBEAT_MS: Type.Optional(Int('how often a DNS server reports that it is alive [1000]')),
+  DNS_SERVER_STALE_MS: Type.Optional(Int('a DNS server silent for longer is not waited for [5000]')),
+  DNS_BASE_IPV4: Type.Optional(Type.String({ description: 'A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]' })),
+  DNS_BASE_IPV6: Type.Optional(Type.String({ description: 'AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]' })),
+  DNS_BASE_MX: Type.Optional(Type.String({ description: 'mail server host of a new presence domain (MX 10, and SPF); off for none [mail.hostplane.test]' })),
   BRAND_WORDS: Type.Optional(Type.String({ description: 'comma-separated words forbidden in passwords [hostplane]' })),
   LOG_LEVEL: Type.Optional(
     Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
@@ -38,6 +47,10 @@ export const EnvSchema = Type.Object({
   REQUEST_TIMEOUT_MS: Type.Optional(Int('time to receive a whole request [10000]')),
   HEADERS_TIMEOUT_MS: Type.Optional(Int('time to receive the request headers [5000]')),
   KEEP_ALIVE_TIMEOUT_MS: Type.Optional(Int('idle keep-alive connection timeout [5000]')),
+  JOB_CONCURRENCY: Type.Optional(Int('jobs one worker runs at the same time [4]')),
+  JOB_LEASE_MS: Type.Optional(Int('how long a claimed job stays reserved without a heartbeat [30000]')),
+  JOB_MAX_ATTEMPTS: Type.Optional(Int('runs of a failing job before it is marked failed [10]')),
+  JOB_POLL_MS: Type.Optional(Int('how often an idle worker looks for due jobs [200]')),
   DEMO_DATA: Type.Optional(
     Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
       description: 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]',
@@ -58,11 +71,16 @@ export interface Config {
   errorBlock: { max: number; windowMs: number; durationMs: number };
   dnsListen: string;
   dnsDefaultTtl: number;
+  /** The DNS server (src/provisioning/dns; docs/decisions/0003-dns-propagation.md). */
+  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number };
+  /** The operator's default base records of a presence domain (null: that record is left out). */
+  dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null };
   brandWords: string[];
   logLevel: string;
   rdap: { servers: Record<string, string>; timeoutMs: number };
   http: { bodyLimit: number; requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
   demoData: 'auto' | 'on' | 'off';
+  jobs: { concurrency: number; leaseMs: number; maxAttempts: number; pollMs: number };
 }
 
 export class ConfigError extends Error {
@@ -104,6 +122,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const dnsDefaultTtl = num(e.DNS_DEFAULT_TTL, 3600);
   if (dnsDefaultTtl < 300 || dnsDefaultTtl > 86400) problems.push('DNS_DEFAULT_TTL: must be 300..86400 (spec §8)');
+  const dnsHost = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+  const nameservers = (e.DNS_NAMESERVERS ?? 'ns1.hostplane.test,ns2.hostplane.test')
+    .split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean);
+  if (!nameservers.length) problems.push('DNS_NAMESERVERS: name at least one name server');
+  for (const ns of nameservers) if (!dnsHost.test(ns)) problems.push(`DNS_NAMESERVERS: "${ns}" is not a host name`);
+  // RNAME: `hostmaster@example.com` is written `hostmaster.example.com` (a dot in the local part as `\.`).
+  const firstNsDomain = nameservers[0]?.split('.').slice(1).join('.') || nameservers[0] || 'invalid';
+  let hostmaster = (e.DNS_HOSTMASTER ?? `hostmaster.${firstNsDomain}`).trim().toLowerCase().replace(/\.$/, '');
+  const at = hostmaster.lastIndexOf('@');
+  if (at > 0) hostmaster = `${hostmaster.slice(0, at).replace(/\./g, '\\.')}.${hostmaster.slice(at + 1)}`;
+  // An escaped dot belongs to the local part's one label.
+  if (!dnsHost.test(hostmaster.replace(/\\\./g, '-'))) problems.push(`DNS_HOSTMASTER: "${e.DNS_HOSTMASTER}" is not a mailbox name or address`);
+  const dnsSettings = {
+    nameservers,
+    hostmaster,
+    pollMs: positive('DNS_POLL_MS', num(e.DNS_POLL_MS, 100)),
+    heartbeatMs: positive('DNS_HEARTBEAT_MS', num(e.DNS_HEARTBEAT_MS, 1000)),
+    serverStaleMs: positive('DNS_SERVER_STALE_MS', num(e.DNS_SERVER_STALE_MS, 5000)),
+  };
+  // A server must get at least two heartbeats into the window, or a slow tick makes it "stale".
+  if (dnsSettings.serverStaleMs < 2 * dnsSettings.heartbeatMs) problems.push('DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS');
+  const baseSetting = (name: 'DNS_BASE_IPV4' | 'DNS_BASE_IPV6' | 'DNS_BASE_MX', fallback: string, valid: (v: string) => boolean) => {
+    const v = (e[name] ?? fallback).trim();
+    if (v.toLowerCase() === 'off') return null;
+    if (!valid(v)) problems.push(`${name}: "${v}" is not valid (or off)`);
+    return v.toLowerCase();
+  };
+  const dnsBase = {
+    ipv4: baseSetting('DNS_BASE_IPV4', '192.0.2.10', (v) => net.isIPv4(v)),
+    ipv6: baseSetting('DNS_BASE_IPV6', '2001:db8::10', (v) => net.isIPv6(v) && !v.includes('%')),
+    mx: baseSetting('DNS_BASE_MX', 'mail.hostplane.test', (v) => /^(?=.{1,253}\.?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]\.?$/i.test(v)),
+  };
 
   const config: Config = {
     port,
@@ -124,6 +174,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     dnsListen,
     dnsDefaultTtl,
+    dns: dnsSettings,
+    dnsBase,
     brandWords: (e.BRAND_WORDS ?? 'hostplane').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
     logLevel: e.LOG_LEVEL ?? 'info',
     rdap: { servers: rdapServers, timeoutMs: positive('RDAP_TIMEOUT_MS', num(e.RDAP_TIMEOUT_MS, 3000)) },
@@ -134,7 +186,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keepAliveTimeoutMs: positive('KEEP_ALIVE_TIMEOUT_MS', num(e.KEEP_ALIVE_TIMEOUT_MS, 5_000)),
     },
     demoData: e.DEMO_DATA ?? 'auto',
+    jobs: {
+      concurrency: positive('JOB_CONCURRENCY', num(e.JOB_CONCURRENCY, 4)),
+      leaseMs: positive('JOB_LEASE_MS', num(e.JOB_LEASE_MS, 30_000)),
+      maxAttempts: positive('JOB_MAX_ATTEMPTS', num(e.JOB_MAX_ATTEMPTS, 10)),
+      pollMs: positive('JOB_POLL_MS', num(e.JOB_POLL_MS, 200)),
+    },
   };
+  // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
+  if (config.jobs.leaseMs < 1000) problems.push('JOB_LEASE_MS: must be at least 1000');
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
     problems.push('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
   }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `hostplane` command (DESIGN.md layout; issue 2 items 1 and 6): serve | migrate | demo | admin …
+// The `hostplane` command (DESIGN.md layout; issue 2 items 1 and 6): serve | worker | dns | migrate | demo | admin …
 // Settings come from the environment (API-NOTES §8). Exit codes: 0 done, 1 the command failed,
 // 2 invalid settings (every problem listed).
 import { createRequire } from 'node:module';
@@ -20,6 +20,16 @@ const program = new Command('hostplane')
       .description('serve the API on HOST:PORT (settings from the environment; see docs/operator-guide.md)')
       // Loaded on demand: the HTTP stack is not needed by the operator commands, which start faster.
       .action(async () => (await import('./cli/serve.js')).serve()),
+  )
+  .addCommand(
+    new Command('worker')
+      .description('run the job worker alone (settings JOB_* and DATABASE_URL; see docs/operator-guide.md)')
+      .action(async () => (await import('./cli/worker.js')).runWorker()),
+  )
+  .addCommand(
+    new Command('dns')
+      .description('run the authoritative DNS server alone on DNS_LISTEN (settings DNS_* and DATABASE_URL; see docs/operator-guide.md)')
+      .action(async () => (await import('./cli/dns.js')).runDns()),
   )
   .addCommand(migrateCommand())
   .addCommand(demoCommand())

@@ -7,6 +7,12 @@ import { generateToken, hashToken, tokenPrefix } from '../auth/tokens.js';
 import { hashLegacyPassword } from '../auth/legacy-password.js';
 import { toAce, toUnicode } from '../resources/domains/domain-name.js';
 import { AdminRepository } from './admin.repository.js';
+import { loadConfig, type Config } from '../config.js';
+import { recordChange } from '../provisioning/dns/propagation.js';
+import { DnsRecordsRepository } from '../resources/dns-records/dns-records.repository.js';
+import {
+  checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate,
+} from '../resources/dns-records/dns-records.base.js';
 
 export interface NewCustomer {
   organization?: string | null;
@@ -25,6 +31,8 @@ export interface NewPlan {
   webspaceMb?: number;
   databaseVersions?: string[];
   phpVersions?: string[];
+  /** Base records of the plan's presence domains (records with the API's attribute names); null → operator default. */
+  dnsTemplate?: unknown[] | null;
 }
 
 export interface NewDomain {
@@ -52,8 +60,29 @@ export function generateLegacyPassword(length = 24): string {
   return out;
 }
 
+/** The settings operator actions use: the default base records and TTL of DNS records. */
+export type AdminSettings = Pick<Config, 'dnsBase' | 'dnsDefaultTtl'>;
+
+let defaultSettings: AdminSettings | undefined;
+const defaults = () => (defaultSettings ??= loadConfig({}));
+
+/** What `admin package set-plan` did to one presence domain of the package. */
+export interface BaseRecordReset {
+  domain: string;
+  /** reset: base records replaced by the new plan's; locked: dns_update_lock is on, nothing changed (spec §4.3.6). */
+  base_records: 'reset' | 'locked';
+  removed: number;
+  inserted: number;
+  /** Template records left out because a kept (custom or managed) record clashes with them. */
+  skipped: number;
+}
+
 export class AdminService {
-  constructor(readonly repo: AdminRepository) {}
+  private readonly settings: AdminSettings;
+  /** `new AdminService(new AdminRepository(store.db), config)`; settings default to the built-in defaults. */
+  constructor(readonly repo: AdminRepository, settings?: AdminSettings) {
+    this.settings = settings ?? defaults();
+  }
 
   /** Creates a customer with its main contact; returns both ids. */
   async createCustomer(c: NewCustomer) {
@@ -194,6 +223,7 @@ export class AdminService {
 
   async createPlan(p: NewPlan) {
     if (p.resellerId != null && !(await this.repo.customer(p.resellerId))?.is_reseller) throw invalid(`Customer ${p.resellerId} is not a reseller.`);
+    if (p.dnsTemplate != null) checkTemplate(p.dnsTemplate, this.settings.dnsDefaultTtl, 'DNS template');
     const { id } = await this.repo.insertPlan({
       reseller_id: p.resellerId ?? null,
       name: p.name,
@@ -204,6 +234,7 @@ export class AdminService {
       webspace_mb: p.webspaceMb ?? 10240,
       database_versions: JSON.stringify(p.databaseVersions ?? ['mariadb-10.11']),
       php_versions: JSON.stringify(p.phpVersions ?? ['8.3', '8.4', '8.5']),
+      dns_template: p.dnsTemplate == null ? null : JSON.stringify(p.dnsTemplate),
       created_at: nowIso(),
     });
     return { planId: id };
@@ -227,33 +258,90 @@ export class AdminService {
     const ace = toAce(d.name.toLowerCase());
     if (!ace) throw invalid(`${d.name}: not ACE-encodable.`);
     if (!d.registered && d.packageId == null) throw invalid('A domain is registered, assigned to a package (presence), or both.');
+    let template: ReturnType<typeof planTemplate> | null = null;
     if (d.packageId != null) {
       const pkg = await this.repo.package(d.packageId);
       if (!pkg) throw new AppError('resource_not_found', `No package ${d.packageId}.`);
       if (pkg.customer_id !== d.customerId) throw invalid(`Package ${d.packageId} belongs to another customer.`);
+      template = planTemplate(await this.plan(pkg.plan_id), this.settings.dnsBase, this.settings.dnsDefaultTtl);
     } else if (!(await this.repo.customer(d.customerId))) {
       throw new AppError('resource_not_found', `No customer ${d.customerId}.`);
     }
+    // A presence domain is served by our DNS servers from the start: the plan's base records and
+    // a managed DKIM key, written with the domain in one transaction (spec §4.3.6, issue 3 item 4).
+    const dkim = template ? await generateDkimKey() : null;
     const created = nowIso();
     try {
-      await this.repo.insertDomain({
-        name: ace,
-        name_unicode: toUnicode(ace),
-        customer_id: d.customerId,
-        package_id: d.packageId ?? null,
-        is_registered: d.registered ? 1 : 0,
-        registration_created_at: d.registered ? created : null,
-        registration_expires_at: d.registered ? (d.expiresAt ?? new Date(Date.now() + 365 * 86400_000).toISOString()) : null,
-        registration_status: d.registered ? 'active' : null,
-        has_presence: d.packageId != null ? 1 : 0,
-        dns_update_lock: 0,
-        dns_migration_mode: 0,
-        created_at: created,
+      await this.repo.db.transaction().execute(async (trx) => {
+        await new AdminRepository(trx).insertDomain({
+          name: ace,
+          name_unicode: toUnicode(ace),
+          customer_id: d.customerId,
+          package_id: d.packageId ?? null,
+          is_registered: d.registered ? 1 : 0,
+          registration_created_at: d.registered ? created : null,
+          registration_expires_at: d.registered ? (d.expiresAt ?? new Date(Date.now() + 365 * 86400_000).toISOString()) : null,
+          registration_status: d.registered ? 'active' : null,
+          has_presence: d.packageId != null ? 1 : 0,
+          dns_update_lock: 0,
+          dns_migration_mode: 0,
+          created_at: created,
+          dkim_private_key: dkim?.privateKeyPem ?? null,
+        });
+        if (template && dkim) {
+          const records = new DnsRecordsRepository(trx);
+          await insertBaseRecords(records, ace, template);
+          await insertDkimRecord(records, ace, dkim, this.settings.dnsDefaultTtl);
+          await recordChange(trx, ace);
+        }
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('conflict', `Domain ${ace} exists.`);
       throw e;
     }
     return { domain: ace };
+  }
+
+  /**
+   * Moves a package to another plan (`hostplane admin package set-plan`) and resets the base
+   * records of each of its presence domains to the new plan's template, except where the domain's
+   * dns_update_lock is on (spec §4.3.6). Custom and managed records stay; template records that
+   * clash with them are left out. One transaction; one DNS change per reset domain.
+   */
+  async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
+    await this.package(packageId);
+    const template = planTemplate(await this.plan(planId), this.settings.dnsBase, this.settings.dnsDefaultTtl);
+    const domains = await this.repo.db.transaction().execute(async (trx) => {
+      await trx.updateTable('packages').set({ plan_id: planId }).where('id', '=', packageId).execute();
+      // Every zone row first, in one statement, before the first recordChange takes the order lock
+      // (src/provisioning/dns/propagation.ts); dns_update_lock is read under that lock.
+      await trx
+        .updateTable('domains')
+        .set((eb) => ({ dns_serial: eb.ref('dns_serial') }))
+        .where('package_id', '=', packageId)
+        .where('has_presence', '=', 1)
+        .execute();
+      const zones = await trx
+        .selectFrom('domains')
+        .select(['name', 'dns_update_lock'])
+        .where('package_id', '=', packageId)
+        .where('has_presence', '=', 1)
+        .orderBy('name')
+        .execute();
+      const records = new DnsRecordsRepository(trx);
+      const out: BaseRecordReset[] = [];
+      for (const z of zones) {
+        if (z.dns_update_lock) {
+          out.push({ domain: z.name, base_records: 'locked', removed: 0, inserted: 0, skipped: 0 });
+          continue;
+        }
+        const removed = await records.deleteTagged(z.name, 'base');
+        const { inserted, skipped } = await insertBaseRecords(records, z.name, template);
+        out.push({ domain: z.name, base_records: 'reset', removed, inserted, skipped });
+      }
+      for (const r of out) if (r.base_records === 'reset') await recordChange(trx, r.domain);
+      return out;
+    });
+    return { packageId, planId, domains };
   }
 }

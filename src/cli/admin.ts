@@ -3,10 +3,22 @@
 // JSON value with `--json` (ids as strings, like the API). A create command prints the object as
 // the matching list command shows it, plus any one-time secret (`token`, `legacy_password`).
 import { planAttributes } from '../resources/plans/plans.schema.js';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { Selectable } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { parseCount, parseId, parseList, printJson, printTable, withStore } from './context.js';
+
+/** commander argument parser for `--dns-template`: a JSON array. */
+function parseJson(value: string): unknown[] {
+  let v: unknown;
+  try {
+    v = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('must be JSON.');
+  }
+  if (!Array.isArray(v)) throw new InvalidArgumentError('must be a JSON array of records.');
+  return v;
+}
 
 type Row<T extends keyof Database> = Selectable<Database[T]>;
 const str = (id: number | null | undefined) => (id === null || id === undefined ? null : String(id));
@@ -212,10 +224,11 @@ export function adminCommand(): Command {
     .option('--database-versions <list>', 'comma-separated, e.g. mariadb-10.11,mysql-8.0 [mariadb-10.11]', parseList)
     .option('--php-versions <list>', 'comma-separated, e.g. 8.3,8.4 [8.3,8.4,8.5]', parseList)
     .option('--reseller-id <id>', 'a plan this reseller sells to its end customers', parseId)
+    .option('--dns-template <json>', 'base DNS records of its domains, e.g. \'[{"name":"","record_type":"A","data":"192.0.2.10"}]\' [DNS_BASE_* settings]', parseJson)
     .action(
       (o: Json & {
         name: string; maxDatabases?: number; maxEmailAddresses?: number; mailboxQuotaMb?: number; maxSubdomains?: number;
-        webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number;
+        webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number; dnsTemplate?: unknown[];
       }) =>
         withStore(async ({ admin }) => {
           const { planId } = await admin.createPlan({
@@ -228,6 +241,7 @@ export function adminCommand(): Command {
             webspaceMb: o.webspaceMb,
             databaseVersions: o.databaseVersions,
             phpVersions: o.phpVersions,
+            dnsTemplate: o.dnsTemplate,
           });
           const p = planView(await admin.plan(planId));
           if (o.json) return printJson(p);
@@ -256,6 +270,23 @@ export function adminCommand(): Command {
         const p = packageView(await admin.package(packageId));
         if (o.json) return printJson(p);
         process.stdout.write(`Created package ${p.id} (Linux user ${p.linux_user}).\n`);
+      }),
+    );
+  leaf(pkg.command('set-plan').description('move a package to another plan; resets base DNS records unless a domain\'s dns_update_lock is on (spec §4.3.6)'))
+    .requiredOption('--package <id>', 'package id', parseId)
+    .requiredOption('--plan <id>', 'the new plan', parseId)
+    .action((o: Json & { package: number; plan: number }) =>
+      withStore(async ({ admin }) => {
+        const r = await admin.setPackagePlan(o.package, o.plan);
+        if (o.json) return printJson({ package_id: String(r.packageId), plan_id: String(r.planId), domains: r.domains });
+        process.stdout.write(`Package ${r.packageId} now uses plan ${r.planId}.\n`);
+        for (const d of r.domains) {
+          process.stdout.write(
+            d.base_records === 'locked'
+              ? `  ${d.domain}: base records kept (dns_update_lock is on)\n`
+              : `  ${d.domain}: base records reset (${d.removed} removed, ${d.inserted} added${d.skipped ? `, ${d.skipped} left out: they clash with kept records` : ''})\n`,
+          );
+        }
       }),
     );
   leaf(pkg.command('list').description('list packages'))

@@ -28,7 +28,7 @@ export async function withStore<T>(fn: (ctx: CommandContext) => Promise<T>): Pro
   const config = loadConfig();
   const store = await openStore(config.databaseUrl);
   try {
-    return await fn({ config, store, admin: new AdminService(new AdminRepository(store.db)) });
+    return await fn({ config, store, admin: new AdminService(new AdminRepository(store.db), config) });
   } finally {
     await store.close();
   }

@@ -1,7 +1,8 @@
 // `hostplane serve`: the API server (issue 2 item 1). Migrates at start; on a new database loads
 // the demo dataset when DEMO_DATA says so (default `auto`: only for the embedded SQLite default,
 // so `npm install && npm start` is a working playground and a real deployment never gets demo
-// tokens); listens on HOST:PORT; shuts down gracefully on SIGINT/SIGTERM.
+// tokens); listens on HOST:PORT; runs the job worker (src/queue/worker.ts) and the DNS server
+// (src/provisioning/dns, unless DNS_LISTEN=off); shuts down gracefully on SIGINT/SIGTERM.
 import type { FastifyInstance } from 'fastify';
 import { isDefaultDatabase, loadConfig, type Config } from '../config.js';
 import { openStore, type Store } from '../db/index.js';
@@ -13,6 +14,9 @@ import { AdminRepository } from '../admin/admin.repository.js';
 import { AdminService } from '../admin/admin.service.js';
 import { loadDemoData, type DemoDataset } from '../admin/demo.js';
 import { formatDemo } from './demo.js';
+import { Worker, workerSettings } from '../queue/worker.js';
+import { buildHandlers } from '../queue/handlers.js';
+import { DnsServer } from '../provisioning/dns/server.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -26,6 +30,8 @@ export async function serve(): Promise<void> {
   let limiter: Limiter | null = null;
   let app: FastifyInstance | null = null;
   let demo: DemoDataset | null = null;
+  let worker: Worker | null = null;
+  let dns: DnsServer | null = null;
   try {
     await migrate(store);
     // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
@@ -34,11 +40,19 @@ export async function serve(): Promise<void> {
       : new MemoryLimiter(config);
     app = await buildApp(config, { store, limiter });
     await app.listen({ host: config.host, port: config.port });
+    // Before the worker: DNS jobs are done only once a live DNS server answers their change.
+    if (config.dnsListen !== 'off') dns = await DnsServer.start({ store, config, log: app.log.child({ component: 'dns' }) });
+    // The job worker runs next to the API (issue 3 item 2); `hostplane worker` runs more of them.
+    const handlers = buildHandlers({ config, store });
+    worker = new Worker({ store, handlers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
+    await worker.start();
     // Only once the port is ours: tokens created for a server that then fails to start would
     // never be shown, and the database would no longer count as new.
-    const admin = new AdminService(new AdminRepository(store.db));
+    const admin = new AdminService(new AdminRepository(store.db), config);
     if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl);
   } catch (err) {
+    await worker?.stop().catch(() => {});
+    await dns?.stop().catch(() => {});
     await app?.close().catch(() => {});
     await limiter?.close().catch(() => {});
     await store.close().catch(() => {});
@@ -51,10 +65,10 @@ export async function serve(): Promise<void> {
     // asynchronously, so they may land just before or after it).
     process.stdout.write(`\nhostplane serves ${config.publicBaseUrl} (API docs: ${config.publicBaseUrl}/docs)\n\n${formatDemo(demo)}\n`);
   }
-  handleSignals(app, limiter, store);
+  handleSignals(app, limiter, store, worker, dns);
 }
 
-function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store) {
+function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, dns: DnsServer | null) {
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -76,6 +90,11 @@ function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store) {
       app.log.error({ err }, 'closing the server failed');
       code = 1;
     }
+    // Running jobs get what is left of the grace period; unfinished ones are taken over by
+    // another worker once their lease expires.
+    await worker.stop({ graceMs: SHUTDOWN_GRACE_MS / 2 });
+    // Last: jobs still finishing wait for it to answer their changes.
+    await dns?.stop().catch((err) => app.log.error({ err }, 'stopping the DNS server failed'));
     await limiter.close().catch(() => {});
     await store.close().catch(() => {});
     process.exit(code);

@@ -15,6 +15,12 @@ export interface Store {
   engine: Engine;
   /** Human-readable location without credentials, for logs. */
   where: string;
+  /**
+   * PostgreSQL only: LISTEN on `channel` over a dedicated connection (a pooled one would be handed
+   * to queries). `onLost` is called once if that connection breaks; the caller listens again.
+   * `const stop = await store.listen?.('hostplane_jobs', (payload) => wake(), (err) => retryLater())`.
+   */
+  listen?(channel: string, onNotify: (payload: string) => void, onLost: (err: Error) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -61,7 +67,34 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
     const u = new URL(url);
     const where = `postgres://${u.host}${u.pathname}${opts.schema ? `?schema=${opts.schema}` : ''}`;
-    return { db, engine: 'postgres', where, close: () => db.destroy() };
+    const schemaOption = opts.schema ? `-c search_path=${opts.schema}` : undefined;
+    const listen = async (channel: string, onNotify: (payload: string) => void, onLost: (err: Error) => void) => {
+      const client = new pg.Client({ connectionString: url, options: schemaOption });
+      let lost = false;
+      const fail = (err: Error) => {
+        if (lost) return;
+        lost = true;
+        onLost(err);
+      };
+      client.on('error', fail);
+      client.on('end', () => fail(new Error('LISTEN connection closed')));
+      client.on('notification', (m) => {
+        if (m.channel === channel) onNotify(m.payload ?? '');
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      } catch (err) {
+        lost = true;
+        await client.end().catch(() => {});
+        throw err;
+      }
+      return async () => {
+        lost = true;
+        await client.end().catch(() => {});
+      };
+    };
+    return { db, engine: 'postgres', where, listen, close: () => db.destroy() };
   }
   const file = sqlitePath(url);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

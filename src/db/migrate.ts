@@ -3,8 +3,9 @@ import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './index.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-dns.js';
+import * as m003dnsRecords from './migrations/003-dns-records.js';
 
-const ALL = { '001-foundation': m001, '002-dns': m002 };
+const ALL = { '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords };
 
 /** Every migration's name, in order. */
 export const MIGRATION_NAMES = Object.keys(ALL);

@@ -73,6 +73,8 @@ export interface DomainsTable {
   dns_migration_mode: Bool;
   dns_serial: Generated<number>;
   created_at: string;
+  /** PKCS#8 PEM of the DKIM key whose public half is the managed `default._domainkey` TXT (migration 003). */
+  dkim_private_key: string | null;
 }
 
 export interface QueueJobsTable {

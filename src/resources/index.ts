@@ -22,6 +22,9 @@ import { DomainAvailabilityRepository } from './domain-availability/domain-avail
 import { DomainAvailabilityService } from './domain-availability/domain-availability.service.js';
 import { domainAvailabilityRoutes } from './domain-availability/domain-availability.routes.js';
 import { RdapClient } from './domain-availability/domain-availability.rdap.js';
+import { DnsRecordsService } from './dns-records/dns-records.service.js';
+import { dnsRecordsRoutes } from './dns-records/dns-records.routes.js';
+import { notifyEnqueued } from '../queue/notify.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -38,6 +41,11 @@ export function registerResources(app: FastifyInstance, { config, store, links }
   domainAvailabilityRoutes(
     app,
     new DomainAvailabilityService(new DomainAvailabilityRepository(store.db), new RdapClient(config.rdap)),
+    links,
+  );
+  dnsRecordsRoutes(
+    app,
+    new DnsRecordsService(store.db, { defaultTtl: config.dnsDefaultTtl, onEnqueued: () => void notifyEnqueued(store) }),
     links,
   );
 }

@@ -13,6 +13,9 @@ import { migrate } from '../../src/db/migrate.js';
 import { MemoryLimiter, type Limiter } from '../../src/limits/limiter.js';
 import { AdminRepository } from '../../src/admin/admin.repository.js';
 import { AdminService } from '../../src/admin/admin.service.js';
+import { Worker, workerSettings } from '../../src/queue/worker.js';
+import { buildHandlers } from '../../src/queue/handlers.js';
+import { DnsServer } from '../../src/provisioning/dns/server.js';
 
 export type EngineName = 'sqlite' | 'postgres';
 export const ENGINES: EngineName[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -75,26 +78,41 @@ export interface TestApp {
   admin: AdminService;
   config: Config;
   limiter: Limiter;
+  /** The job worker of this app's store, when asked for with `{ worker: true }`. */
+  worker: Worker | null;
+  /** The DNS server of this app's store on 127.0.0.1 (port in `dns.port`), when asked for with `{ dns: true }`. */
+  dns: DnsServer | null;
   close(): Promise<void>;
 }
 
 export async function createTestApp(
   engine: EngineName,
   env: Record<string, string> = {},
-  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore } = {},
+  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore; worker?: boolean; dns?: boolean } = {},
 ): Promise<TestApp> {
   const config = testConfig(env);
   const ts = opts.store ?? (await freshStore(engine));
   const limiter = opts.limiter ?? new MemoryLimiter(config);
   const app = await buildApp(config, { store: ts.store, limiter, logStream: opts.logStream });
   await app.ready();
+  // Started before the worker, as under `serve`: DNS jobs wait for a live DNS server.
+  const dns = opts.dns ? await DnsServer.start({ store: ts.store, config, log: app.log, listen: '127.0.0.1:0' }) : null;
+  // Jobs run as under `serve`: the application's handlers, settings from `env` (JOB_*).
+  const worker = opts.worker
+    ? new Worker({ store: ts.store, handlers: buildHandlers({ config, store: ts.store }), log: app.log, ...workerSettings(config) })
+    : null;
+  await worker?.start();
   return {
     app,
     store: ts.store,
-    admin: new AdminService(new AdminRepository(ts.store.db)),
+    admin: new AdminService(new AdminRepository(ts.store.db), config),
     config,
     limiter,
+    worker,
+    dns,
     async close() {
+      await worker?.stop();
+      await dns?.stop();
       await app.close();
       await limiter.close();
       if (!opts.store) await ts.drop();

@@ -6,4 +6,83 @@
 //     change id; call it in the same transaction that changes a zone's served records.
 //   isApplied(store, changeId) → true when every DNS server with a heartbeat newer than
 //     DNS_SERVER_STALE_MS has applied_change_id >= changeId, and at least one server is live.
-export {};
+//
+// Why the change log can be tailed by id without missing a change: on PostgreSQL ids come from a
+// sequence when the row is inserted, not when it commits, so a reader could see id 11 committed
+// while id 10 is still open, move past 10 and never come back. recordChange therefore takes a
+// transaction-scoped advisory lock before inserting: ids are handed out and committed strictly in
+// order. SQLite has one writer at a time, which gives the same order by itself.
+import { sql, type Kysely } from 'kysely';
+import type { Config } from '../../config.js';
+import type { Store } from '../../db/index.js';
+import type { Database } from '../../db/schema.js';
+import { nowIso } from '../../db/time.js';
+
+/** The PostgreSQL channel DNS servers LISTEN on; the payload is the schema (deployments sharing a database ignore each other). */
+export const DNS_CHANNEL = 'hostplane_dns';
+
+/** Default DNS_SERVER_STALE_MS: a server silent for longer is no longer counted (nor waited for). */
+export const DEFAULT_SERVER_STALE_MS = 5000;
+
+
+// In-process wake-ups: a DNS server running in the process that records a change (serve) hears of
+// it without a round trip through the database.
+const local = new Set<(changeId: number) => void>();
+
+/** Subscribes a DNS server of this process to recorded changes; returns the unsubscribe function. */
+export function onChangeRecorded(listener: (changeId: number) => void): () => void {
+  local.add(listener);
+  return () => local.delete(listener);
+}
+
+/** True when `db` talks to PostgreSQL (its placeholders are `$1`; SQLite's are `?`). */
+export function isPostgres(db: Kysely<Database>): boolean {
+  return sql`${0}`.compile(db).sql === '$1';
+}
+
+/**
+ * Records that `domain`'s served records (or the zone itself: presence added or removed) changed,
+ * inside the caller's transaction, and returns the change id to wait for with isApplied:
+ * `const changeId = await recordChange(trx, 'example.com')`.
+ *
+ * Call it last in the transaction: from here until commit, other DNS changes wait (the order
+ * lock). A transaction that changes several domains should lock their rows before the first call.
+ */
+export async function recordChange(trx: Kysely<Database>, domain: string): Promise<number> {
+  const pg = isPostgres(trx);
+  if (pg) await sql`select pg_advisory_xact_lock(hashtext(${`${DNS_CHANNEL}:`}::text || current_schema()::text))`.execute(trx);
+  const { id } = await trx
+    .insertInto('dns_changes')
+    .values({ domain, created_at: nowIso() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await trx
+    .updateTable('domains')
+    .set((eb) => ({ dns_serial: eb('dns_serial', '+', 1) }))
+    .where('name', '=', domain)
+    .execute();
+  if (pg) {
+    // Delivered when (and only if) the transaction commits, to every listening DNS process.
+    await sql`select pg_notify(${DNS_CHANNEL}, current_schema())`.execute(trx);
+  } else {
+    // SQLite: a server sharing this connection reads only after the commit (one connection, one
+    // transaction at a time); one on another connection retries briefly until the id appears.
+    for (const wake of local) wake(id);
+  }
+  return id;
+}
+
+/**
+ * True when the change is answered by every live DNS server, and at least one is live:
+ * `if (await isApplied(store, changeId)) return { status: 'done' }`.
+ * Live = heartbeat within `staleMs` (DNS_SERVER_STALE_MS; the job handlers pass the setting).
+ */
+export async function isApplied(store: Store, changeId: number, opts: { staleMs?: number } = {}): Promise<boolean> {
+  const since = nowIso(-(opts.staleMs ?? DEFAULT_SERVER_STALE_MS));
+  const row = await store.db
+    .selectFrom('dns_servers')
+    .select((eb) => [eb.fn.countAll<number>().as('live'), eb.fn.min('applied_change_id').as('low')])
+    .where('heartbeat_at', '>', since)
+    .executeTakeFirst();
+  return Number(row?.live ?? 0) > 0 && Number(row?.low) >= changeId;
+}

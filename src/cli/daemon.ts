@@ -1,0 +1,56 @@
+// The lifecycle of a long-running part started alone (`hostplane worker`, `hostplane dns`):
+// settings, a logger like serve's, the store migrated, the part started, and a graceful stop on
+// SIGINT/SIGTERM (a second signal exits at once).
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { loadConfig, type Config } from '../config.js';
+import { openStore, type Store } from '../db/index.js';
+import { migrate } from '../db/migrate.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+export interface Part {
+  /** Stops the part; it may use up to `graceMs` to finish what it is doing. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/**
+ * `await runDaemon('dns', ({ config, store, log }) => DnsServer.start(…))`: the part runs until
+ * the process is signalled.
+ */
+export async function runDaemon(
+  component: string,
+  start: (deps: { config: Config; store: Store; log: FastifyBaseLogger }) => Promise<Part>,
+  check: (config: Config) => void = () => {},
+): Promise<void> {
+  const config = loadConfig();
+  check(config);
+  // The same logger (pino through Fastify, same format and redaction) as `serve`, without an HTTP server.
+  const log = Fastify({ logger: { level: config.logLevel } }).log.child({ component });
+  const store = await openStore(config.databaseUrl);
+  let part: Part;
+  try {
+    await migrate(store);
+    part = await start({ config, store, log });
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
+  log.info({ database: store.where }, `hostplane ${component} ready`);
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      log.error('graceful shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS + 2_000);
+    force.unref();
+    await part.stop(SHUTDOWN_GRACE_MS);
+    await store.close().catch(() => {});
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

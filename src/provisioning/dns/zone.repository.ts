@@ -1,0 +1,80 @@
+// All SQL of the DNS server (issue 3 item 3; docs/decisions/0003-dns-propagation.md): the served
+// zones, the change log it tails, and its row in dns_servers (liveness + what it has applied).
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { nowIso } from '../../db/time.js';
+import type { StoredRecord } from './rdata.js';
+
+/** What a zone is built from: the presence domain's serial and its served records. */
+export interface ZoneRows {
+  domain: string;
+  serial: number;
+  records: StoredRecord[];
+}
+
+export class ZoneRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** The newest change id (0 for none); read before loading zones, so later changes are replayed. */
+  async lastChangeId(): Promise<number> {
+    const row = await this.db.selectFrom('dns_changes').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+    return Number(row?.id ?? 0);
+  }
+
+  /** Changes after `afterId`, oldest first: `await repo.changesAfter(41, 1000)`. */
+  changesAfter(afterId: number, limit: number) {
+    return this.db.selectFrom('dns_changes').select(['id', 'domain']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  }
+
+  /**
+   * Presence domains after `after` in name order, at most `limit`, for loading zones page by
+   * page (a store with a million records is never held as rows all at once):
+   * `for (let after = ''; ; ) { const names = await repo.presenceDomains(after, 500); … }`.
+   */
+  async presenceDomains(after: string, limit: number): Promise<string[]> {
+    const rows = await this.db.selectFrom('domains').select('name').where('has_presence', '=', 1).where('name', '>', after).orderBy('name').limit(limit).execute();
+    return rows.map((r) => r.name);
+  }
+
+  /**
+   * The named presence domains with their served records (state active or deleting); names
+   * without presence are left out. One statement, so serial and records come from one snapshot.
+   */
+  async zones(domains: string[]): Promise<ZoneRows[]> {
+    if (!domains.length) return [];
+    const q = this.db
+      .selectFrom('domains as d')
+      .leftJoin('dns_records as r', (j) => j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']))
+      .select(['d.name as domain', 'd.dns_serial as serial', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
+      .where('d.has_presence', '=', 1)
+      .where('d.name', 'in', domains);
+    // By record id within a zone: answers list records in the order they were created.
+    const rows = await q.orderBy('d.name').orderBy('r.id').execute();
+    const out: ZoneRows[] = [];
+    for (const r of rows) {
+      let z = out[out.length - 1];
+      if (!z || z.domain !== r.domain) out.push((z = { domain: r.domain, serial: Number(r.serial), records: [] }));
+      if (r.record_type !== null) z.records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl) });
+    }
+    return out;
+  }
+
+  /** Registers or refreshes this server's row: `await repo.heartbeat(id, applied, startedAt)`. */
+  async heartbeat(id: string, appliedChangeId: number, startedAt: string): Promise<void> {
+    const now = nowIso();
+    await this.db
+      .insertInto('dns_servers')
+      .values({ id, applied_change_id: appliedChangeId, heartbeat_at: now, started_at: startedAt })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ applied_change_id: appliedChangeId, heartbeat_at: now }))
+      .execute();
+  }
+
+  /** Rows of servers gone for longer than `olderThanMs` (killed without a clean stop). */
+  async purgeGone(olderThanMs: number): Promise<void> {
+    await this.db.deleteFrom('dns_servers').where('heartbeat_at', '<', nowIso(-olderThanMs)).execute();
+  }
+
+  async unregister(id: string): Promise<void> {
+    await this.db.deleteFrom('dns_servers').where('id', '=', id).execute();
+  }
+}

@@ -1,0 +1,46 @@
+// Waking workers when a job is enqueued (DESIGN "Jobs are rows"; spec §3.1). Polling alone would
+// put JOB_POLL_MS between a POST and its effect; a wake-up makes the worker claim at once.
+//
+// - Same process (serve runs API and worker together): an in-memory signal per database.
+// - PostgreSQL, other processes: `NOTIFY hostplane_jobs`; every worker LISTENs (worker.ts).
+//   The payload is the schema, so deployments sharing one database (`?schema=`) do not wake
+//   each other's workers.
+// - SQLite, other processes: nothing to send; those workers find the job by polling.
+// A lost wake-up is never a lost job: polling finds every due job anyway.
+import { sql } from 'kysely';
+import type { Store } from '../db/index.js';
+
+/** The PostgreSQL channel workers LISTEN on. */
+export const JOBS_CHANNEL = 'hostplane_jobs';
+
+// Keyed by Store.where (file path, or server + database + schema): two Store objects on the same
+// database in one process wake each other too.
+const local = new Map<string, Set<() => void>>();
+
+/**
+ * Wakes the workers of `store`'s database; call it after the transaction that inserted the job
+ * has committed (a worker woken earlier would not see the job yet):
+ * `await store.db.transaction().execute(async (trx) => { …; await new QueueJobsRepository(trx).insert(job) });
+ *  await notifyEnqueued(store);`
+ * Never throws: a failed NOTIFY only means the job waits for the next poll.
+ */
+export async function notifyEnqueued(store: Store): Promise<void> {
+  for (const wake of local.get(store.where) ?? []) wake();
+  if (store.engine !== 'postgres') return;
+  try {
+    await sql`select pg_notify(${JOBS_CHANNEL}, current_schema())`.execute(store.db);
+  } catch {
+    // Polling covers it.
+  }
+}
+
+/** In-process subscription used by the worker; returns the unsubscribe function. */
+export function onEnqueued(store: Store, wake: () => void): () => void {
+  let set = local.get(store.where);
+  if (!set) local.set(store.where, (set = new Set()));
+  set.add(wake);
+  return () => {
+    set.delete(wake);
+    if (!set.size && local.get(store.where) === set) local.delete(store.where);
+  };
+}

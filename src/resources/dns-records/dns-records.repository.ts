@@ -1,0 +1,157 @@
+// All SQL of DNS records (spec §2.6): scoped reads for the API, and the writes of the API, the job
+// handlers and the base-record templates. A record is visible when its domain's owner is in the
+// caller's scope (src/db/scope.ts).
+import type { Kysely, Selectable } from 'kysely';
+import type { Actor } from '../../auth/actor.js';
+import type { Database, DnsRecordsTable } from '../../db/schema.js';
+import { visibleTo } from '../../db/scope.js';
+import { fetchPage, type Page } from '../../db/paging.js';
+import { nowIso } from '../../db/time.js';
+
+export type DnsRecordRow = Selectable<DnsRecordsTable>;
+
+/** Filters after parsing: each given attribute holds at least one value (OR within, AND across). */
+export interface DnsRecordFilters {
+  domains?: string[];
+  packageIds?: number[];
+  recordTypes?: string[];
+}
+
+export interface NewDnsRecord {
+  domain: string;
+  name: string;
+  record_type: string;
+  data: string;
+  ttl: number;
+  tag: DnsRecordRow['tag'];
+  state: DnsRecordRow['state'];
+}
+
+export class DnsRecordsRepository {
+  /** Pass a transaction for writes that belong together (record + job, DESIGN "Jobs are rows"). */
+  constructor(private readonly db: Kysely<Database>) {}
+
+  private base(actor: Actor) {
+    return this.db
+      .selectFrom('dns_records')
+      .innerJoin('domains', 'domains.name', 'dns_records.domain')
+      .selectAll('dns_records')
+      .where(visibleTo(actor, 'domains.customer_id'));
+  }
+
+  findVisible(actor: Actor, id: number) {
+    return this.base(actor).where('dns_records.id', '=', id).executeTakeFirst();
+  }
+
+  /** Zone order: domain, owner name, type, then creation. */
+  list(actor: Actor, f: DnsRecordFilters, page: Page | null) {
+    let q = this.base(actor);
+    if (f.domains) q = q.where('dns_records.domain', 'in', f.domains);
+    if (f.packageIds) q = q.where('domains.package_id', 'in', f.packageIds);
+    if (f.recordTypes) q = q.where('dns_records.record_type', 'in', f.recordTypes);
+    return fetchPage(
+      q.orderBy('dns_records.domain').orderBy('dns_records.name').orderBy('dns_records.record_type').orderBy('dns_records.id'),
+      page,
+    );
+  }
+
+  /** A domain of the caller's scope by its ACE name (presence or not: the service tells them apart). */
+  findDomain(actor: Actor, name: string) {
+    return this.db
+      .selectFrom('domains')
+      .select(['name', 'customer_id', 'has_presence'])
+      .where('name', '=', name)
+      .where(visibleTo(actor, 'domains.customer_id'))
+      .executeTakeFirst();
+  }
+
+  /** The nearest of `names` (parents of a name, nearest first) that is a domain of the caller's scope. */
+  async findParentDomain(actor: Actor, names: string[]) {
+    if (!names.length) return undefined;
+    const rows = await this.db
+      .selectFrom('domains')
+      .select('name')
+      .where('name', 'in', names)
+      .where(visibleTo(actor, 'domains.customer_id'))
+      .execute();
+    return names.find((n) => rows.some((r) => r.name === n));
+  }
+
+  /**
+   * Serialises writers of one zone until the transaction ends: a no-op update takes the domain
+   * row's lock on PostgreSQL and the write lock on SQLite. Check-then-insert rules (identical
+   * record, CNAME exclusivity) are only sound under it. Lock order everywhere: domain, then records.
+   */
+  async lockDomain(domain: string) {
+    await this.db
+      .updateTable('domains')
+      .set((eb) => ({ dns_serial: eb.ref('dns_serial') }))
+      .where('name', '=', domain)
+      .execute();
+  }
+
+  /** Every record at one owner name of a zone, whatever its state. */
+  recordsAt(domain: string, name: string) {
+    return this.db
+      .selectFrom('dns_records')
+      .select(['id', 'record_type', 'data', 'state', 'tag'])
+      .where('domain', '=', domain)
+      .where('name', '=', name)
+      .execute();
+  }
+
+  /** Every record of a zone, whatever its state. */
+  recordsOf(domain: string) {
+    return this.db.selectFrom('dns_records').selectAll().where('domain', '=', domain).orderBy('id').execute();
+  }
+
+  byId(id: number) {
+    return this.db.selectFrom('dns_records').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async insert(r: NewDnsRecord): Promise<number> {
+    const at = nowIso();
+    const { id } = await this.db
+      .insertInto('dns_records')
+      .values({ ...r, created_at: at, updated_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return id;
+  }
+
+  /** Moves a record from one state to another; false when it was not in `from` (or is gone). */
+  async transition(id: number, from: DnsRecordRow['state'], to: DnsRecordRow['state']) {
+    const r = await this.db
+      .updateTable('dns_records')
+      .set({ state: to, updated_at: nowIso() })
+      .where('id', '=', id)
+      .where('state', '=', from)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async delete(id: number, onlyState?: DnsRecordRow['state']) {
+    let q = this.db.deleteFrom('dns_records').where('id', '=', id);
+    if (onlyState) q = q.where('state', '=', onlyState);
+    const r = await q.executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  async deleteTagged(domain: string, tag: DnsRecordRow['tag']) {
+    const r = await this.db.deleteFrom('dns_records').where('domain', '=', domain).where('tag', '=', tag).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  /** The newest pending delete job of a record (a second DELETE answers with it). */
+  pendingDeleteJob(recordId: number) {
+    return this.db
+      .selectFrom('queue_jobs')
+      .select('id')
+      .where('job_type', '=', 'dns-record')
+      .where('action', '=', 'delete')
+      .where('object_id', '=', String(recordId))
+      .where('status', '=', 'pending')
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+  }
+}
