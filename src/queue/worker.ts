@@ -276,8 +276,10 @@ export class Worker {
     } else if (error === undefined && result!.status === 'wait') {
       const ms = Math.max(0, result!.ms);
       kept = await this.repo.release(job.id, token, new Date(now + ms).toISOString());
-      // This worker comes back for it on time even between polls.
-      if (kept) this.after(ms, () => this.wake());
+      // This worker comes back for it on time even between polls. Timers may fire a millisecond
+      // before Date.now() reaches run_after; a claim then would find nothing and the job would
+      // wait for the next poll, so come back just after it.
+      if (kept) this.after(ms + 2, () => this.wake());
     } else if (error instanceof LeaseLostError) {
       kept = false;
     } else {
