@@ -3,6 +3,7 @@
 // between the store and several DNS processes, and fuzzing of the packet path.
 //
 // Records are written straight into the store (plus recordChange), independent of the API.
+import { requirable } from './helpers/required.js';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { execFile, execFileSync } from 'node:child_process';
@@ -707,7 +708,7 @@ describe.each(ENGINES)('DNS server on %s', (engine) => {
     });
   });
 
-  describe.skipIf(digMissing !== null)('with the real dig', () => {
+  requirable(digMissing)('with the real dig', () => {
     const dig = async (...args: string[]) => (await run('dig', ['@127.0.0.1', '-p', String(port), '+time=2', '+tries=1', ...args])).stdout;
     const status = (out: string) => /status: ([A-Z]+)/.exec(out)?.[1];
     const flags = (out: string) => /;; flags: ([a-z ]+);/.exec(out)?.[1].trim().split(' ').sort().join(' ');

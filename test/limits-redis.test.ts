@@ -3,6 +3,7 @@
 // block is shared, and when Redis is down or hangs every instance falls back to its own in-memory
 // limits (logged and counted) — requests are still limited and never fail or hang.
 // Runs when TEST_REDIS_URL is set (CI sets it; locally redis://127.0.0.1:6379).
+import { requirable } from './helpers/required.js';
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { PassThrough } from 'node:stream';
@@ -13,7 +14,7 @@ import { seedTenants, type Tenants } from './helpers/tenants.js';
 import { RedisLimiter } from '../src/limits/redis-limiter.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
-const suite = REDIS_URL ? describe : describe.skip;
+const suite = requirable(REDIS_URL ? null : 'TEST_REDIS_URL is not set');
 /** One key prefix per test run, so parallel runs and old keys never meet. */
 const PREFIX = `hostplane-test:${crypto.randomUUID()}:`;
 
@@ -94,7 +95,7 @@ const metricValue = async (t: TestApp, name: string) => {
   return m ? Number(m[1]) : null;
 };
 
-suite.each(ENGINES)('rate limits shared through Redis on %s', (engine) => {
+suite('rate limits shared through Redis', () => describe.each(ENGINES)('on %s', (engine) => {
   let ts: TestStore;
   let x: Tenants;
   const apps: TestApp[] = [];
@@ -301,4 +302,4 @@ suite.each(ENGINES)('rate limits shared through Redis on %s', (engine) => {
       await r.close();
     }
   }, 20_000);
-});
+}));

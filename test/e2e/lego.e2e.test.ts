@@ -11,6 +11,7 @@
 // PostgreSQL the app reaches the server over its Unix socket (E2E_PG_SOCKET_DIR, default
 // /var/run/postgresql), as the namespace has no route to the host's 127.0.0.1.
 // A run's work directory (logs, exchanges.jsonl) is kept when a test fails, or always with E2E_KEEP=1.
+import { requirable } from '../helpers/required.js';
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -141,7 +142,7 @@ const runs: EngineRun[] = ENGINES.map((engine) => {
   return 'skip' in pg ? { engine, skip: pg.skip, db: '', schema: null } : { engine, skip: null, db: pg.url, schema };
 });
 
-(skip ? describe.skip : describe)(`lego (variomedia provider) + pebble against hostplane${skip ? ` (skipped: ${skip})` : ''}`, () => {
+requirable(skip)('lego (variomedia provider) + pebble against hostplane', () => {
   beforeAll(() => {
     // The engines run at once: each run has its own network namespace, so the harness's fixed
     // ports never collide, and the suite takes the time of one run.
@@ -167,7 +168,8 @@ const runs: EngineRun[] = ENGINES.map((engine) => {
 
   describe.each(runs)('$engine', (r) => {
     if (r.skip) {
-      it.skip(`skipped: ${r.skip}`, () => {});
+      if (process.env.CI_REQUIRE_ALL === '1') it('runs in CI (CI_REQUIRE_ALL=1)', () => expect.fail(`required in CI but cannot run: ${r.skip}`));
+      else it.skip(`skipped: ${r.skip}`, () => {});
       return;
     }
     let ev: Evidence;

@@ -4,8 +4,9 @@
 // CONTRACT (implemented by the DNS server work, issue 3):
 //   recordChange(trx, domain) → appends to dns_changes, bumps domains.dns_serial, returns the
 //     change id; call it in the same transaction that changes a zone's served records.
-//   isApplied(store, changeId) → true when every DNS server with a heartbeat newer than
-//     DNS_SERVER_STALE_MS has applied_change_id >= changeId, and at least one server is live.
+//   isApplied(store, changeId, { staleMs }) → true when every DNS server with a heartbeat newer
+//     than staleMs (the caller passes DNS_SERVER_STALE_MS) has applied_change_id >= changeId,
+//     and at least one server is live.
 //
 // Why the change log can be tailed by id without missing a change: on PostgreSQL ids come from a
 // sequence when the row is inserted, not when it commits, so a reader could see id 11 committed
