@@ -1,7 +1,7 @@
 // All SQL of DNS records (spec §2.6): scoped reads for the API, and the writes of the API, the job
 // handlers and the base-record templates. A record is visible when its domain's owner is in the
 // caller's scope (src/db/scope.ts).
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, DnsRecordsTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
@@ -98,6 +98,20 @@ export class DnsRecordsRepository {
       .where('domain', '=', domain)
       .where('name', '=', name)
       .execute();
+  }
+
+  /**
+   * Every record of a zone, whatever its state, at `name`, at its ancestors and strictly below it:
+   * what the delegation rules look at. At the apex only its own records (no NS is ever there).
+   */
+  recordsAround(domain: string, name: string) {
+    const labels = name === '' ? [] : name.split('.');
+    const ancestors = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
+    // `_` is a LIKE wildcard and common in names: escape it (SQLite has no default escape).
+    const below = `%.${name.replace(/[!%_]/g, '!$&')}`;
+    let q = this.db.selectFrom('dns_records').select(['id', 'name', 'record_type', 'data', 'state', 'tag']).where('domain', '=', domain);
+    q = name === '' ? q.where('name', '=', '') : q.where((eb) => eb.or([eb('name', 'in', [name, ...ancestors]), sql<boolean>`${eb.ref('name')} like ${below} escape '!'`]));
+    return q.orderBy('id').execute();
   }
 
   /** Every record of a zone, whatever its state. */

@@ -16,7 +16,7 @@ import { QueueJobsRepository, type QueueJobRow } from '../queue-jobs/queue-jobs.
 import { DONE_JOB_RETENTION_MS } from '../queue-jobs/queue-jobs.service.js';
 import { aceOf } from '../domains/domains.service.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
-import { checkFqdnLength, conflictAt, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput } from './dns-records.validate.js';
+import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput } from './dns-records.validate.js';
 
 /** What a DNS-record job carries: the zone, so the handler locks and announces it even when the record is gone. */
 export interface DnsRecordJobPayload {
@@ -115,7 +115,7 @@ export class DnsRecordsService {
     const job = await this.db.transaction().execute(async (trx) => {
       const repo = new DnsRecordsRepository(trx);
       await repo.lockDomain(zone.name);
-      const clash = conflictAt(await repo.recordsAt(zone.name, record.name.ace), record);
+      const clash = conflictInZone(await repo.recordsAround(zone.name, record.name.ace), { ...record, name: record.name.ace });
       if (clash) throw new AppError('conflict', clash.detail, { pointer: pointer(clash.field) });
       const id = await repo.insert({
         domain: zone.name,

@@ -360,9 +360,14 @@ export interface ExistingRecord {
   tag?: string;
 }
 
+export type Conflict = { field: 'name' | 'data'; detail: string };
+
+const going = (r: ExistingRecord) => (r.state === 'deleting' ? ' It is being deleted; try again when its job is done.' : '');
+/** The record to name in a detail: one that stays, if any (so "being deleted" is said only when all are). */
+const blocker = <T extends ExistingRecord>(rs: T[]): T => rs.find((r) => r.state !== 'deleting') ?? rs[0];
+
 /** Why a record may not join `existing` (the records of its owner name), or null. */
-export function conflictAt(existing: ExistingRecord[], cand: { record_type: string; data: string }): { field: 'name' | 'data'; detail: string } | null {
-  const going = (r: ExistingRecord) => (r.state === 'deleting' ? ' It is being deleted; try again when its job is done.' : '');
+export function conflictAt(existing: ExistingRecord[], cand: { record_type: string; data: string }): Conflict | null {
   const same = existing.find((r) => r.record_type === cand.record_type && r.data === cand.data);
   if (same) return { field: 'data', detail: `An identical ${cand.record_type} record exists at this name.${going(same)}` };
   // The DKIM key's name belongs to the service: a second TXT there would break DKIM (RFC 6376 §3.6.2.2).
@@ -374,4 +379,81 @@ export function conflictAt(existing: ExistingRecord[], cand: { record_type: stri
     return { field: 'name', detail: `Other records exist at this name; a CNAME must be the only record at its name.${going(existing[0])}` };
   }
   return null;
+}
+
+// ---- records of one zone: delegations and the size of an answer -------------------------------
+
+/** A stored record with its owner name (relative, lower-case ACE, '' = apex). */
+export interface ZoneRecord extends ExistingRecord {
+  name: string;
+}
+
+/**
+ * Budget of the records at one owner name: each counts the bytes of its `data` plus
+ * RECORD_OVERHEAD_BYTES. A reply must fit in one DNS message (65535 bytes over TCP, RFC 1035
+ * §4.2.2), and an answer to ANY holds every record of the name. On the wire a record is at most
+ * its data + 17 bytes (TXT string lengths; AAAA `::`) + 10 (type, class, TTL, length) + 255 (the
+ * owner name: our server does not compress), so this budget keeps a name's records under ~37 KB,
+ * leaving room for CNAME chains to it; data alone would not do, as thousands of tiny records fit.
+ */
+export const NAME_DATA_MAX_BYTES = 16384;
+export const RECORD_OVERHEAD_BYTES = 128;
+
+/** True when `name` is strictly below `ancestor` (a wildcard `*.x` is below `x`); the apex is never a cut. */
+const isBelow = (name: string, ancestor: string) => ancestor !== '' && name.endsWith(`.${ancestor}`);
+const atCutTypes = (type: string) => type === 'NS' || type === 'DS';
+
+/**
+ * Delegations (RFC 1034 §4.2.1): an NS record below the apex makes our DNS server answer a
+ * referral for its name and everything below it (src/provisioning/dns/zone.ts), so records there
+ * would be listed and "done" but never answered, and an NS above the DKIM key would hide the
+ * undeletable managed record (spec §4.3.6). Only NS and DS may be at a cut, nothing below it.
+ */
+function delegationConflict(zone: ZoneRecord[], cand: { name: string; record_type: string }): Conflict | null {
+  const ns = zone.filter((r) => r.record_type === 'NS' && r.name !== '');
+  const above = ns.filter((r) => isBelow(cand.name, r.name));
+  if (above.length) {
+    const cut = blocker(above);
+    return { field: 'name', detail: `This name is below "${cut.name}", which an NS record delegates to other name servers; no record may be added below a delegation.${going(cut)}` };
+  }
+  const at = ns.filter((r) => r.name === cand.name);
+  if (at.length && !atCutTypes(cand.record_type)) {
+    return { field: 'name', detail: `An NS record delegates this name to other name servers; only NS and DS records may be added at it.${going(blocker(at))}` };
+  }
+  if (cand.record_type !== 'NS') return null;
+  const here = zone.filter((r) => r.name === cand.name && !atCutTypes(r.record_type));
+  if (here.length) {
+    return { field: 'name', detail: `Records other than NS and DS exist at this name; an NS record would delegate it to other name servers and hide them.${going(blocker(here))}` };
+  }
+  const below = zone.filter((r) => isBelow(r.name, cand.name));
+  if (below.some((r) => r.tag === 'managed')) {
+    return { field: 'name', detail: 'A record managed by the service (the DKIM key) is below this name; an NS record would delegate it to other name servers and hide it.' };
+  }
+  if (below.length) {
+    const r = blocker(below);
+    return { field: 'name', detail: `Records exist below this name (at "${r.name}"); an NS record would delegate them to other name servers and hide them.${going(r)}` };
+  }
+  return null;
+}
+
+/** Fails when the records at the candidate's name would outgrow NAME_DATA_MAX_BYTES. */
+function sizeConflict(here: ExistingRecord[], cand: { data: string }): Conflict | null {
+  const size = (r: { data: string }) => Buffer.byteLength(r.data, 'utf8') + RECORD_OVERHEAD_BYTES;
+  const total = here.reduce((n, r) => n + size(r), size(cand));
+  if (total <= NAME_DATA_MAX_BYTES) return null;
+  const deleting = here.some((r) => r.state === 'deleting') ? ' Records being deleted count until their jobs are done.' : '';
+  return {
+    field: 'data',
+    detail: `The records at this name would exceed ${NAME_DATA_MAX_BYTES} bytes together (each counts its data plus ${RECORD_OVERHEAD_BYTES} bytes), more than one DNS answer surely holds.${deleting}`,
+  };
+}
+
+/**
+ * Why a record may not join its zone, or null: the rules of its own name (conflictAt), then
+ * delegations, then the size of the name's answer. `zone` holds at least the records at the
+ * candidate's name, at its ancestors and below it (DnsRecordsRepository.recordsAround), in any state.
+ */
+export function conflictInZone(zone: ZoneRecord[], cand: { name: string; record_type: string; data: string }): Conflict | null {
+  const here = zone.filter((r) => r.name === cand.name);
+  return conflictAt(here, cand) ?? delegationConflict(zone, cand) ?? sizeConflict(here, cand);
 }
