@@ -960,6 +960,20 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       expect(await serial('locked.example')).toBe(serials.locked);
     });
 
+    it('a plan change leaves out template records that a customer\'s delegation cut would hide', async () => {
+      const { customerId } = await t.admin.createCustomer({ contact: { name: 'Q', email: 'q@plan.example' } });
+      const { token } = await t.admin.issueToken((await t.admin.listContacts(customerId))[0].id);
+      const { planId } = await t.admin.createPlan({ name: 'plan Q' });
+      const { packageId } = await t.admin.createPackage({ customerId, planId, name: 'q', linuxUser: 'u_cut' });
+      await t.admin.createDomain({ name: 'cut.example', customerId, packageId });
+      // The customer delegates app.cut.example; plan B's template has an A record at app.
+      const ns = recordIdOf(await post({ record_type: 'NS', name: 'app', domain: 'cut.example', data: 'ns1.elsewhere.example' }, token));
+      const result = await t.admin.setPackagePlan(packageId, planB);
+      expect(result.domains).toEqual([{ domain: 'cut.example', base_records: 'reset', removed: 6, inserted: 2, skipped: 1 }]);
+      const l = await list('?filter[domain]=cut.example', token);
+      expect(l.json.data.filter((d: any) => d.attributes.name === 'app').map((d: any) => [d.id, d.attributes.record_type])).toEqual([[ns, 'NS']]);
+    });
+
     it('`hostplane admin package set-plan` prints what it did (--json)', async () => {
       // A store of its own that the CLI process opens by DATABASE_URL.
       const ts: TestStore = await freshStore(engine as EngineName);

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { AppError } from '../../errors.js';
 import type { Config } from '../../config.js';
 import type { DnsRecordsRepository } from './dns-records.repository.js';
-import { conflictAt, fqdnOf, normaliseRecord, type NormalisedRecord, type RecordInput } from './dns-records.validate.js';
+import { conflictAt, conflictInZone, fqdnOf, normaliseRecord, type NormalisedRecord, type RecordInput } from './dns-records.validate.js';
 
 /** Owner name of the managed DKIM key (selector `default`, RFC 6376 §3.6.2.1). */
 export const DKIM_SELECTOR = 'default';
@@ -108,7 +108,11 @@ export async function insertBaseRecords(repo: DnsRecordsRepository, domain: stri
   let inserted = 0;
   let skipped = 0;
   for (const rec of template) {
-    if (fqdnOf(rec.name.ace, domain).length > 253 || conflictAt(await repo.recordsAt(domain, rec.name.ace), rec)) {
+    // The same rules as the API (same name, delegation cuts, answer size): a customer's NS cut or a
+    // full name keeps its place and the template record is left out.
+    const around = await repo.recordsAround(domain, rec.name.ace);
+    const cand = { name: rec.name.ace, record_type: rec.record_type, data: rec.data };
+    if (fqdnOf(rec.name.ace, domain).length > 253 || conflictInZone(around, cand)) {
       skipped++;
       continue;
     }
