@@ -28,11 +28,11 @@ import { Writable } from 'node:stream';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
+import { freshBenchStore } from './store.js';
 import { buildApp } from '../src/app.js';
 import type { Actor } from '../src/auth/actor.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
-import { migrate } from '../src/db/migrate.js';
 import { nowIso } from '../src/db/time.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { AdminRepository } from '../src/admin/admin.repository.js';
@@ -101,27 +101,7 @@ interface Instance {
 
 /** As test/helpers/app.ts with { worker: true, dns: true }, on a listening socket: app, DNS server on 127.0.0.1:0, then worker. */
 async function startInstance(engine: EngineName): Promise<Instance> {
-  let store: Store;
-  let databaseUrl: string;
-  let cleanup: () => Promise<void>;
-  if (engine === 'postgres') {
-    databaseUrl = PG_URL!;
-    const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
-    store = await openStore(databaseUrl, { schema });
-    cleanup = async () => {
-      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
-      await store.close();
-    };
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-dns-'));
-    databaseUrl = path.join(dir, 'bench.db');
-    store = await openStore(databaseUrl);
-    cleanup = async () => {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    };
-  }
-  await migrate(store);
+  const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
   // Production defaults, except: limits out of the way (one client sends everything).
   const config = loadConfig({
     DATABASE_URL: databaseUrl,

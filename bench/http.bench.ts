@@ -20,10 +20,10 @@ import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
+import { freshBenchStore } from './store.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
-import { migrate } from '../src/db/migrate.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { AdminRepository } from '../src/admin/admin.repository.js';
 import { AdminService } from '../src/admin/admin.service.js';
@@ -82,27 +82,7 @@ interface Hostplane {
 }
 
 async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane> {
-  let store: Store;
-  let databaseUrl: string;
-  let cleanup: () => Promise<void>;
-  if (engine === 'postgres') {
-    databaseUrl = PG_URL!;
-    const schema = `bench_${crypto.randomBytes(5).toString('hex')}`;
-    store = await openStore(databaseUrl, { schema });
-    cleanup = async () => {
-      await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(store.db);
-      await store.close();
-    };
-  } else {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-'));
-    databaseUrl = path.join(dir, 'bench.db');
-    store = await openStore(databaseUrl);
-    cleanup = async () => {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    };
-  }
-  await migrate(store);
+  const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
   const data = await loadDemoData(new AdminService(new AdminRepository(store.db)), 'https://api.example.com');
   // The production defaults, except that the limits are out of the way (one client sends
   // everything) and DNS is off.
