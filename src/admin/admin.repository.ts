@@ -105,4 +105,29 @@ export class AdminRepository {
     const row = await this.db.selectFrom('customers').select('id').limit(1).executeTakeFirst();
     return row === undefined;
   }
+
+  setPackagePlan(packageId: number, planId: number) {
+    return this.db.updateTable('packages').set({ plan_id: planId }).where('id', '=', packageId).execute();
+  }
+
+  /**
+   * Locks every presence domain of a package (one statement, so before the first recordChange
+   * takes the DNS order lock; src/provisioning/dns/propagation.ts) and returns them with their
+   * dns_update_lock as read under that lock.
+   */
+  async lockPresenceDomainsOfPackage(packageId: number) {
+    await this.db
+      .updateTable('domains')
+      .set((eb) => ({ dns_serial: eb.ref('dns_serial') }))
+      .where('package_id', '=', packageId)
+      .where('has_presence', '=', 1)
+      .execute();
+    return this.db
+      .selectFrom('domains')
+      .select(['name', 'dns_update_lock'])
+      .where('package_id', '=', packageId)
+      .where('has_presence', '=', 1)
+      .orderBy('name')
+      .execute();
+  }
 }

@@ -312,22 +312,9 @@ export class AdminService {
     await this.package(packageId);
     const template = planTemplate(await this.plan(planId), this.settings.dnsBase, this.settings.dnsDefaultTtl);
     const domains = await this.repo.db.transaction().execute(async (trx) => {
-      await trx.updateTable('packages').set({ plan_id: planId }).where('id', '=', packageId).execute();
-      // Every zone row first, in one statement, before the first recordChange takes the order lock
-      // (src/provisioning/dns/propagation.ts); dns_update_lock is read under that lock.
-      await trx
-        .updateTable('domains')
-        .set((eb) => ({ dns_serial: eb.ref('dns_serial') }))
-        .where('package_id', '=', packageId)
-        .where('has_presence', '=', 1)
-        .execute();
-      const zones = await trx
-        .selectFrom('domains')
-        .select(['name', 'dns_update_lock'])
-        .where('package_id', '=', packageId)
-        .where('has_presence', '=', 1)
-        .orderBy('name')
-        .execute();
+      const repo = new AdminRepository(trx);
+      await repo.setPackagePlan(packageId, planId);
+      const zones = await repo.lockPresenceDomainsOfPackage(packageId);
       const records = new DnsRecordsRepository(trx);
       const out: BaseRecordReset[] = [];
       for (const z of zones) {

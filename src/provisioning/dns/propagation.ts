@@ -18,6 +18,7 @@ import type { Config } from '../../config.js';
 import type { Store } from '../../db/index.js';
 import type { Database } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
+import { ZoneRepository } from './zone.repository.js';
 
 /** The PostgreSQL channel DNS servers LISTEN on; the payload is the schema (deployments sharing a database ignore each other). */
 export const DNS_CHANNEL = 'hostplane_dns';
@@ -52,16 +53,7 @@ export function isPostgres(db: Kysely<Database>): boolean {
 export async function recordChange(trx: Kysely<Database>, domain: string): Promise<number> {
   const pg = isPostgres(trx);
   if (pg) await sql`select pg_advisory_xact_lock(hashtext(${`${DNS_CHANNEL}:`}::text || current_schema()::text))`.execute(trx);
-  const { id } = await trx
-    .insertInto('dns_changes')
-    .values({ domain, created_at: nowIso() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await trx
-    .updateTable('domains')
-    .set((eb) => ({ dns_serial: eb('dns_serial', '+', 1) }))
-    .where('name', '=', domain)
-    .execute();
+  const id = await new ZoneRepository(trx).appendChange(domain);
   if (pg) {
     // Delivered when (and only if) the transaction commits, to every listening DNS process.
     await sql`select pg_notify(${DNS_CHANNEL}, current_schema())`.execute(trx);
@@ -80,10 +72,6 @@ export async function recordChange(trx: Kysely<Database>, domain: string): Promi
  */
 export async function isApplied(store: Store, changeId: number, opts: { staleMs?: number } = {}): Promise<boolean> {
   const since = nowIso(-(opts.staleMs ?? DEFAULT_SERVER_STALE_MS));
-  const row = await store.db
-    .selectFrom('dns_servers')
-    .select((eb) => [eb.fn.countAll<number>().as('live'), eb.fn.min('applied_change_id').as('low')])
-    .where('heartbeat_at', '>', since)
-    .executeTakeFirst();
-  return Number(row?.live ?? 0) > 0 && Number(row?.low) >= changeId;
+  const { live, lowestApplied } = await new ZoneRepository(store.db).liveServers(since);
+  return live > 0 && lowestApplied >= changeId;
 }

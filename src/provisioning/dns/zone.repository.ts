@@ -74,6 +74,31 @@ export class ZoneRepository {
     await this.db.deleteFrom('dns_servers').where('heartbeat_at', '<', nowIso(-olderThanMs)).execute();
   }
 
+  /** Appends to the change log and bumps the zone's SOA serial; returns the change id. */
+  async appendChange(domain: string): Promise<number> {
+    const { id } = await this.db
+      .insertInto('dns_changes')
+      .values({ domain, created_at: nowIso() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await this.db
+      .updateTable('domains')
+      .set((eb) => ({ dns_serial: eb('dns_serial', '+', 1) }))
+      .where('name', '=', domain)
+      .execute();
+    return id;
+  }
+
+  /** How many DNS servers reported since `since`, and the lowest change id they all applied. */
+  async liveServers(since: string): Promise<{ live: number; lowestApplied: number }> {
+    const row = await this.db
+      .selectFrom('dns_servers')
+      .select((eb) => [eb.fn.countAll<number>().as('live'), eb.fn.min('applied_change_id').as('low')])
+      .where('heartbeat_at', '>', since)
+      .executeTakeFirst();
+    return { live: Number(row?.live ?? 0), lowestApplied: Number(row?.low ?? 0) };
+  }
+
   async unregister(id: string): Promise<void> {
     await this.db.deleteFrom('dns_servers').where('id', '=', id).execute();
   }

@@ -156,16 +156,9 @@ export class DnsRecordsRepository {
     return Number(r.numDeletedRows);
   }
 
-  /** The newest pending delete job of a record (a second DELETE answers with it). */
-  pendingDeleteJob(recordId: number) {
-    return this.db
-      .selectFrom('queue_jobs')
-      .select('id')
-      .where('job_type', '=', 'dns-record')
-      .where('action', '=', 'delete')
-      .where('object_id', '=', String(recordId))
-      .where('status', '=', 'pending')
-      .orderBy('id', 'desc')
-      .executeTakeFirst();
+  /** The customer owning `domain` (the owner of its jobs). */
+  async domainOwner(domain: string): Promise<number> {
+    const d = await this.db.selectFrom('domains').select('customer_id').where('name', '=', domain).executeTakeFirstOrThrow();
+    return d.customer_id;
   }
 }

@@ -158,7 +158,7 @@ export class DnsRecordsService {
       const row = await repo.byId(found.id);
       if (!row) throw notFound('dns-record');
       if (row.state === 'deleting') {
-        const pending = await repo.pendingDeleteJob(row.id);
+        const pending = await new QueueJobsRepository(trx).pendingJobFor('dns-record', 'delete', String(row.id));
         if (pending) return this.jobRow(actor, trx, pending.id);
       } else if (row.state === 'pending') {
         await repo.delete(row.id);
@@ -167,7 +167,7 @@ export class DnsRecordsService {
       }
       const payload: DnsRecordJobPayload = { domain: row.domain };
       const jobId = await new QueueJobsRepository(trx).insert({
-        customerId: await this.ownerOf(trx, row.domain),
+        customerId: await repo.domainOwner(row.domain),
         jobType: 'dns-record',
         action: 'delete',
         objectId: String(row.id),
@@ -180,8 +180,5 @@ export class DnsRecordsService {
     return job;
   }
 
-  private async ownerOf(trx: Kysely<Database>, domain: string): Promise<number> {
-    const d = await trx.selectFrom('domains').select('customer_id').where('name', '=', domain).executeTakeFirstOrThrow();
-    return d.customer_id;
-  }
+
 }

@@ -89,4 +89,17 @@ export class QueueJobsRepository {
       )
       .executeTakeFirst();
   }
+
+  /** The newest pending job of one kind for one object, e.g. a record's delete job (a repeated DELETE answers it). */
+  pendingJobFor(jobType: JobType, action: JobAction, objectId: string) {
+    return this.db
+      .selectFrom('queue_jobs')
+      .select('id')
+      .where('job_type', '=', jobType)
+      .where('action', '=', action)
+      .where('object_id', '=', objectId)
+      .where('status', '=', 'pending')
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+  }
 }
