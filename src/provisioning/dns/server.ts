@@ -41,6 +41,9 @@ const CHASE_INTERVAL_MS = 5;
 const CHASE_LIMIT_MS = 1000;
 /** Rows of servers that stopped without cleaning up are removed after this long. */
 const GONE_AFTER_MS = 60 * 60 * 1000;
+/** Change-log entries older than this, and applied by every registered server, are deleted. */
+const CHANGE_LOG_KEEP_MS = 24 * 60 * 60 * 1000;
+const CHANGE_LOG_PURGE_EVERY_MS = 10 * 60 * 1000;
 const TCP_IDLE_MS = 10_000;
 const TCP_MAX_CONNECTIONS = 1000;
 /** A TCP client that sends faster than it reads is cut off past this much unsent output. */
@@ -95,6 +98,7 @@ export class DnsServer {
   private chaseUntil = 0;
   private reported = -1;
   private beating = false;
+  private lastLogPurge = 0;
   private reportChain: Promise<void> = Promise.resolve();
   private lastWarn = 0;
 
@@ -235,6 +239,10 @@ export class DnsServer {
     try {
       await this.report();
       await this.repo.purgeGone(Math.max(GONE_AFTER_MS, 10 * this.opts.config.dns.serverStaleMs));
+      if (Date.now() - this.lastLogPurge > CHANGE_LOG_PURGE_EVERY_MS) {
+        this.lastLogPurge = Date.now();
+        await this.repo.purgeChanges(CHANGE_LOG_KEEP_MS);
+      }
     } catch (err) {
       this.warn(err, 'DNS server heartbeat failed');
     } finally {

@@ -70,6 +70,20 @@ export class ZoneRepository {
   }
 
   /** Rows of servers gone for longer than `olderThanMs` (killed without a clean stop). */
+  /**
+   * Deletes change-log entries older than `olderThanMs` that every registered DNS server has
+   * applied (a new server loads whole zones and starts at the newest id, so it never needs them).
+   * With no server registered nothing is deleted.
+   */
+  async purgeChanges(olderThanMs: number): Promise<number> {
+    const r = await this.db
+      .deleteFrom('dns_changes')
+      .where('id', '<=', (eb) => eb.selectFrom('dns_servers').select((s) => s.fn.min('applied_change_id').as('low')))
+      .where('created_at', '<', nowIso(-olderThanMs))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
   async purgeGone(olderThanMs: number): Promise<void> {
     await this.db.deleteFrom('dns_servers').where('heartbeat_at', '<', nowIso(-olderThanMs)).execute();
   }
