@@ -24,11 +24,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Writable } from 'node:stream';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
 import { freshBenchStore } from './store.js';
+import { discard, fmt, markdownTable } from './report.js';
 import { buildApp } from '../src/app.js';
 import type { Actor } from '../src/auth/actor.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -70,8 +70,6 @@ const LIST_ZONE_RECORDS = 100;
 
 type EngineName = 'sqlite' | 'postgres';
 
-/** Discards log lines: the cost of producing them is measured, not the cost of a terminal. */
-const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -524,15 +522,7 @@ async function listRuns(h: Instance, log: (s: string) => void): Promise<ListRow[
 
 // ---- output ------------------------------------------------------------------------------------
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
-function table(head: string[], body: string[][], leftCols: number): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const left = (i: number) => i < leftCols;
-  const line = (cells: string[]) => '| ' + cells.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
-  const rule = '|' + widths.map((w, i) => (left(i) ? ':' + '-'.repeat(w + 1) : '-'.repeat(w + 1) + ':')).join('|') + '|';
-  return [line(head), rule, ...body.map(line)].join('\n');
-}
 
 async function main() {
   const started = Date.now();
@@ -570,7 +560,7 @@ async function main() {
   console.log();
   console.log(`1. POST /dns-records (TXT) → answered over UDP (polled every ${POLL_MS} ms) and job done (its finished_at), ms from sending the POST`);
   console.log(
-    table(
+    markdownTable(
       ['engine', 'mode', 'changes', 'POST p50', 'answer p50', 'answer p99', 'answer max', 'done p50', 'done p99', 'changes/s'],
       changeRows.map((r) => [
         r.engine, r.mode, String(r.answer.length), fmt(r.post.length ? pct(r.post, 50) : NaN, 1), fmt(pct(r.answer, 50), 1), fmt(pct(r.answer, 99), 1),
@@ -582,7 +572,7 @@ async function main() {
   console.log();
   console.log(`2. DNS queries per second: server on the main thread, generator in a worker thread (${WINDOW} outstanding, ${QPS_S} s after 1 s warm-up)`);
   console.log(
-    table(
+    markdownTable(
       ['engine', 'qps', 'p50 ms', 'p99 ms', 'answered', 'bad', 'lost', 'server busy', 'generator busy'],
       qpsRows.map((r) => [
         r.engine, fmt(r.qps), fmt(r.p50, 2), fmt(r.p99, 2), String(r.answered), String(r.bad), String(r.lost), `${fmt(r.serverElu * 100)}%`, `${fmt(r.generatorElu * 100)}%`,
@@ -595,7 +585,7 @@ async function main() {
   console.log();
   console.log(`3. GET /dns-records?filter[domain]=${LIST_ZONE} (${LIST_ZONE_RECORDS} records), ${LIST_N} requests after ${LIST_WARMUP} warm-up, one at a time, over HTTP`);
   console.log(
-    table(
+    markdownTable(
       ['engine', 'as', 'records in store', 'p50 ms', 'p99 ms', 'max ms', 'dns_records via', 'load s'],
       listRows.map((r) => [r.engine, r.as, String(r.records), fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.max, 1), r.index, fmt(r.loadS, 2)]),
       2,

@@ -16,11 +16,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { freshBenchStore } from './store.js';
+import { discard, fmt, markdownTable } from './report.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
@@ -56,8 +56,6 @@ interface Target {
   headers: Record<string, string>;
 }
 
-/** Discards log lines: the cost of producing them is measured, not the cost of a terminal. */
-const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
 
 async function listen(app: FastifyInstance): Promise<string> {
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -154,7 +152,6 @@ async function scenarios(h: Hostplane): Promise<Target[]> {
   ];
 }
 
-const fmt = (n: number, digits = 0) => n.toFixed(digits);
 
 interface Paired extends Row {
   /** req/s of the baseline measured right before this scenario. */
@@ -173,11 +170,7 @@ function table(rows: Paired[]): string {
     fmt(r.rps / r.baselineRps, 2),
     String(r.non2xx + r.errors),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const left = (i: number) => i < 2;
-  const line = (cells: string[]) => '| ' + cells.map((c, i) => (left(i) ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ') + ' |';
-  const rule = '|' + widths.map((w, i) => (left(i) ? ':' + '-'.repeat(w + 1) : '-'.repeat(w + 1) + ':')).join('|') + '|';
-  return [line(head), rule, ...body.map(line)].join('\n');
+  return markdownTable(head, body, 2);
 }
 
 async function main() {
