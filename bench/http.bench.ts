@@ -25,7 +25,6 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
-import { AdminRepository } from '../src/admin/admin.repository.js';
 import { AdminService } from '../src/admin/admin.service.js';
 import { loadDemoData, type DemoDataset } from '../src/admin/demo.js';
 
@@ -81,7 +80,7 @@ interface Hostplane {
 
 async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane> {
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
-  const data = await loadDemoData(new AdminService(new AdminRepository(store.db)), 'https://api.example.com');
+  const data = await loadDemoData(new AdminService(store), 'https://api.example.com');
   // The production defaults, except that the limits are out of the way (one client sends
   // everything) and DNS is off.
   const config = loadConfig({

@@ -2,7 +2,7 @@
 // explicitly. It never listens; `serve` and the tests decide that.
 import http from 'node:http';
 import crypto from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
 import type { Store } from './db/index.js';
 import { LinkBuilder } from './jsonapi/document.js';
@@ -12,6 +12,9 @@ import { registerAuth } from './auth/plugin.js';
 import { limitRouterError, registerLimits, type Limiter } from './limits/plugin.js';
 import { registerOps } from './ops/plugin.js';
 import { registerResources } from './resources/index.js';
+import type { TypeBoxTypeProvider } from './jsonapi/typed-app.js';
+import { createHttpServer } from './http/server.js';
+import { redactUrl } from './http/log-url.js';
 
 export interface AppDeps {
   store: Store;
@@ -32,6 +35,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // Tokens and passwords never reach a log line: headers are not logged, and in case a
       // serializer changes, these paths are redacted.
       redact: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
+      // Should Fastify log a request itself (its default fields), the URL is redacted like ours.
+      serializers: {
+        req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
+      },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: (req) => {
@@ -43,9 +50,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.trustProxy ?? false,
     bodyLimit: config.http.bodyLimit,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreDuplicateSlashes: true },
-    // Slow clients are cut off in seconds: the checks run every second, not every 30 s.
+    // Slow clients are cut off in seconds: the checks run every second, not every 30 s. Every
+    // request that reaches the server is answered by the application (src/http/server.ts).
     serverFactory: (handler) =>
-      http.createServer(
+      createHttpServer(
         {
           requestTimeout: config.http.requestTimeoutMs,
           headersTimeout: config.http.headersTimeoutMs,
@@ -53,8 +61,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           connectionsCheckingInterval: 1000,
         },
         handler,
+        config.http.requestTimeoutMs,
       ),
-    connectionTimeout: config.http.requestTimeoutMs,
     // Errors the router raises before any hook runs still answer as JSON:API documents.
     frameworkErrors: (error, request, reply) => {
       const e = error as { code?: string };
@@ -63,7 +71,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
           ? new AppError('uri_too_long', 'A path segment is too long.')
           : new AppError('bad_request', e.code === 'FST_ERR_BAD_URL' ? 'The URL is malformed.' : 'The request cannot be routed.');
       // They still spend the client's budget and count as errors (docs/decisions/0002).
-      void limitRouterError(deps.limiter, request, reply, appError).then((e) => sendErrors(request, reply, links, [e]));
+      // No hook runs for them, so their request line is logged here (not awaiting the reply,
+      // whose promise rejects when the client resets).
+      void limitRouterError(deps.limiter, request, reply, appError).then((e) => {
+        sendErrors(request, reply, links, [e]);
+        logRequest(request, reply);
+      });
     },
     clientErrorHandler: (err, socket) => clientError(err as NodeJS.ErrnoException, socket),
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
@@ -76,20 +89,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     reply.header('x-request-id', request.id);
     return payload;
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
-      'request',
-    );
-  });
+  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
 
   const routes = trackRoutes(app);
   await registerOps(app, { config, store: deps.store });
   registerLimits(app, { limiter: deps.limiter, links });
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
-  registerResources(app, { config, store: deps.store, links });
+  // Route handlers get params, query and body typed from their schemas (types only; Ajv validates).
+  registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), { config, store: deps.store, links });
   return app;
+}
+
+/** The one log line of a request, at completion. */
+function logRequest(request: FastifyRequest, reply: FastifyReply) {
+  request.log.info(
+    // A query parameter may carry a credential (?access_token=…): its value never reaches a log.
+    { method: request.method, url: redactUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10, ip: request.ip },
+    'request',
+  );
 }
 
 /**

@@ -44,11 +44,11 @@ export const EnvSchema = Type.Object({
   ),
   RDAP_TIMEOUT_MS: Type.Optional(Int('timeout of one RDAP lookup [3000]')),
   BODY_LIMIT_BYTES: Type.Optional(Int('largest request body [1048576]')),
-  REQUEST_TIMEOUT_MS: Type.Optional(Int('time to receive a whole request [10000]')),
+  REQUEST_TIMEOUT_MS: Type.Optional(Int('time to receive a whole request; also how long a connection may stay without traffic either way [10000]')),
   HEADERS_TIMEOUT_MS: Type.Optional(Int('time to receive the request headers [5000]')),
   KEEP_ALIVE_TIMEOUT_MS: Type.Optional(Int('idle keep-alive connection timeout [5000]')),
   JOB_CONCURRENCY: Type.Optional(Int('jobs one worker runs at the same time [4]')),
-  JOB_LEASE_MS: Type.Optional(Int('how long a claimed job stays reserved without a heartbeat [30000]')),
+  JOB_LEASE_MS: Type.Optional(Int('how long a claimed job stays reserved without a heartbeat [30000 on PostgreSQL, 3000 on SQLite]')),
   JOB_MAX_ATTEMPTS: Type.Optional(Int('runs of a failing job before it is marked failed [10]')),
   JOB_POLL_MS: Type.Optional(Int('how often an idle worker looks for due jobs [200]')),
   DEMO_DATA: Type.Optional(
@@ -80,7 +80,8 @@ export interface Config {
   rdap: { servers: Record<string, string>; timeoutMs: number };
   http: { bodyLimit: number; requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
   demoData: 'auto' | 'on' | 'off';
-  jobs: { concurrency: number; leaseMs: number; maxAttempts: number; pollMs: number };
+  /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
+  jobs: { concurrency: number; leaseMs: number | null; maxAttempts: number; pollMs: number };
 }
 
 export class ConfigError extends Error {
@@ -121,7 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push('DNS_LISTEN: must be host:port or off');
   }
   const dnsDefaultTtl = num(e.DNS_DEFAULT_TTL, 3600);
-  if (dnsDefaultTtl < 300 || dnsDefaultTtl > 86400) problems.push('DNS_DEFAULT_TTL: must be 300..86400 (spec §8)');
+  if (dnsDefaultTtl < 300 || dnsDefaultTtl > 86400) problems.push('DNS_DEFAULT_TTL: must be 300..86400 seconds');
   const dnsHost = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
   const nameservers = (e.DNS_NAMESERVERS ?? 'ns1.hostplane.test,ns2.hostplane.test')
     .split(',').map((s) => s.trim().toLowerCase().replace(/\.$/, '')).filter(Boolean);
@@ -188,13 +189,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     demoData: e.DEMO_DATA ?? 'auto',
     jobs: {
       concurrency: positive('JOB_CONCURRENCY', num(e.JOB_CONCURRENCY, 4)),
-      leaseMs: positive('JOB_LEASE_MS', num(e.JOB_LEASE_MS, 30_000)),
+      leaseMs: e.JOB_LEASE_MS === undefined ? null : Number(e.JOB_LEASE_MS),
       maxAttempts: positive('JOB_MAX_ATTEMPTS', num(e.JOB_MAX_ATTEMPTS, 10)),
       pollMs: positive('JOB_POLL_MS', num(e.JOB_POLL_MS, 200)),
     },
   };
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
-  if (config.jobs.leaseMs < 1000) problems.push('JOB_LEASE_MS: must be at least 1000');
+  if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
     problems.push('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS');
   }

@@ -13,6 +13,7 @@ export const ERRORS = {
   id_mismatch: { status: 409, title: 'Identifier mismatch' },
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Not allowed in the current state' },
+  limit_reached: { status: 409, title: 'Plan limit reached' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
@@ -56,5 +57,10 @@ export class AppErrors extends Error {
 }
 
 export const notFound = (what = 'resource') => new AppError('resource_not_found', `No such ${what}.`);
-export const invalidField = (pointer: string, detail: string) =>
-  new AppError('invalid_api_data', detail, { pointer });
+/**
+ * An error about one attribute of the request body, pointing at it:
+ * `invalidField('ttl', 'ttl must be 300 to 86400.')`, or with another code:
+ * `invalidField('external_customer_id', 'Taken.', 'conflict')`.
+ */
+export const invalidField = (attribute: string, detail: string, code: ErrorCode = 'invalid_api_data') =>
+  new AppError(code, detail, { pointer: `/data/attributes/${attribute}` });

@@ -5,14 +5,13 @@ import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
 import { generateToken, hashToken, tokenPrefix } from '../auth/tokens.js';
 import { hashLegacyPassword } from '../auth/legacy-password.js';
-import { toAce, toUnicode } from '../resources/domains/domain-name.js';
+import { aceOf, toUnicode } from '../domain-name.js';
+import type { Store } from '../db/index.js';
 import { AdminRepository } from './admin.repository.js';
-import { loadConfig, type Config } from '../config.js';
-import { recordChange } from '../provisioning/dns/propagation.js';
-import { DnsRecordsRepository } from '../resources/dns-records/dns-records.repository.js';
-import {
-  checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate,
-} from '../resources/dns-records/dns-records.base.js';
+import { loadConfig } from '../config.js';
+import { DnsRecordsService, type BaseRecordReset, type DnsRecordsSettings, type PreparedBaseRecords } from '../resources/dns-records/dns-records.service.js';
+import { isEmailAddress } from '../email-address.js';
+import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
 
 export interface NewCustomer {
   organization?: string | null;
@@ -47,6 +46,12 @@ export interface NewDomain {
 
 const invalid = (detail: string) => new AppError('invalid_api_data', detail);
 
+/** The contact rules of the customer menu: a name and an address that can receive mail. */
+function checkContact(c: { name: string; email: string }) {
+  if (!c.name.trim()) throw invalid('A contact needs a name.');
+  if (!isEmailAddress(c.email)) throw invalid(`"${c.email}" is not an e-mail address; write it as name@example.com.`);
+}
+
 const PASSWORD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** A random legacy password: 24 base62 characters (~143 bits), unbiased (bytes ≥ 248 are redrawn). */
@@ -61,36 +66,29 @@ export function generateLegacyPassword(length = 24): string {
 }
 
 /** The settings operator actions use: the default base records and TTL of DNS records. */
-export type AdminSettings = Pick<Config, 'dnsBase' | 'dnsDefaultTtl'>;
+export type AdminSettings = DnsRecordsSettings;
 
 let defaultSettings: AdminSettings | undefined;
 const defaults = () => (defaultSettings ??= loadConfig({}));
 
-/** What `admin package set-plan` did to one presence domain of the package. */
-export interface BaseRecordReset {
-  domain: string;
-  /** reset: base records replaced by the new plan's; locked: dns_update_lock is on, nothing changed (spec §4.3.6). */
-  base_records: 'reset' | 'locked';
-  removed: number;
-  inserted: number;
-  /** Template records left out because a kept (custom or managed) record clashes with them. */
-  skipped: number;
-}
-
+/**
+ * Operator actions on customers, contacts, tokens, plans, packages and domains. What they do to a
+ * resource's own objects (the DNS records of a new domain, their reset on a plan change) is that
+ * resource's service's; this layer only calls it.
+ */
 export class AdminService {
-  private readonly settings: AdminSettings;
-  /** `new AdminService(new AdminRepository(store.db), config)`; settings default to the built-in defaults. */
-  constructor(readonly repo: AdminRepository, settings?: AdminSettings) {
-    this.settings = settings ?? defaults();
+  readonly repo: AdminRepository;
+  private readonly dnsRecords: DnsRecordsService;
+  /** `new AdminService(store, config)`; settings default to the built-in defaults. */
+  constructor(store: Store, settings?: AdminSettings) {
+    this.repo = new AdminRepository(store.db);
+    this.dnsRecords = new DnsRecordsService(store, settings ?? defaults());
   }
 
   /** Creates a customer with its main contact; returns both ids. */
   async createCustomer(c: NewCustomer) {
-    if (c.resellerId != null) {
-      const reseller = await this.repo.customer(c.resellerId);
-      if (!reseller?.is_reseller) throw invalid(`Customer ${c.resellerId} is not a reseller.`);
-    }
-    if (!c.contact.name.trim() || !/^[^@\s]+@[^@\s]+$/.test(c.contact.email)) throw invalid('A contact needs a name and an e-mail address.');
+    checkContact(c.contact);
+    if (c.resellerId != null) await this.reseller(c.resellerId);
     return this.repo.db.transaction().execute(async (trx) => {
       const repo = new AdminRepository(trx);
       const { id } = await repo.insertCustomer({
@@ -115,6 +113,7 @@ export class AdminService {
   }
 
   async createContact(customerId: number, c: { name: string; email: string; phone?: string | null }) {
+    checkContact(c);
     if (!(await this.repo.customer(customerId))) throw new AppError('resource_not_found', `No customer ${customerId}.`);
     const { id } = await this.repo.insertContact({ customer_id: customerId, name: c.name, email: c.email, phone: c.phone ?? null, is_main: 0, created_at: nowIso() });
     return { contactId: id };
@@ -164,6 +163,14 @@ export class AdminService {
   async listContacts(customerId?: number) {
     if (customerId !== undefined && !(await this.repo.customer(customerId))) throw new AppError('resource_not_found', `No customer ${customerId}.`);
     return this.repo.contacts(customerId);
+  }
+
+  /** The customer `customerId`, which must be a reseller. */
+  async reseller(customerId: number) {
+    const c = await this.repo.customer(customerId);
+    if (!c) throw new AppError('resource_not_found', `No customer ${customerId}.`);
+    if (!c.is_reseller) throw invalid(`Customer ${customerId} is not a reseller.`);
+    return c;
   }
 
   async contact(contactId: number) {
@@ -216,14 +223,18 @@ export class AdminService {
   async setLegacyPassword(customerId: number, password: string | null) {
     const c = await this.repo.customer(customerId);
     if (!c) throw new AppError('resource_not_found', `No customer ${customerId}.`);
-    if (!c.is_reseller) throw invalid('Only resellers have a legacy API password (spec §5.6).');
+    if (!c.is_reseller) throw invalid('Only resellers have a legacy API password.');
     if (password !== null && password.length < 12) throw invalid('A legacy password needs at least 12 characters.');
     await this.repo.setLegacyPassword(customerId, password === null ? null : await hashLegacyPassword(password));
   }
 
   async createPlan(p: NewPlan) {
-    if (p.resellerId != null && !(await this.repo.customer(p.resellerId))?.is_reseller) throw invalid(`Customer ${p.resellerId} is not a reseller.`);
-    if (p.dnsTemplate != null) checkTemplate(p.dnsTemplate, this.settings.dnsDefaultTtl, 'DNS template');
+    const unknown = (p.phpVersions ?? []).filter((v) => !(PHP_VERSIONS as readonly string[]).includes(v));
+    if (unknown.length) {
+      throw invalid(`Unknown PHP version${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; choose from ${PHP_VERSIONS.join(', ')}.`);
+    }
+    if (p.resellerId != null) await this.reseller(p.resellerId);
+    if (p.dnsTemplate != null) this.dnsRecords.checkTemplate(p.dnsTemplate);
     const { id } = await this.repo.insertPlan({
       reseller_id: p.resellerId ?? null,
       name: p.name,
@@ -233,7 +244,7 @@ export class AdminService {
       max_subdomains: p.maxSubdomains ?? 20,
       webspace_mb: p.webspaceMb ?? 10240,
       database_versions: JSON.stringify(p.databaseVersions ?? ['mariadb-10.11']),
-      php_versions: JSON.stringify(p.phpVersions ?? ['8.3', '8.4', '8.5']),
+      php_versions: JSON.stringify(p.phpVersions ?? DEFAULT_PHP_VERSIONS),
       dns_template: p.dnsTemplate == null ? null : JSON.stringify(p.dnsTemplate),
       created_at: nowIso(),
     });
@@ -255,21 +266,19 @@ export class AdminService {
   }
 
   async createDomain(d: NewDomain) {
-    const ace = toAce(d.name.toLowerCase());
+    const ace = aceOf(d.name);
     if (!ace) throw invalid(`${d.name}: not ACE-encodable.`);
     if (!d.registered && d.packageId == null) throw invalid('A domain is registered, assigned to a package (presence), or both.');
-    let template: ReturnType<typeof planTemplate> | null = null;
+    // A presence domain is served by our DNS servers from the start (spec §4.3.6, issue 3 item 4).
+    let base: PreparedBaseRecords | null = null;
     if (d.packageId != null) {
       const pkg = await this.repo.package(d.packageId);
       if (!pkg) throw new AppError('resource_not_found', `No package ${d.packageId}.`);
       if (pkg.customer_id !== d.customerId) throw invalid(`Package ${d.packageId} belongs to another customer.`);
-      template = planTemplate(await this.plan(pkg.plan_id), this.settings.dnsBase, this.settings.dnsDefaultTtl);
+      base = await this.dnsRecords.prepareBaseRecords(await this.plan(pkg.plan_id));
     } else if (!(await this.repo.customer(d.customerId))) {
       throw new AppError('resource_not_found', `No customer ${d.customerId}.`);
     }
-    // A presence domain is served by our DNS servers from the start: the plan's base records and
-    // a managed DKIM key, written with the domain in one transaction (spec §4.3.6, issue 3 item 4).
-    const dkim = template ? await generateDkimKey() : null;
     const created = nowIso();
     try {
       await this.repo.db.transaction().execute(async (trx) => {
@@ -286,14 +295,9 @@ export class AdminService {
           dns_update_lock: 0,
           dns_migration_mode: 0,
           created_at: created,
-          dkim_private_key: dkim?.privateKeyPem ?? null,
+          dkim_private_key: base?.dkim.privateKeyPem ?? null,
         });
-        if (template && dkim) {
-          const records = new DnsRecordsRepository(trx);
-          await insertBaseRecords(records, ace, template);
-          await insertDkimRecord(records, ace, dkim, this.settings.dnsDefaultTtl);
-          await recordChange(trx, ace);
-        }
+        if (base) await this.dnsRecords.addBaseRecords(trx, ace, base);
       });
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('conflict', `Domain ${ace} exists.`);
@@ -310,24 +314,12 @@ export class AdminService {
    */
   async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
     await this.package(packageId);
-    const template = planTemplate(await this.plan(planId), this.settings.dnsBase, this.settings.dnsDefaultTtl);
+    const template = this.dnsRecords.planTemplate(await this.plan(planId));
     const domains = await this.repo.db.transaction().execute(async (trx) => {
       const repo = new AdminRepository(trx);
       await repo.setPackagePlan(packageId, planId);
       const zones = await repo.lockPresenceDomainsOfPackage(packageId);
-      const records = new DnsRecordsRepository(trx);
-      const out: BaseRecordReset[] = [];
-      for (const z of zones) {
-        if (z.dns_update_lock) {
-          out.push({ domain: z.name, base_records: 'locked', removed: 0, inserted: 0, skipped: 0 });
-          continue;
-        }
-        const removed = await records.deleteTagged(z.name, 'base');
-        const { inserted, skipped } = await insertBaseRecords(records, z.name, template);
-        out.push({ domain: z.name, base_records: 'reset', removed, inserted, skipped });
-      }
-      for (const r of out) if (r.base_records === 'reset') await recordChange(trx, r.domain);
-      return out;
+      return this.dnsRecords.resetBaseRecords(trx, zones, template);
     });
     return { packageId, planId, domains };
   }

@@ -14,15 +14,16 @@ export interface Part {
 }
 
 /**
- * `await runDaemon('dns', ({ config, store, log }) => DnsServer.start(…))`: the part runs until
- * the process is signalled.
+ * `await runDaemon('dns', process.env, ({ config, store, log }) => DnsServer.start(…))`: the part
+ * runs until the process is signalled. Settings come from `env`.
  */
 export async function runDaemon(
   component: string,
+  env: Record<string, string | undefined>,
   start: (deps: { config: Config; store: Store; log: FastifyBaseLogger }) => Promise<Part>,
   check: (config: Config) => void = () => {},
 ): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(env);
   check(config);
   // The same logger (pino through Fastify, same format and redaction) as `serve`, without an HTTP server.
   const log = Fastify({ logger: { level: config.logLevel } }).log.child({ component });

@@ -4,7 +4,7 @@
 import { Command } from 'commander';
 import { migrate } from '../db/migrate.js';
 import { loadDemoData, type DemoDataset } from '../admin/demo.js';
-import { CliError, printJson, withStore } from './context.js';
+import { CliError, withStore, type CliIo } from './context.js';
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -37,21 +37,22 @@ export function formatDemo(data: DemoDataset): string {
   );
 }
 
-export function demoCommand(): Command {
+export function demoCommand(io: CliIo): Command {
   return new Command('demo')
     .description('load the demo dataset into a new database (DATABASE_URL) and print its ids, domains and tokens')
-    .option('--json', 'print the dataset as one JSON object (API-NOTES §8)')
+    .option('--json', 'print the dataset as one JSON object')
     .action((o: { json?: boolean }) =>
-      withStore(async ({ config, store, admin }) => {
+      withStore(io, async ({ config, store, admin, out }) => {
         await migrate(store);
         if (!(await admin.isEmpty())) {
           throw new CliError(
             `the database ${store.where} already has customers; \`hostplane demo\` loads the demo dataset only into a new database (point DATABASE_URL at a new one).`,
+            'invalid_state',
           );
         }
         const data = await loadDemoData(admin, config.publicBaseUrl);
-        if (o.json) return printJson(data);
-        process.stdout.write(formatDemo(data));
+        if (o.json) return out.json(data);
+        out.text(formatDemo(data));
       }),
     );
 }

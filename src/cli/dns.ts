@@ -4,15 +4,19 @@
 // (docs/decisions/0003-dns-propagation.md). A clean stop removes its dns_servers row so jobs stop
 // waiting for it.
 import { DnsServer } from '../provisioning/dns/server.js';
+import { dnsListenFailure } from './listen.js';
 import { CliError } from './context.js';
 import { runDaemon } from './daemon.js';
 
 /** Loaded on demand by src/main.ts, like serve. */
-export function runDns(): Promise<void> {
+export function runDns(env: Record<string, string | undefined> = process.env): Promise<void> {
   return runDaemon(
     'dns',
+    env,
     async ({ config, store, log }) => {
-      const dns = await DnsServer.start({ store, config, log });
+      const dns = await DnsServer.start({ store, config, log }).catch((err) => {
+        throw dnsListenFailure(err, config.dnsListen, false);
+      });
       return { stop: () => dns.stop() };
     },
     (config) => {

@@ -10,13 +10,14 @@ import { migrate } from '../db/migrate.js';
 import { buildApp } from '../app.js';
 import { MemoryLimiter, type Limiter } from '../limits/limiter.js';
 import { RedisLimiter } from '../limits/redis-limiter.js';
-import { AdminRepository } from '../admin/admin.repository.js';
 import { AdminService } from '../admin/admin.service.js';
 import { loadDemoData, type DemoDataset } from '../admin/demo.js';
 import { formatDemo } from './demo.js';
 import { Worker, workerSettings } from '../queue/worker.js';
-import { buildHandlers } from '../queue/handlers.js';
+import { buildJobs } from '../resources/jobs.js';
+import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
 import { DnsServer } from '../provisioning/dns/server.js';
+import { dnsListenFailure, httpListenFailure } from './listen.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -24,14 +25,15 @@ export function wantsDemoData(config: Config): boolean {
   return config.demoData === 'on' || (config.demoData === 'auto' && isDefaultDatabase(config));
 }
 
-export async function serve(): Promise<void> {
-  const config = loadConfig();
+export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
+  const config = loadConfig(env);
   const store = await openStore(config.databaseUrl);
   let limiter: Limiter | null = null;
   let app: FastifyInstance | null = null;
   let demo: DemoDataset | null = null;
   let worker: Worker | null = null;
   let dns: DnsServer | null = null;
+  let drivers: Drivers | null = null;
   try {
     await migrate(store);
     // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
@@ -39,19 +41,26 @@ export async function serve(): Promise<void> {
       ? new RedisLimiter(config, { url: config.redisUrl })
       : new MemoryLimiter(config);
     app = await buildApp(config, { store, limiter });
-    await app.listen({ host: config.host, port: config.port });
+    await app.listen({ host: config.host, port: config.port }).catch((err) => {
+      throw httpListenFailure(err, config.host, config.port);
+    });
     // Before the worker: DNS jobs are done only once a live DNS server answers their change.
-    if (config.dnsListen !== 'off') dns = await DnsServer.start({ store, config, log: app.log.child({ component: 'dns' }) });
+    if (config.dnsListen !== 'off') {
+      dns = await DnsServer.start({ store, config, log: app.log.child({ component: 'dns' }) }).catch((err) => {
+        throw dnsListenFailure(err, config.dnsListen, true);
+      });
+    }
     // The job worker runs next to the API (issue 3 item 2); `hostplane worker` runs more of them.
-    const handlers = buildHandlers({ config, store });
-    worker = new Worker({ store, handlers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
+    drivers = buildDrivers({ config, store });
+    worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
     await worker.start();
     // Only once the port is ours: tokens created for a server that then fails to start would
     // never be shown, and the database would no longer count as new.
-    const admin = new AdminService(new AdminRepository(store.db), config);
+    const admin = new AdminService(store, config);
     if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl);
   } catch (err) {
     await worker?.stop().catch(() => {});
+    if (drivers) await closeDrivers(drivers);
     await dns?.stop().catch(() => {});
     await app?.close().catch(() => {});
     await limiter?.close().catch(() => {});
@@ -65,10 +74,10 @@ export async function serve(): Promise<void> {
     // asynchronously, so they may land just before or after it).
     process.stdout.write(`\nhostplane serves ${config.publicBaseUrl} (API docs: ${config.publicBaseUrl}/docs)\n\n${formatDemo(demo)}\n`);
   }
-  handleSignals(app, limiter, store, worker, dns);
+  handleSignals(app, limiter, store, worker, drivers, dns);
 }
 
-function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, dns: DnsServer | null) {
+function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, drivers: Drivers, dns: DnsServer | null) {
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -93,6 +102,7 @@ function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store, wor
     // Running jobs get what is left of the grace period; unfinished ones are taken over by
     // another worker once their lease expires.
     await worker.stop({ graceMs: SHUTDOWN_GRACE_MS / 2 });
+    await closeDrivers(drivers);
     // Last: jobs still finishing wait for it to answer their changes.
     await dns?.stop().catch((err) => app.log.error({ err }, 'stopping the DNS server failed'));
     await limiter.close().catch(() => {});

@@ -24,3 +24,67 @@ export function isUniqueViolation(e: unknown): boolean {
   const err = e as { code?: string };
   return err?.code === '23505' || err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
+
+/** True when `db` (a store or a transaction) talks to PostgreSQL: its placeholders are `$1`, SQLite's `?`. */
+export function isPostgres(db: Kysely<any>): boolean {
+  return sql`${0}`.compile(db).sql === '$1';
+}
+
+/**
+ * The PostgreSQL schema `db` works in (`?schema=` deployments and tests share one database), or
+ * null on SQLite. Notifications carry it so deployments sharing a database ignore each other.
+ */
+export async function currentSchema(db: Kysely<any>): Promise<string | null> {
+  if (!isPostgres(db)) return null;
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? null;
+}
+
+/**
+ * PostgreSQL: `NOTIFY channel` with the current schema as payload; inside a transaction it is
+ * delivered when (and only if) the transaction commits. SQLite has no such thing: a no-op.
+ * `await notifySchema(trx, 'hostplane_dns')`.
+ */
+export async function notifySchema(db: Kysely<any>, channel: string): Promise<void> {
+  if (isPostgres(db)) await sql`select pg_notify(${channel}, current_schema())`.execute(db);
+}
+
+/**
+ * Serialises the transactions that call it with the same `name` until each commits (a
+ * transaction-scoped advisory lock per schema on PostgreSQL). SQLite has one writer at a time,
+ * which gives the same order by itself. `await serializeTransactions(trx, 'hostplane_dns')`.
+ */
+export async function serializeTransactions(trx: Kysely<any>, name: string): Promise<void> {
+  if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(hashtext(${`${name}:`}::text || current_schema()::text))`.execute(trx);
+}
+
+/** A round trip to the database (the readiness probe). */
+export async function ping(db: Kysely<any>): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
+// Session locks (PostgreSQL): a lock held by one connection until it closes or its process dies;
+// the server then frees it at once. Workers hold one each, so that the others can tell a dead
+// worker from a busy one (docs/decisions/0005-dead-workers.md). A lock is named; its 64-bit
+// advisory-lock key is hashed from the name, the same way in both statements below.
+// Advisory locks are re-entrant per server session: the connection that holds a lock can take it
+// again. So the connection holding one must be a real session (direct or session-pooled), never a
+// transaction-mode pooler's shared backend, or a probe could land on it and find the lock "free".
+
+/** The statement a dedicated connection runs to take session lock $1 (a peer's probe holds it for a moment: wait for that). */
+export const TAKE_SESSION_LOCK_SQL = 'select pg_advisory_lock(hashtextextended($1::text, 0))';
+
+/**
+ * PostgreSQL: the names among `names` whose session lock nobody holds (their connections are
+ * gone). Probed with transaction-level try-locks, which conflict with a session lock on the same
+ * key and which the server releases when the statement's own transaction ends: a probe never
+ * keeps a lock, even if it is cancelled half-way. Call it on a store, not inside a transaction
+ * (there the probed locks would last until that transaction ends).
+ * `const gone = await freeSessionLocks(db, ['hostplane worker a', 'hostplane worker b'])`.
+ */
+export async function freeSessionLocks(db: Kysely<any>, names: string[]): Promise<string[]> {
+  if (!names.length) return [];
+  const { rows } = await sql<{ name: string }>`
+    select name from unnest(${names}::text[]) as name where pg_try_advisory_xact_lock(hashtextextended(name, 0))`.execute(db);
+  return rows.map((r) => r.name);
+}

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
-import type { Engine } from './dialect.js';
+import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 
 // count(*) and bigint columns come back as strings from pg; every number we store fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -21,8 +21,39 @@ export interface Store {
    * `const stop = await store.listen?.('hostplane_jobs', (payload) => wake(), (err) => retryLater())`.
    */
   listen?(channel: string, onNotify: (payload: string) => void, onLost: (err: Error) => void): Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL only: takes the session lock `name` on a dedicated connection and holds it until
+   * `release()`, or until that connection or this process dies (the server then frees it).
+   * `onLost` is called once if the connection breaks while held, or if `check()` fails.
+   * `const lock = await store.holdLock?.('hostplane worker h:1:ab12cd', (err) => retryLater())`.
+   */
+  holdLock?(name: string, onLost: (err: Error) => void): Promise<HeldLock>;
   close(): Promise<void>;
 }
+
+/** A session lock held on a connection of its own (Store.holdLock). */
+export interface HeldLock {
+  /**
+   * One round trip on the lock's connection. A connection can die without a word (a NAT that
+   * drops idle connections, a failover): the server has freed the lock, yet nothing tells this
+   * process. A round trip that fails or gets no answer within LOCK_CHECK_TIMEOUT_MS closes the
+   * connection, calls `onLost` and rejects.
+   */
+  check(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** How long the `select 1` of HeldLock.check may take before the lock's connection counts as dead. */
+const LOCK_CHECK_TIMEOUT_MS = 5_000;
+/**
+ * Any other statement on a dedicated connection, and connecting: a backstop for a connection that
+ * went silent (longer than the 5-s lock_timeout of taking a lock, so the server's answer comes first).
+ */
+const DEDICATED_TIMEOUT_MS = 10_000;
+/** How long closing a dedicated connection waits for the server's goodbye before cutting it. */
+const CLOSE_GRACE_MS = 1_000;
+/** TCP keepalive on dedicated connections: a connection that is idle for this long is probed (NATs drop idle ones). */
+const KEEPALIVE_MS = 10_000;
 
 export interface StoreOptions {
   /** PostgreSQL only: use (and create) this schema; tests get a fresh one each. */
@@ -68,33 +99,94 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     const u = new URL(url);
     const where = `postgres://${u.host}${u.pathname}${opts.schema ? `?schema=${opts.schema}` : ''}`;
     const schemaOption = opts.schema ? `-c search_path=${opts.schema}` : undefined;
-    const listen = async (channel: string, onNotify: (payload: string) => void, onLost: (err: Error) => void) => {
-      const client = new pg.Client({ connectionString: url, options: schemaOption });
-      let lost = false;
+    /** A connection of its own (not pooled), prepared by `setup`; `onLost` is called once if it breaks. */
+    const dedicated = async (what: string, setup: (client: pg.Client) => Promise<unknown>, onLost: (err: Error) => void) => {
+      const client = new pg.Client({
+        connectionString: url,
+        options: schemaOption,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: KEEPALIVE_MS,
+        connectionTimeoutMillis: DEDICATED_TIMEOUT_MS,
+        query_timeout: DEDICATED_TIMEOUT_MS,
+      });
+      // Until `setup` is done a failure is its rejection, not a loss.
+      let lost = true;
       const fail = (err: Error) => {
         if (lost) return;
         lost = true;
         onLost(err);
       };
+      let closing: Promise<void> | undefined;
+      // Once only: a second client.end() would wait for an 'end' that has already come. A goodbye
+      // nobody answers (a connection gone silent) must not hold up the caller, e.g. a worker's
+      // stop(): after a second the socket is cut (as end() does at once while a statement waits).
+      const close = () => {
+        lost = true;
+        return (closing ??= (async () => {
+          const cut = setTimeout(() => client.connection.stream.destroy(), CLOSE_GRACE_MS);
+          await client.end().catch(() => {});
+          clearTimeout(cut);
+        })());
+      };
       client.on('error', fail);
-      client.on('end', () => fail(new Error('LISTEN connection closed')));
-      client.on('notification', (m) => {
-        if (m.channel === channel) onNotify(m.payload ?? '');
-      });
+      client.on('end', () => fail(new Error(`${what} connection closed`)));
       try {
         await client.connect();
-        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+        await setup(client);
       } catch (err) {
-        lost = true;
-        await client.end().catch(() => {});
+        await close();
         throw err;
       }
-      return async () => {
-        lost = true;
-        await client.end().catch(() => {});
+      lost = false;
+      return { client, fail, close };
+    };
+    const listen = async (channel: string, onNotify: (payload: string) => void, onLost: (err: Error) => void) => {
+      const { close } = await dedicated(
+        'LISTEN',
+        (client) => {
+          client.on('notification', (m) => {
+            if (m.channel === channel) onNotify(m.payload ?? '');
+          });
+          return client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+        },
+        onLost,
+      );
+      return close;
+    };
+    const holdLock = async (name: string, onLost: (err: Error) => void): Promise<HeldLock> => {
+      const what = 'session lock';
+      const { client, fail, close } = await dedicated(
+        what,
+        async (c) => {
+          // A peer's probe holds the lock for a moment; a lock held longer is someone else's.
+          await c.query(`set lock_timeout = '5s'`);
+          await c.query(TAKE_SESSION_LOCK_SQL, [name]);
+        },
+        onLost,
+      );
+      return {
+        release: close,
+        check: async () => {
+          let timer: NodeJS.Timeout | undefined;
+          const silence = new Promise<never>((_, reject) => {
+            const late = () => reject(new Error(`the ${what} connection gave no answer within ${LOCK_CHECK_TIMEOUT_MS} ms`));
+            // setImmediate: after this turn's I/O, so an answer that came while the event loop was
+            // blocked (a long GC pause) is read first and counts.
+            timer = setTimeout(() => setImmediate(late), LOCK_CHECK_TIMEOUT_MS);
+          });
+          try {
+            await Promise.race([client.query('select 1'), silence]);
+          } catch (err) {
+            fail(err as Error);
+            await close();
+            throw err;
+          } finally {
+            clearTimeout(timer);
+          }
+        },
       };
     };
-    return { db, engine: 'postgres', where, listen, close: () => db.destroy() };
+    return { db, engine: 'postgres', where, listen, holdLock, close: () => db.destroy() };
   }
   const file = sqlitePath(url);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });

@@ -1,11 +1,17 @@
 // Runs the migrations in order on either engine; idempotent, safe to call at every start.
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { currentSchema } from './dialect.js';
 import type { Store } from './index.js';
 import * as m001 from './migrations/001-foundation.js';
 import * as m002 from './migrations/002-dns.js';
 import * as m003dnsRecords from './migrations/003-dns-records.js';
+import * as m004queueOrder from './migrations/004-queue-order.js';
+import * as m005databases from './migrations/005-databases.js';
 
-const ALL = { '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords };
+const ALL = {
+  '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
+  '005-databases': m005databases,
+};
 
 /** Every migration's name, in order. */
 export const MIGRATION_NAMES = Object.keys(ALL);
@@ -22,10 +28,7 @@ export async function migrate(store: Store): Promise<string[]> {
   // Kysely looks for its bookkeeping tables in every schema unless told which one: with several
   // schemas in one PostgreSQL database (tests, `?schema=` deployments) it would find another
   // schema's table, skip creating its own and fail. Name the schema the tables land in.
-  const migrationTableSchema =
-    store.engine === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
-      : undefined;
+  const migrationTableSchema = (await currentSchema(store.db)) ?? undefined;
   const migrator = new Migrator({ db: store.db, provider, migrationTableSchema });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;

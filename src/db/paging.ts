@@ -29,3 +29,6 @@ export async function fetchPage<DB, TB extends keyof DB, O>(
   const rows = await query.limit(page.size).offset((page.number - 1) * page.size).execute();
   return { rows, total };
 }
+
+/** The answer of a list whose filters can match nothing (e.g. no filter value can be an id). */
+export const EMPTY_PAGE: PageResult<never> = Object.freeze({ rows: [], total: 0 }) as PageResult<never>;

@@ -123,6 +123,36 @@ export interface DnsServersTable {
   started_at: string;
 }
 
+/** A registered MariaDB/MySQL server (operator data, migration 005). */
+export interface DatabaseServersTable {
+  id: Generated<number>;
+  name: string;
+  db_type: 'mariadb' | 'mysql';
+  version: string; // major.minor, e.g. 10.11
+  /** mysql://admin:password@host:port — the admin credentials: never shown or logged. */
+  url: string;
+  access_hosts: string; // JSON array of MySQL host patterns, e.g. ["%"]
+  is_default: Bool;
+  is_dedicated: Bool;
+  created_at: string;
+}
+
+/** A customer's database on a registered server (migration 005); `name` is its user name too. */
+export interface DatabasesTable {
+  id: Generated<number>;
+  customer_id: number;
+  package_id: number;
+  server_name: string;
+  db_type: 'mariadb' | 'mysql';
+  version: string;
+  name: string;
+  description: Generated<string>;
+  usage_bytes: number | null;
+  usage_updated_at: string | null;
+  state: 'pending' | 'live' | 'deleting';
+  created_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -134,4 +164,6 @@ export interface Database {
   dns_records: DnsRecordsTable;
   dns_changes: DnsChangesTable;
   dns_servers: DnsServersTable;
+  database_servers: DatabaseServersTable;
+  databases: DatabasesTable;
 }

@@ -3,7 +3,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, AppErrors, ERRORS, type ErrorCode } from '../errors.js';
 import { namesJsonApi, negotiate } from './negotiate.js';
-import type { LinkBuilder } from './document.js';
+import { originForm, type LinkBuilder } from './document.js';
+import { parseJsonBody } from './json-body.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,13 +18,6 @@ declare module 'fastify' {
 }
 
 export const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
-
-function hasNul(v: unknown): boolean {
-  if (typeof v === 'string') return v.includes('\u0000');
-  if (Array.isArray(v)) return v.some(hasNul);
-  if (v && typeof v === 'object') return Object.entries(v).some(([k, x]) => k.includes('\u0000') || hasNul(x));
-  return false;
-}
 
 /**
  * The response content type (API-NOTES §2). Computed from the request headers, not from a hook's
@@ -65,11 +59,16 @@ interface AjvError {
   message?: string;
 }
 
-/** Turns schema-validation failures into field errors with JSON pointers. */
+/** Field errors listed in one answer, at most; a client fixes those and learns of the rest. */
+export const MAX_FIELD_ERRORS = 20;
+
+/** Turns schema-validation failures into field errors with JSON pointers (the first MAX_FIELD_ERRORS). */
 function validationErrors(error: FastifyError & { validation: AjvError[]; validationContext?: string }): AppError[] {
   const where = error.validationContext ?? 'body';
   const out = new Map<string, AppError>();
   for (const v of error.validation) {
+    // A body with thousands of unknown keys would otherwise get an answer many times its size.
+    if (out.size === MAX_FIELD_ERRORS) break;
     let pointer = v.instancePath || '';
     let detail: string;
     if (v.keyword === 'additionalProperties') {
@@ -147,19 +146,19 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
   // JSON bodies only; an empty body is allowed (acme.sh sends a JSON Content-Type on DELETE, §1.7).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {
-    const text = String(body);
-    if (text.trim() === '') return done(null, undefined);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      done(null, parseJsonBody(String(body)));
     } catch (err) {
-      return done(new AppError('bad_request', `Malformed JSON: ${(err as Error).message}`), undefined);
+      done(err as AppError, undefined);
     }
-    // No attribute of the API takes a NUL character, and PostgreSQL cannot store one in text.
-    if (text.includes('\\u0000') && hasNul(parsed)) {
-      return done(new AppError('bad_request', 'Strings must not contain NUL characters (\\u0000).'), undefined);
+  });
+
+  // Node's own check answers a bare 400 (the server is built with requireHostHeader: false), so
+  // the rule of RFC 9112 §3.2 is applied here, with an error document.
+  app.addHook('onRequest', async (request) => {
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw new AppError('bad_request', 'An HTTP/1.1 request must have a Host header.');
     }
-    done(null, parsed);
   });
 
   app.addHook('onRequest', async (request) => {
@@ -191,11 +190,14 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0].replace(/\/{2,}/g, '/');
+    const path = originForm(request.url).split('?')[0].replace(/\/{2,}/g, '/');
     const allowed = [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
-    if (allowed.length) {
+    // CONNECT asks for a tunnel, which nothing here offers, whatever its target (usually host:port,
+    // naming no resource: then Allow is empty, "no method").
+    if (allowed.length || request.method === 'CONNECT') {
       reply.header('Allow', allowed.join(', '));
-      return sendErrors(request, reply, links, [new AppError('method_not_allowed', `Use ${allowed.join(', ')} on this path.`)]);
+      const detail = allowed.length ? `Use ${allowed.join(', ')} on this path.` : 'This server is not a proxy; CONNECT is not supported.';
+      return sendErrors(request, reply, links, [new AppError('method_not_allowed', detail)]);
     }
     return sendErrors(request, reply, links, [new AppError('resource_not_found', 'No such endpoint.')]);
   });

@@ -1,27 +1,39 @@
-// TypeBox building blocks shared by every resource's request schemas.
-import { Type, type TSchema } from 'typebox';
+// TypeBox building blocks shared by every resource: the request schemas (Ajv validates them, so
+// they decide what is accepted), and the documents and answers of each operation as the OpenAPI
+// document describes them (documentation only: responses are serialized with JSON.stringify,
+// src/app.ts, so these never change a byte that is sent).
+import http from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import { ERRORS, type ErrorCode } from '../errors.js';
 
-/** `T | null` as one JSON Schema type list (clean errors, unlike anyOf). */
-export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/** `T | null`; a `description` goes on the union, where the docs page shows it. */
+export const Nullable = <T extends TSchema>(t: T, description?: string) => Type.Union([t, Type.Null()], description ? { description } : {});
 
-/** The PATCH envelope: `{"data":{"type":…,"id":…,"attributes":{…}}}` (spec §2.0). */
-export const UpdateBody = <A extends TSchema>(type: string, attributes: A) =>
+/** `examples` of a schema: what the docs page shows. Request examples must be accepted (test/ops/openapi.test.ts). */
+const withExample = (example: unknown) => (example === undefined ? {} : { examples: [example] });
+
+/**
+ * The PATCH envelope: `{"data":{"type":…,"id":…,"attributes":{…}}}` (spec §2.0). `example` is the
+ * body the docs show; it must be accepted by the API, for the object of the path parameter's example.
+ */
+export const UpdateBody = <A extends TSchema>(type: string, attributes: A, example?: { id: string; attributes: Static<A> }) =>
   Type.Object(
     {
       data: Type.Object(
         {
           type: Type.String({ description: `must be "${type}"` }),
-          id: Type.String(),
+          id: Type.String({ description: 'must be the identifier in the URL' }),
           attributes,
         },
         { additionalProperties: false },
       ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...withExample(example && { data: { type, id: example.id, attributes: example.attributes } }) },
   );
 
-/** The create envelope: `{"data":{"type":…,"attributes":{…}}}` (spec §2.0). */
-export const CreateBody = <A extends TSchema>(type: string, attributes: A) =>
+/** The create envelope: `{"data":{"type":…,"attributes":{…}}}` (spec §2.0); `example` as for UpdateBody. */
+export const CreateBody = <A extends TSchema>(type: string, attributes: A, example?: Static<A>) =>
   Type.Object(
     {
       data: Type.Object(
@@ -29,11 +41,15 @@ export const CreateBody = <A extends TSchema>(type: string, attributes: A) =>
         { additionalProperties: false },
       ),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...withExample(example && { data: { type, attributes: example } }) },
   );
 
-// No length rules: an id that cannot exist answers 404 like any unknown id.
-export const IdParam = Type.Object({ id: Type.String() });
+/**
+ * The `:id` path parameter of one object; `idParam('10002')` documents an example id (one of the
+ * demo dataset). No length rules: an id that cannot exist answers 404 like any unknown id.
+ */
+export const idParam = (example?: string) => Type.Object({ id: Type.String(withExample(example)) });
+export const IdParam = idParam();
 
 /** A query parameter as the parser hands it over: one string, or an array when repeated. */
 const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
@@ -52,39 +68,219 @@ export const ListQueryString = (filters: readonly string[]) =>
     ]),
   );
 
-const Links = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]));
+// ---- documents (OpenAPI components) ---------------------------------------------------------
+// Links are absolute URLs built from the public base URL, with brackets left raw (API-NOTES
+// §1.9, §1.11), so they carry no `format: uri` that a strict URI parser would then refuse.
+
+const Link = (description: string) => Type.String({ description });
+const SelfLinks = Type.Object({ self: Link('URL of this object') });
+const DocumentLinks = Type.Object({ self: Link('URL of the request') });
+const ListLinks = Type.Object(
+  {
+    self: Link('URL of the request, query string as sent'),
+    first: Type.Optional(Link('first page (paged lists only)')),
+    last: Type.Optional(Link('last page (paged lists only)')),
+    prev: Type.Optional(Nullable(Type.String(), 'previous page, null on the first (paged lists only)')),
+    next: Type.Optional(Nullable(Type.String(), 'next page, null on the last (paged lists only)')),
+  },
+  { description: '`first`, `last`, `prev` and `next` are there when the request named `page[number]` or `page[size]`' },
+);
+const ListMeta = Type.Object({
+  total: Type.Integer({ minimum: 0, description: 'objects in the whole list, all pages' }),
+  page: Type.Optional(
+    Type.Object(
+      { number: Type.Integer({ minimum: 1 }), size: Type.Integer({ minimum: 1 }), total_pages: Type.Integer({ minimum: 1 }) },
+      { description: 'paged lists only' },
+    ),
+  ),
+});
+
+/** A string from a fixed list: `StringEnum(['pending', 'done'])` → `{"type":"string","enum":[…]}`. */
+export const StringEnum = <V extends string[]>(values: readonly [...V], description?: string) =>
+  Type.Enum(values, { type: 'string', ...(description ? { description } : {}) });
+
+/** A timestamp attribute: ISO 8601 in UTC, e.g. `2026-11-22T03:51:28.686Z`. */
+export const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+
+/**
+ * A to-one relationship: `{"data":{"type":"customer","id":"10001"}}`. `nullable`: data is null
+ * when there is none; `related`: it also has `links.related`, the URL of that object.
+ */
+export const ToOne = (type: string, o: { nullable?: boolean; related?: boolean; description?: string } = {}) => {
+  const identifier = Type.Object({ type: Type.Literal(type), id: Type.String() });
+  return Type.Object(
+    {
+      data: o.nullable ? Nullable(identifier) : identifier,
+      ...(o.related ? { links: Type.Object({ related: Link(`URL of the ${type}`) }) } : {}),
+    },
+    o.description ? { description: o.description } : {},
+  );
+};
+
+/** A relationship given as a link only: `{"links":{"related":"<base>/domains?filter[package_id]=2"}}`. */
+export const RelatedList = (description: string) => Type.Object({ links: Type.Object({ related: Link('URL of the filtered list') }) }, { description });
+
+/** The OpenAPI components of one resource type, registered by readRoutes (addDocumentSchemas). */
+export interface ResourceSchemas {
+  /** Component name of the resource object, e.g. `Customer`; operation ids derive from it (getCustomer). */
+  name: string;
+  /** The JSON:API type, e.g. `customer`. */
+  type: string;
+  /** `Customer`: the resource object. */
+  resource: TObject;
+  /** `CustomerDocument`: `{"data":{…},"links":{"self":…}}`, the answer about one object. */
+  document: TObject;
+  /** `CustomerList`: `{"links":{…},"data":[…],"meta":{"total":…}}`, the answer of a list. */
+  list: TObject;
+}
+
+/**
+ * The resource object and its two documents, as the code builds them (jsonapi/document.ts) — key
+ * order included: `resourceSchemas('Customer', 'customer', { attributes, relationships })`.
+ * Without `links`, the object's links are `{self}`. `example` is what the docs page shows for it.
+ */
+export function resourceSchemas(
+  name: string,
+  type: string,
+  parts: { attributes: TObject; relationships?: TObject; links?: TObject; description?: string; example?: unknown },
+): ResourceSchemas {
+  const resource = Type.Object(
+    {
+      type: Type.Literal(type),
+      id: Type.String(),
+      attributes: parts.attributes,
+      ...(parts.relationships ? { relationships: parts.relationships } : {}),
+      links: parts.links ?? SelfLinks,
+    },
+    { $id: name, ...(parts.description ? { description: parts.description } : {}), ...withExample(parts.example) },
+  );
+  const document = Type.Object({ data: Type.Ref(name), links: DocumentLinks }, { $id: `${name}Document`, description: `One ${type}` });
+  const list = Type.Object(
+    { links: ListLinks, data: Type.Array(Type.Ref(name)), meta: ListMeta },
+    { $id: `${name}List`, description: `A list of ${type} objects` },
+  );
+  return { name, type, resource, document, list };
+}
+
+/**
+ * Makes documents referable from route responses: Fastify's shared schemas become the
+ * `components.schemas` of the OpenAPI document. Registering one twice is harmless.
+ */
+export function addDocumentSchemas(app: FastifyInstance, ...schemas: TSchema[]) {
+  for (const s of schemas) {
+    const id = (s as { $id?: string }).$id;
+    if (id && !app.getSchema(id)) app.addSchema(s);
+  }
+}
 
 /** A JSON:API error document (API-NOTES §1.12), as every failure answers. */
 export const ErrorDocument = Type.Object(
   {
     errors: Type.Array(
       Type.Object({
-        id: Type.String({ description: 'stable error code, e.g. resource_not_found' }),
-        status: Type.String({ description: 'the HTTP status as a string' }),
-        title: Type.String(),
-        detail: Type.Optional(Type.String()),
-        source: Type.Optional(Type.Object({ pointer: Type.Optional(Type.String()), parameter: Type.Optional(Type.String()) })),
+        id: Type.String({ description: 'stable error id, e.g. resource_not_found: match on it' }),
+        status: Type.String({ description: 'the HTTP status, as a string' }),
+        title: Type.String({ description: 'the same for every error of this id' }),
+        detail: Type.Optional(Type.String({ description: 'what went wrong, for people; may change' })),
+        source: Type.Optional(
+          Type.Object({
+            pointer: Type.Optional(Type.String({ description: 'JSON Pointer to the body member at fault, e.g. /data/attributes/ttl' })),
+            parameter: Type.Optional(Type.String({ description: 'the query or path parameter at fault' })),
+          }),
+        ),
       }),
+      { minItems: 1 },
     ),
-    links: Type.Optional(Links),
+    links: Type.Optional(Type.Object({ self: Link('URL of the request') })),
   },
-  { description: 'JSON:API error document' },
+  { $id: 'ErrorDocument', description: 'JSON:API error document' },
 );
 
-const ResourceObject = Type.Object({
-  type: Type.String(),
-  id: Type.String(),
-  attributes: Type.Record(Type.String(), Type.Unknown()),
-  relationships: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  links: Links,
-});
+// ---- operations -----------------------------------------------------------------------------
 
-/** A JSON:API success document: one resource object, or a list with links first and meta. */
-export const SuccessDocument = Type.Object(
-  {
-    links: Type.Optional(Links),
-    data: Type.Union([ResourceObject, Type.Array(ResourceObject)]),
-    meta: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  },
-  { description: 'JSON:API document' },
-);
+/** When an error of this id happens, for every operation it applies to (see sharedErrors). */
+type ErrorWhen = Partial<Record<ErrorCode, string>>;
+
+const HEADERS: Partial<Record<number, Record<string, { type: 'string' | 'integer'; description: string }>>> = {
+  202: { 'Content-Location': { type: 'string', description: 'URL of the queue-job that makes the change' } },
+  401: { 'WWW-Authenticate': { type: 'string', description: 'Basic realm="API"' } },
+  429: { 'Retry-After': { type: 'integer', description: 'seconds to wait before the next request' } },
+};
+
+/** Methods whose request body the server reads (a DELETE may carry one: acme.sh sends a JSON type). */
+const READS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The errors every operation of this shape can answer: those of the shared hooks (authentication,
+ * Accept negotiation, rate limits), of the router (a malformed or too long path), of the body
+ * parser, of schema validation and of list query parsing.
+ */
+function sharedErrors(method: string, o: { params?: TSchema; querystring?: TSchema; body?: TSchema }): ErrorWhen {
+  const body = READS_BODY.has(method);
+  return {
+    bad_request: body ? 'the URL or the JSON body is malformed, or the body nests too deeply' : 'the URL is malformed',
+    ...(o.querystring ? { invalid_parameter: 'a query parameter is unknown or has a bad value; `source.parameter` names it' } : {}),
+    unauthorized: 'credentials are missing or wrong, or the token was revoked',
+    not_acceptable: '`Accept` names another version or vendor',
+    ...(o.params ? { uri_too_long: 'a path segment is too long' } : {}),
+    ...(body ? { payload_too_large: 'the body is larger than the server accepts', unsupported_media_type: 'the body is not sent as JSON' } : {}),
+    ...(o.body ? { invalid_api_data: 'the body does not fit this operation, or a value is invalid; `source.pointer` names the member' } : {}),
+    rate_limited: 'too many requests from this client address',
+    too_many_errors: 'too many failed requests from this client address: blocked for a while',
+    internal_error: 'an unexpected fault; it is logged with the request id (`x-request-id`)',
+  };
+}
+
+/** One response per status: the shared error document, its ids listed with when each happens. */
+function errorResponses(when: ErrorWhen) {
+  const byStatus = new Map<number, string[]>();
+  // Catalogue order within a status, so the text is stable however the ids were gathered.
+  for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+    const text = when[code];
+    if (text === undefined) continue;
+    const status = ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), `- \`${code}\`: ${text}`]);
+  }
+  const out: Record<number, unknown> = {};
+  for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
+    out[status] = {
+      $ref: 'ErrorDocument',
+      description: `${http.STATUS_CODES[status]}. Error ids:\n\n${byStatus.get(status)!.join('\n')}`,
+      ...(HEADERS[status] ? { headers: HEADERS[status] } : {}),
+    };
+  }
+  return out;
+}
+
+export interface OperationDoc {
+  /** Stable camelCase name that generated clients use: `listCustomers`, `createDnsRecord`. */
+  operationId: string;
+  tags: [string];
+  summary: string;
+  description?: string;
+  /** The one success answer: its status and the document it carries (a registered component). */
+  success: { status: 200 | 201 | 202; document: TObject; description: string };
+  /** The failures particular to this operation, by error id, with when each happens. */
+  errors?: ErrorWhen;
+}
+
+/**
+ * The route schema of an API operation: its request schemas as given (they validate), and its
+ * answers — the success document, and the error document for every status it can answer:
+ * `app.patch('/customers/:id', { schema: operation('PATCH', { operationId: 'updateCustomer', …,
+ * params, body, success: { status: 200, document: CustomerSchemas.document, description },
+ * errors: { forbidden: '…' } }) }, handler)`.
+ */
+export function operation<S extends { params?: TSchema; querystring?: TSchema; body?: TSchema }>(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  o: S & OperationDoc,
+) {
+  const { success, errors, ...schema } = o;
+  const ok = {
+    $ref: (success.document as { $id?: string }).$id,
+    description: success.description,
+    ...(HEADERS[success.status] ? { headers: HEADERS[success.status] } : {}),
+  };
+  // Operation-specific texts win over the shared ones (e.g. what a 422 means for this path).
+  return { ...schema, response: { [success.status]: ok, ...errorResponses({ ...sharedErrors(method, o), ...errors }) } as Record<string, unknown> };
+}

@@ -1,5 +1,12 @@
-// Rules every PATCH shares (spec §2.0, §7.3).
-import { AppError } from '../errors.js';
+// What every PATCH shares (spec §2.0, §7.3): the body must name the resource of the URL, and the
+// answer is the whole resource as the write left it.
+import type { FastifyRequest } from 'fastify';
+import type { Static, TObject } from 'typebox';
+import { AppError, type ErrorCode } from '../errors.js';
+import type { LinkBuilder, ResourceObject } from './document.js';
+import { resourceDocument } from './respond.js';
+import { IdParam, operation, type ResourceSchemas } from './schema.js';
+import type { TypedApp } from './typed-app.js';
 
 /** Throws 409 `id_mismatch` unless the body names the resource of the URL. */
 export function assertUpdateTarget(data: { type: string; id: string }, type: string, urlId: string, same = (a: string, b: string) => a === b) {
@@ -9,4 +16,57 @@ export function assertUpdateTarget(data: { type: string; id: string }, type: str
   if (!same(data.id, urlId)) {
     throw new AppError('id_mismatch', 'data.id must equal the identifier in the URL.', { pointer: '/data/id' });
   }
+}
+
+/** A PATCH body: `{"data":{"type":…,"id":…,"attributes":{…}}}` (jsonapi/schema.ts UpdateBody). */
+type UpdateBodySchema = TObject<{ data: TObject<{ type: any; id: any; attributes: TObject }> }>;
+
+export interface UpdateRoute<R, B extends UpdateBodySchema> {
+  /** The URL segment and OpenAPI tag, e.g. `customers`. */
+  segment: string;
+  /** The resource's documents; `update<Name>` is the operation id. */
+  schemas: ResourceSchemas;
+  /** The path parameter: `id` (IdParam) unless given, e.g. `{ name: 'name', schema: DomainNameParam }`. */
+  key?: { name: string; schema: TObject };
+  body: B;
+  summary: string;
+  /** Failures beyond "not found" and "id mismatch", by error id (OpenAPI). */
+  errors: Partial<Record<ErrorCode, string>>;
+  /**
+   * How the URL key and `data.id` are compared: by default as equal strings; domains compare
+   * names in any spelling: `{ target: (name) => service.requireAce(name), same: sameDomainName }`.
+   */
+  match?: { target: (key: string) => string; same: (a: string, b: string) => boolean };
+  /** Writes and returns the object as this write left it (read in the write's transaction). */
+  update(request: FastifyRequest, key: string, attributes: Static<B>['data']['attributes']): Promise<R>;
+  toResource(row: R): ResourceObject;
+}
+
+/**
+ * Registers `PATCH /<segment>/:<key>`:
+ * `updateRoute(app, links, { segment: 'customers', schemas: CustomerSchemas, body: CustomerUpdateBody, summary: '…',
+ *   errors: { conflict: '…' }, update: (request, id, attributes) => service.update(actorOf(request), id, attributes), toResource })`.
+ */
+export function updateRoute<R, B extends UpdateBodySchema>(app: TypedApp, links: LinkBuilder, o: UpdateRoute<R, B>): void {
+  const key = o.key ?? { name: 'id', schema: IdParam };
+  const schema = operation('PATCH', {
+    operationId: `update${o.schemas.name}`,
+    tags: [o.segment],
+    summary: o.summary,
+    params: key.schema,
+    body: o.body,
+    success: { status: 200, document: o.schemas.document, description: `The ${o.schemas.type} as this request left it` },
+    errors: {
+      resource_not_found: `no such ${o.schemas.type} among those you may see`,
+      id_mismatch: '`data.type` or `data.id` differ from the URL',
+      ...o.errors,
+    },
+  });
+  app.patch(`/${o.segment}/:${key.name}`, { schema }, async (request) => {
+    const value = (request.params as Record<string, string>)[key.name];
+    const { data } = request.body as { data: { type: string; id: string; attributes: Static<B>['data']['attributes'] } };
+    if (o.match) assertUpdateTarget(data, o.schemas.type, o.match.target(value), o.match.same);
+    else assertUpdateTarget(data, o.schemas.type, value);
+    return resourceDocument(request, links, o.toResource(await o.update(request, value, data.attributes)));
+  });
 }

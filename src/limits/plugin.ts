@@ -53,9 +53,9 @@ async function decide(limiter: Limiter, request: FastifyRequest, reply: FastifyR
   request.limitedAs = null; // a 429 is not an error that counts towards a block
   const retry = { 'Retry-After': String(Math.max(1, resetS)) };
   if (d.blocked) {
-    return new AppError('too_many_errors', 'Too many failed requests; API access is blocked for a while (spec §7.2).', undefined, retry);
+    return new AppError('too_many_errors', 'Too many failed requests; API access is blocked for a while.', undefined, retry);
   }
-  return new AppError('rate_limited', `At most ${d.limit} requests per window are allowed (spec §8).`, undefined, retry);
+  return new AppError('rate_limited', `At most ${d.limit} requests per window are allowed.`, undefined, retry);
 }
 
 /**

@@ -1,14 +1,17 @@
 // Operational endpoints (issue 2 item 7): OpenAPI 3.1 at /openapi.json generated from the route
-// schemas, Swagger UI at /docs, /healthz, /readyz, Prometheus /metrics. They are open (no token,
-// no Accept rules: `config.infra`) and exempt from the rate limit (src/limits/plugin.ts).
+// schemas, Swagger UI at /docs, the API guide at /docs/api-guide.md, /healthz, /readyz, Prometheus
+// /metrics. They are open (no token, no Accept rules: `config.infra`) and exempt from the rate
+// limit (src/limits/plugin.ts). What the document promises is derived from the registered routes
+// (docs/decisions/0006-openapi.md).
+import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { sql } from 'kysely';
+import { ping } from '../db/dialect.js';
 import client from 'prom-client';
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
-import { ErrorDocument, SuccessDocument } from '../jsonapi/schema.js';
+import { ErrorDocument, addDocumentSchemas } from '../jsonapi/schema.js';
 
 /** How long /readyz waits for `select 1` before it reports the database unavailable. */
 export const READY_TIMEOUT_MS = 2000;
@@ -16,59 +19,96 @@ export const READY_TIMEOUT_MS = 2000;
 /** Request and response bodies are JSON:API documents; plain JSON is accepted too (spec §5.7). */
 const BODY_TYPES = ['application/vnd.api+json', 'application/json'];
 
-/** Descriptions of the resource groups; a tag used by a route but missing here is still listed. */
+/** The licence of package.json, in the form OpenAPI 3.1 takes (an SPDX identifier). */
+const LICENSE = { name: 'MIT', identifier: 'MIT' };
+
+/** The guide for API clients; from src/ops and dist/ops alike it is two levels up. */
+const GUIDE_FILE = new URL('../../docs/api-guide.md', import.meta.url);
+const GUIDE_PATH = '/docs/api-guide.md';
+
+/**
+ * The resource groups of the API, in the order the docs page lists them. A group whose routes are
+ * not registered gets no tag and is named "not available yet" in the description, so the document
+ * promises exactly what this server answers; a tag used by a route but missing here is still listed.
+ */
 const TAGS: { name: string; description: string }[] = [
-  { name: 'customers', description: 'Customers and resellers (spec §2.2, §4.2).' },
-  { name: 'domains', description: 'Domains: registration and presence (spec §2.3).' },
-  { name: 'packages', description: 'Hosting packages (spec §2.4).' },
-  { name: 'plans', description: 'Plans: limits and features of packages (spec §2.5).' },
-  { name: 'queue-jobs', description: 'Asynchronous operations and their status (spec §2.1, §3.1).' },
-  { name: 'domain-availability', description: 'Whether domain names can be registered (spec §2.11, §4.3.7).' },
-  { name: 'dns-records', description: 'DNS records of a domain (spec §2.6).' },
-  { name: 'subdomains', description: 'Subdomains (spec §2.7).' },
-  { name: 'databases', description: 'Databases (spec §2.8).' },
-  { name: 'email-addresses', description: 'Mailboxes and forwarders (spec §2.9).' },
+  { name: 'customers', description: 'Customers and resellers: a reseller sees and manages its end customers.' },
+  { name: 'domains', description: 'Domains: registration, DNS presence and its two flags.' },
+  { name: 'packages', description: 'Hosting packages, with links to what is assigned to them.' },
+  { name: 'plans', description: 'Plans: the limits and features of packages.' },
+  { name: 'queue-jobs', description: 'Asynchronous changes: a write that answers 202 names its job; poll it until it is done.' },
+  { name: 'dns-records', description: 'DNS records of your presence domains, served by the DNS servers once their job is done.' },
+  { name: 'domain-availability', description: 'Whether domain names can be registered.' },
+  { name: 'subdomains', description: 'Subdomains and their web server settings.' },
+  { name: 'databases', description: 'Databases.' },
+  { name: 'email-addresses', description: 'Mailboxes and forwarders.' },
 ];
 
 interface OpenApiDoc {
+  info: { description?: string };
   tags?: { name: string; description?: string }[];
   paths?: Record<string, Record<string, { tags?: string[] }>>;
 }
 
-/** Keeps the tag list to the tags in use (no empty groups on the docs page), known ones first. */
-function tidyTags(doc: OpenApiDoc): OpenApiDoc {
+/** The tags the registered operations use. */
+function usedTags(doc: OpenApiDoc): Set<string> {
   const used = new Set<string>();
   for (const item of Object.values(doc.paths ?? {})) {
     for (const op of Object.values(item)) for (const tag of op?.tags ?? []) used.add(tag);
   }
-  const known = (doc.tags ?? []).filter((t) => used.has(t.name));
-  const extra = [...used].filter((name) => !known.some((t) => t.name === name)).sort().map((name) => ({ name }));
-  return { ...doc, tags: [...known, ...extra] };
+  return used;
+}
+
+/** What every client needs to know before the first call; the operations document the rest. */
+function apiDescription(config: Config, available: string[], missing: string[], guide: string | null): string {
+  const { max, windowMs } = config.rateLimit;
+  return [
+    'The Customer Hosting Management API: customers and resellers manage their hosting through a JSON:API.',
+    `Available: ${available.join(', ')}.` +
+      (missing.length ? ` Not available yet: ${missing.join(', ')}; their paths answer 404 until a later version adds them.` : ''),
+    '',
+    '- **Authentication**: `Authorization: token <API_TOKEN>`, or HTTP Basic with user `token` and the token as password.',
+    `- **Version**: send \`Accept: application/vnd.${config.apiVendor}.v1+json\`; another version answers 406.`,
+    '- **Bodies** are `application/vnd.api+json` (or `application/json`); unknown attributes are refused with 422, never dropped.',
+    '- **Asynchronous writes** answer 202 with a queue-job; its URL is in `Content-Location`. Poll it until `status` is `done`.',
+    `- **Rate limit**: at most ${max} requests per ${windowMs / 1000} s per client address; every API answer carries \`RateLimit-Limit\`, ` +
+      '`RateLimit-Remaining` and `RateLimit-Reset`, a 429 carries `Retry-After`.',
+    '- **Errors** are JSON:API error documents; match on `errors[].id`. Every answer carries an `x-request-id` to quote when you report a problem.',
+    '- **Other methods** on a known path answer 405 with `Allow`; unknown paths answer 404.',
+    ...(guide ? ['', `More, with examples for every endpoint, in the [API guide](${guide}).`] : []),
+  ].join('\n');
+}
+
+/**
+ * Keeps the tag list to the tags in use (no empty groups on the docs page), known ones first, and
+ * names the known groups that have no routes yet in the description.
+ */
+function tidy(doc: OpenApiDoc, config: Config, guide: string | null): OpenApiDoc {
+  const used = usedTags(doc);
+  const known = TAGS.filter((t) => used.has(t.name));
+  const extra = [...used].filter((name) => !known.some((t) => t.name === name)).sort().map((name) => ({ name, description: name }));
+  const tags = [...known, ...extra];
+  const missing = TAGS.filter((t) => !used.has(t.name)).map((t) => t.name);
+  return { ...doc, info: { ...doc.info, description: apiDescription(config, tags.map((t) => t.name), missing, guide) }, tags };
 }
 
 export async function registerOps(app: FastifyInstance, opts: { config: Config; store: Store }) {
   const { config, store } = opts;
+  const guide = fs.existsSync(GUIDE_FILE) ? fs.readFileSync(GUIDE_FILE, 'utf8') : null;
+  const guideUrl = guide === null ? null : config.publicBaseUrl + GUIDE_PATH;
   // Routes of the docs page are operational: no negotiation, no authentication.
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/docs')) route.config = { ...(route.config ?? {}), infra: true };
-    // Every API operation documents what a client gets back: its JSON:API document, or an
-    // error document (API-NOTES §1.12, §3) for 4xx/5xx.
-    else if (route.schema && !route.config?.infra && !route.schema.response) {
-      route.schema = { ...route.schema, response: { '2XX': SuccessDocument, '4XX': ErrorDocument, '5XX': ErrorDocument } };
-    }
   });
+  // The one error document every operation's failures refer to (jsonapi/schema.ts `operation`).
+  addDocumentSchemas(app, ErrorDocument);
 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'hostplane — Customer Hosting Management API',
-        version: '1',
-        description:
-          'JSON:API-style API for DNS records, subdomains, databases, mailboxes and domain checks. ' +
-          `Authenticate with \`Authorization: token <API_TOKEN>\`. Select the version with \`Accept: application/vnd.${config.apiVendor}.v1+json\`.`,
-      },
-      servers: [{ url: config.publicBaseUrl }],
+      info: { title: 'hostplane — Customer Hosting Management API', version: '1', license: LICENSE },
+      ...(guideUrl ? { externalDocs: { description: 'API guide', url: guideUrl } } : {}),
+      servers: [{ url: config.publicBaseUrl, description: 'this server (its PUBLIC_BASE_URL)' }],
       components: {
         securitySchemes: {
           token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'token <API_TOKEN>' },
@@ -76,17 +116,18 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
         },
       },
       security: [{ token: [] }, { basic: [] }],
-      tags: TAGS,
     },
     // Only routes that carry a tag are API operations; operational routes stay out.
     hideUntagged: true,
-    // Bodies (requests, and responses where a route documents one) are listed under the JSON:API
-    // type first, as clients should send them; the default would be application/json only.
+    // Shared schemas (documents, the error document) become components named by their $id.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    // Bodies (requests and responses) are listed under the JSON:API type first, as clients should
+    // send them; the default would be application/json only.
     transform: ({ schema, url }) => ({
       schema: { ...schema, consumes: schema?.consumes ?? BODY_TYPES, produces: schema?.produces ?? BODY_TYPES },
       url,
     }),
-    transformObject: (o) => tidyTags(('openapiObject' in o ? o.openapiObject : o.swaggerObject) as OpenApiDoc) as never,
+    transformObject: (o) => tidy(('openapiObject' in o ? o.openapiObject : o.swaggerObject) as unknown as OpenApiDoc, config, guideUrl) as never,
   });
   // The page loads only its own assets and ./json (validatorUrl stays null: no third-party calls),
   // so it works offline and behind a strict egress policy.
@@ -96,7 +137,20 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
     uiConfig: { docExpansion: 'list', deepLinking: true },
   });
 
-  app.get('/openapi.json', { config: { infra: true }, schema: { hide: true } }, async () => app.swagger());
+  // The guide the document links to, served as it ships, so the link works for every deployment.
+  if (guide !== null) {
+    app.get(GUIDE_PATH, { config: { infra: true }, schema: { hide: true } }, async (_request, reply) => {
+      reply.type('text/plain; charset=utf-8');
+      return guide;
+    });
+  }
+
+  // Serialised once: every answer shares one string instead of building ~90 kB per request.
+  let openapi: string | undefined;
+  app.get('/openapi.json', { config: { infra: true }, schema: { hide: true } }, async (_request, reply) => {
+    reply.type('application/json; charset=utf-8');
+    return (openapi ??= JSON.stringify(app.swagger()));
+  });
 
   app.get('/healthz', { config: { infra: true }, schema: { hide: true } }, async () => ({ status: 'ok' }));
 
@@ -106,7 +160,7 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
       // A database host that drops packets would leave the probe hanging (pg has no connect
       // timeout by default); a probe must answer, so it gives up after READY_TIMEOUT_MS.
       await Promise.race([
-        sql`select 1`.execute(store.db),
+        ping(store.db),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error('timeout')), READY_TIMEOUT_MS);
         }),

@@ -7,8 +7,8 @@
 //   each other's workers.
 // - SQLite, other processes: nothing to send; those workers find the job by polling.
 // A lost wake-up is never a lost job: polling finds every due job anyway.
-import { sql } from 'kysely';
 import type { Store } from '../db/index.js';
+import { notifySchema } from '../db/dialect.js';
 
 /** The PostgreSQL channel workers LISTEN on. */
 export const JOBS_CHANNEL = 'hostplane_jobs';
@@ -19,16 +19,13 @@ const local = new Map<string, Set<() => void>>();
 
 /**
  * Wakes the workers of `store`'s database; call it after the transaction that inserted the job
- * has committed (a worker woken earlier would not see the job yet):
- * `await store.db.transaction().execute(async (trx) => { …; await new QueueJobsRepository(trx).insert(job) });
- *  await notifyEnqueued(store);`
+ * has committed (a worker woken earlier would not see the job yet). withJobs does this for you.
  * Never throws: a failed NOTIFY only means the job waits for the next poll.
  */
 export async function notifyEnqueued(store: Store): Promise<void> {
   for (const wake of local.get(store.where) ?? []) wake();
-  if (store.engine !== 'postgres') return;
   try {
-    await sql`select pg_notify(${JOBS_CHANNEL}, current_schema())`.execute(store.db);
+    await notifySchema(store.db, JOBS_CHANNEL);
   } catch {
     // Polling covers it.
   }

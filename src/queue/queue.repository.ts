@@ -1,32 +1,83 @@
-// All SQL of the worker (DESIGN "Jobs are rows"; spec §3.1): claim with a lease, heartbeat, the
-// outcomes of a run, progress, purge. Enqueueing is QueueJobsRepository.insert.
+// All SQL of the queue (DESIGN "Jobs are rows"; spec §3.1): the insert every producer uses (through
+// withJobs, src/queue/enqueue.ts), the pending-job lookup, and the worker's claim with a lease,
+// heartbeat, the outcomes of a run, progress, purge. The scoped reads of GET /queue-jobs are the
+// HTTP view's (resources/queue-jobs).
 //
 // Fencing: a claim writes a lease token into `lease_owner` that is new for every claim. Every
 // later write of that run is conditional on `lease_owner = token and status = 'pending'`, so a
-// worker whose lease expired (and whose job another worker took) changes nothing: it learns it
-// lost the job from the count of updated rows.
+// worker whose lease expired or was ended (and whose job another worker took) changes nothing: it
+// learns it lost the job from the count of updated rows. How a dead worker's leases end early:
+// docs/decisions/0005-dead-workers.md.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { Engine } from '../db/dialect.js';
-import type { QueueJobRow } from '../resources/queue-jobs/queue-jobs.repository.js';
+import { isPostgres } from '../db/dialect.js';
+import { nowIso } from '../db/time.js';
+import type { JobAction, JobType, NewQueueJob, QueueJobRow } from './jobs.js';
 
 const updated = (r: { numUpdatedRows: bigint } | undefined) => Number(r?.numUpdatedRows ?? 0) > 0;
 
 export class QueueRepository {
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly engine: Engine,
-  ) {}
+  /** The dialect, learnt once: the worker keeps one repository, and claim runs at every poll. */
+  private readonly postgres: boolean;
+
+  /** Pass the transaction of the write a job belongs to, so both commit together. */
+  constructor(private readonly db: Kysely<Database>) {
+    this.postgres = isPostgres(db);
+  }
 
   /**
-   * Claims up to `limit` runnable jobs (pending, due, lease free or expired) for `token` until
+   * Stores a job and returns its row:
+   * `await new QueueRepository(trx).insert({ customerId, jobType: 'dns-record', action: 'create', objectId: '42' })`.
+   * Producers call it through withJobs (src/queue/enqueue.ts), which also wakes the workers.
+   */
+  async insert(job: NewQueueJob): Promise<QueueJobRow> {
+    const createdAt = job.createdAt ?? nowIso();
+    return this.db
+      .insertInto('queue_jobs')
+      .values({
+        customer_id: job.customerId,
+        job_type: job.jobType,
+        action: job.action,
+        object_id: job.objectId,
+        status: job.status ?? 'pending',
+        error: job.error ?? null,
+        payload: job.payload === undefined ? null : JSON.stringify(job.payload),
+        attempts: 0,
+        run_after: job.runAfter ?? createdAt,
+        lease_owner: null,
+        lease_until: null,
+        from_menu: job.fromMenu ? 1 : 0,
+        created_at: createdAt,
+        finished_at: job.finishedAt ?? null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
+  /** The newest pending job of one kind for one object, e.g. a record's delete job (a repeated DELETE answers it). */
+  pendingJobFor(jobType: JobType, action: JobAction, objectId: string): Promise<QueueJobRow | undefined> {
+    return this.db
+      .selectFrom('queue_jobs')
+      .selectAll()
+      .where('job_type', '=', jobType)
+      .where('action', '=', action)
+      .where('object_id', '=', objectId)
+      .where('status', '=', 'pending')
+      .orderBy('id', 'desc')
+      .executeTakeFirst();
+  }
+
+  /**
+   * Claims up to `limit` runnable jobs (pending, due, lease free, expired or ended) for `token` until
    * `leaseUntil`, oldest due first, in ONE statement:
    * - PostgreSQL: `update … where id in (select … for update skip locked) returning *` — concurrent
    *   claimers skip each other's rows instead of waiting or taking the same ones;
    * - SQLite: the same conditional update; SQLite runs one writer at a time, so the statement
    *   sees and takes rows atomically and two processes never claim the same job.
-   * A job taken back from an expired lease counts an attempt: a job that kills its worker every
+   * A job taken back from an expired or ended lease counts an attempt: a job that kills its worker every
    * time must not be retried forever.
+   * Jobs on one object run in the order they were enqueued: a job waits while an older job of the
+   * same type on the same object is still pending (a DELETE queued behind a CREATE waits for it).
    */
   async claim(token: string, limit: number, now: string, leaseUntil: string): Promise<QueueJobRow[]> {
     return this.db
@@ -48,10 +99,22 @@ export class QueueRepository {
           .where('q.status', '=', 'pending')
           .where('q.run_after', '<=', now)
           .where((w) => w.or([w('q.lease_until', 'is', null), w('q.lease_until', '<', now)]))
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('queue_jobs as e')
+                  .select('e.id')
+                  .whereRef('e.job_type', '=', 'q.job_type')
+                  .whereRef('e.object_id', '=', 'q.object_id')
+                  .where('e.status', '=', 'pending')
+                  .whereRef('e.id', '<', 'q.id'),
+              ),
+            ),
+          )
           .orderBy('q.run_after')
           .orderBy('q.id')
           .limit(limit);
-        return this.engine === 'postgres' ? due.forUpdate().skipLocked() : due;
+        return this.postgres ? due.forUpdate().skipLocked() : due;
       })
       .returningAll()
       .execute();
@@ -65,9 +128,51 @@ export class QueueRepository {
       .where('status', '=', 'pending');
   }
 
-  /** Extends the lease of a running job; false when the lease was lost. */
-  async heartbeat(id: number, token: string, leaseUntil: string): Promise<boolean> {
-    return updated(await this.fenced(id, token).set({ lease_until: leaseUntil }).executeTakeFirst());
+  /**
+   * Extends the leases of a worker's running jobs, in one statement however many they are;
+   * returns the ids whose lease it still held (the others were taken over).
+   */
+  async heartbeat(leases: { id: number; token: string }[], leaseUntil: string): Promise<Set<number>> {
+    if (!leases.length) return new Set();
+    const rows = await this.db
+      .updateTable('queue_jobs')
+      .set({ lease_until: leaseUntil })
+      .where('id', 'in', leases.map((l) => l.id))
+      .where('lease_owner', 'in', [...new Set(leases.map((l) => l.token))])
+      .where('status', '=', 'pending')
+      .returning(['id', 'lease_owner'])
+      .execute();
+    const held = new Set(rows.map((r) => `${r.id} ${r.lease_owner}`));
+    return new Set(leases.filter((l) => held.has(`${l.id} ${l.token}`)).map((l) => l.id));
+  }
+
+  /** The lease tokens of running jobs (pending, leased, lease not run out): whose workers to check. */
+  async leaseTokens(now: string): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('queue_jobs')
+      .select('lease_owner')
+      .distinct()
+      .where('status', '=', 'pending')
+      .where('lease_until', '>=', now)
+      .execute();
+    return rows.map((r) => r.lease_owner!).filter(Boolean);
+  }
+
+  /**
+   * Ends the leases of the given tokens now, for a worker known to be dead: the next claim takes
+   * the jobs over (counting an attempt, as after an expired lease). `lease_owner` stays until
+   * then, so the ordinary lease rules and fencing apply unchanged. Returns how many jobs.
+   */
+  async endLeases(tokens: string[]): Promise<number> {
+    if (!tokens.length) return 0;
+    const r = await this.db
+      .updateTable('queue_jobs')
+      .set({ lease_until: null })
+      .where('lease_owner', 'in', tokens)
+      .where('status', '=', 'pending')
+      .where('lease_until', 'is not', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /** The handler answered `done`. */

@@ -1,22 +1,22 @@
-// The contract between job producers, handlers and the worker (DESIGN "Jobs are rows"; spec §3.1).
-// Producers write their intent and call `enqueue` in the same transaction; the worker claims the
-// job with a lease and runs the handler registered for its (job_type, action).
+// The contract between job producers, job definitions and the worker (DESIGN "Jobs are rows";
+// spec §3.1). Producers write their intent and enqueue in the same transaction (withJobs); the
+// worker claims the job with a lease, checks its payload against the job's schema and runs it.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static, TSchema } from 'typebox';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
-import type { QueueJobRow } from '../resources/queue-jobs/queue-jobs.repository.js';
+import type { Drivers } from '../provisioning/drivers.js';
+import type { JobAction, JobType, QueueJobRow } from './jobs.js';
 
-export type { NewQueueJob } from '../resources/queue-jobs/queue-jobs.repository.js';
-
-export interface JobContext {
+export interface JobContext<P = unknown> {
   job: QueueJobRow;
-  /** The job's payload as enqueued (parsed JSON). */
-  payload: unknown;
+  /** The job's payload as enqueued (parsed JSON), already checked against the definition's schema. */
+  payload: P;
   /** What an earlier run of this job saved with saveProgress (parsed JSON), or null. */
   progress: unknown;
   /**
-   * Persists progress so a retry or another worker resumes from it (handlers must be idempotent).
+   * Persists progress so a retry or another worker resumes from it (runs must be idempotent).
    * Pass your transaction to save it atomically with the change it describes:
    * `await store.db.transaction().execute(async (trx) => { const id = await recordChange(trx, d); await ctx.saveProgress({ changeId: id }, trx); })`.
    * Throws LeaseLostError when another worker has taken the job meanwhile, which rolls that
@@ -24,6 +24,8 @@ export interface JobContext {
    */
   saveProgress(progress: unknown, db?: Kysely<Database>): Promise<void>;
   store: Store;
+  /** The backends (DNS, databases, web, mail), built once by src/provisioning/drivers.ts. */
+  drivers: Drivers;
   log: FastifyBaseLogger;
   /** Aborted when the run no longer owns the job (lease lost) or the worker stops without waiting longer. */
   signal?: AbortSignal;
@@ -36,8 +38,23 @@ export interface JobContext {
  */
 export type JobResult = { status: 'done' } | { status: 'wait'; ms: number };
 
-/** Thrown errors are transient (retried with backoff) unless they are PermanentJobError. */
-export type JobHandler = (ctx: JobContext) => Promise<JobResult>;
+/**
+ * One kind of job: what it acts on, the shape of its payload, and how it runs. Thrown errors are
+ * transient (retried with backoff) unless they are PermanentJobError.
+ */
+export interface JobDefinition<S extends TSchema = TSchema> {
+  type: JobType;
+  action: JobAction;
+  /** The payload every job of this kind carries; a job whose payload does not fit fails at once. */
+  payload: S;
+  run(ctx: JobContext<Static<S>>): Promise<JobResult>;
+}
+
+/**
+ * Types a job definition from its payload schema:
+ * `defineJob({ type: 'dns-record', action: 'create', payload: Type.Object({ domain: Type.String() }), run: async (ctx) => … ctx.payload.domain … })`.
+ */
+export const defineJob = <S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> => definition;
 
 /** A failure no retry can fix (the object is gone, the data is invalid): the job fails at once. */
 export class PermanentJobError extends Error {}
@@ -49,14 +66,18 @@ export class LeaseLostError extends Error {
   }
 }
 
-/** Handlers by job_type and action: `handlers.register('dns-record', 'create', fn)`. */
-export class HandlerRegistry {
-  private readonly map = new Map<string, JobHandler>();
-  register(jobType: string, action: string, handler: JobHandler): this {
-    this.map.set(`${jobType}:${action}`, handler);
+/** Job definitions by job_type and action: `new JobRegistry().add(createRecord, deleteRecord)`. */
+export class JobRegistry {
+  private readonly map = new Map<string, JobDefinition>();
+  add(...definitions: JobDefinition<any>[]): this {
+    for (const d of definitions) {
+      const key = `${d.type}:${d.action}`;
+      if (this.map.has(key)) throw new Error(`job ${d.type} ${d.action} is defined twice`);
+      this.map.set(key, d);
+    }
     return this;
   }
-  get(jobType: string, action: string): JobHandler | undefined {
+  get(jobType: string, action: string): JobDefinition | undefined {
     return this.map.get(`${jobType}:${action}`);
   }
 }

@@ -1,12 +1,10 @@
 // Registers every resource explicitly (DESIGN: app.ts registers each resource).
-import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import type { LinkBuilder } from '../jsonapi/document.js';
-import { CustomersRepository } from './customers/customers.repository.js';
+import type { TypedApp } from '../jsonapi/typed-app.js';
 import { CustomersService } from './customers/customers.service.js';
 import { customersRoutes } from './customers/customers.routes.js';
-import { DomainsRepository } from './domains/domains.repository.js';
 import { DomainsService } from './domains/domains.service.js';
 import { domainsRoutes } from './domains/domains.routes.js';
 import { PackagesRepository } from './packages/packages.repository.js';
@@ -24,7 +22,8 @@ import { domainAvailabilityRoutes } from './domain-availability/domain-availabil
 import { RdapClient } from './domain-availability/domain-availability.rdap.js';
 import { DnsRecordsService } from './dns-records/dns-records.service.js';
 import { dnsRecordsRoutes } from './dns-records/dns-records.routes.js';
-import { notifyEnqueued } from '../queue/notify.js';
+import { DatabasesService } from './databases/databases.service.js';
+import { databasesRoutes } from './databases/databases.routes.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -32,9 +31,9 @@ export interface ResourceDeps {
   links: LinkBuilder;
 }
 
-export function registerResources(app: FastifyInstance, { config, store, links }: ResourceDeps) {
-  customersRoutes(app, new CustomersService(new CustomersRepository(store.db)), links);
-  domainsRoutes(app, new DomainsService(new DomainsRepository(store.db)), links);
+export function registerResources(app: TypedApp, { config, store, links }: ResourceDeps) {
+  customersRoutes(app, new CustomersService(store.db), links);
+  domainsRoutes(app, new DomainsService(store.db), links);
   packagesRoutes(app, new PackagesService(new PackagesRepository(store.db)), links);
   plansRoutes(app, new PlansService(new PlansRepository(store.db)), links);
   queueJobsRoutes(app, new QueueJobsService(new QueueJobsRepository(store.db)), links);
@@ -45,7 +44,8 @@ export function registerResources(app: FastifyInstance, { config, store, links }
   );
   dnsRecordsRoutes(
     app,
-    new DnsRecordsService(store.db, { defaultTtl: config.dnsDefaultTtl, onEnqueued: () => void notifyEnqueued(store) }),
+    new DnsRecordsService(store, config),
     links,
   );
+  databasesRoutes(app, new DatabasesService(store), links);
 }

@@ -11,10 +11,10 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/index.js';
 import { migrate } from '../../src/db/migrate.js';
 import { MemoryLimiter, type Limiter } from '../../src/limits/limiter.js';
-import { AdminRepository } from '../../src/admin/admin.repository.js';
 import { AdminService } from '../../src/admin/admin.service.js';
 import { Worker, workerSettings } from '../../src/queue/worker.js';
-import { buildHandlers } from '../../src/queue/handlers.js';
+import { buildJobs } from '../../src/resources/jobs.js';
+import { buildDrivers, closeDrivers, type Drivers } from '../../src/provisioning/drivers.js';
 import { DnsServer } from '../../src/provisioning/dns/server.js';
 
 export type EngineName = 'sqlite' | 'postgres';
@@ -41,13 +41,13 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database of `engine`. */
-export async function freshStore(engine: EngineName): Promise<TestStore> {
+/** A fresh database of `engine`, migrated unless `migrated: false`. */
+export async function freshStore(engine: EngineName, { migrated = true, poolSize = 5 } = {}): Promise<TestStore> {
   if (engine === 'postgres') {
     const url = process.env.TEST_DATABASE_URL!;
     const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
-    const store = await openStore(url, { schema, poolSize: 5 });
-    await migrate(store);
+    const store = await openStore(url, { schema, poolSize });
+    if (migrated) await migrate(store);
     return {
       store,
       url,
@@ -61,7 +61,7 @@ export async function freshStore(engine: EngineName): Promise<TestStore> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-test-'));
   const url = path.join(dir, 'test.db');
   const store = await openStore(url);
-  await migrate(store);
+  if (migrated) await migrate(store);
   return {
     store,
     url,
@@ -82,6 +82,8 @@ export interface TestApp {
   worker: Worker | null;
   /** The DNS server of this app's store on 127.0.0.1 (port in `dns.port`), when asked for with `{ dns: true }`. */
   dns: DnsServer | null;
+  /** The drivers job runs get, built from `env` as `serve` builds them. */
+  drivers: Drivers;
   close(): Promise<void>;
 }
 
@@ -97,22 +99,25 @@ export async function createTestApp(
   await app.ready();
   // Started before the worker, as under `serve`: DNS jobs wait for a live DNS server.
   const dns = opts.dns ? await DnsServer.start({ store: ts.store, config, log: app.log, listen: '127.0.0.1:0' }) : null;
-  // Jobs run as under `serve`: the application's handlers, settings from `env` (JOB_*).
+  // Jobs run as under `serve`: the application's job definitions and drivers, settings from `env` (JOB_*).
+  const drivers = buildDrivers({ config, store: ts.store });
   const worker = opts.worker
-    ? new Worker({ store: ts.store, handlers: buildHandlers({ config, store: ts.store }), log: app.log, ...workerSettings(config) })
+    ? new Worker({ store: ts.store, jobs: buildJobs(), drivers, log: app.log, ...workerSettings(config) })
     : null;
   await worker?.start();
   return {
     app,
     store: ts.store,
-    admin: new AdminService(new AdminRepository(ts.store.db), config),
+    admin: new AdminService(ts.store, config),
     config,
     limiter,
     worker,
     dns,
+    drivers,
     async close() {
       await worker?.stop();
       await dns?.stop();
+      await closeDrivers(drivers);
       await app.close();
       await limiter.close();
       if (!opts.store) await ts.drop();

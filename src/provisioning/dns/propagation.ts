@@ -1,7 +1,7 @@
 // Whether a DNS change is answered by every live DNS server (docs/decisions/0003-dns-propagation.md,
-// migration 002). Used by DNS job handlers: a job is done only when this is true.
+// migration 002). Job runs reach it through the DNS driver (driver.ts): a job is done only when
+// isApplied is true.
 //
-// CONTRACT (implemented by the DNS server work, issue 3):
 //   recordChange(trx, domain) → appends to dns_changes, bumps domains.dns_serial, returns the
 //     change id; call it in the same transaction that changes a zone's served records.
 //   isApplied(store, changeId, { staleMs }) → true when every DNS server with a heartbeat newer
@@ -13,9 +13,9 @@
 // while id 10 is still open, move past 10 and never come back. recordChange therefore takes a
 // transaction-scoped advisory lock before inserting: ids are handed out and committed strictly in
 // order. SQLite has one writer at a time, which gives the same order by itself.
-import { sql, type Kysely } from 'kysely';
-import type { Config } from '../../config.js';
+import type { Kysely } from 'kysely';
 import type { Store } from '../../db/index.js';
+import { isPostgres, notifySchema, serializeTransactions } from '../../db/dialect.js';
 import type { Database } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
 import { ZoneRepository } from './zone.repository.js';
@@ -25,7 +25,6 @@ export const DNS_CHANNEL = 'hostplane_dns';
 
 /** Default DNS_SERVER_STALE_MS: a server silent for longer is no longer counted (nor waited for). */
 export const DEFAULT_SERVER_STALE_MS = 5000;
-
 
 // In-process wake-ups: a DNS server running in the process that records a change (serve) hears of
 // it without a round trip through the database.
@@ -37,11 +36,6 @@ export function onChangeRecorded(listener: (changeId: number) => void): () => vo
   return () => local.delete(listener);
 }
 
-/** True when `db` talks to PostgreSQL (its placeholders are `$1`; SQLite's are `?`). */
-export function isPostgres(db: Kysely<Database>): boolean {
-  return sql`${0}`.compile(db).sql === '$1';
-}
-
 /**
  * Records that `domain`'s served records (or the zone itself: presence added or removed) changed,
  * inside the caller's transaction, and returns the change id to wait for with isApplied:
@@ -51,12 +45,11 @@ export function isPostgres(db: Kysely<Database>): boolean {
  * lock). A transaction that changes several domains should lock their rows before the first call.
  */
 export async function recordChange(trx: Kysely<Database>, domain: string): Promise<number> {
-  const pg = isPostgres(trx);
-  if (pg) await sql`select pg_advisory_xact_lock(hashtext(${`${DNS_CHANNEL}:`}::text || current_schema()::text))`.execute(trx);
+  await serializeTransactions(trx, DNS_CHANNEL);
   const id = await new ZoneRepository(trx).appendChange(domain);
-  if (pg) {
+  if (isPostgres(trx)) {
     // Delivered when (and only if) the transaction commits, to every listening DNS process.
-    await sql`select pg_notify(${DNS_CHANNEL}, current_schema())`.execute(trx);
+    await notifySchema(trx, DNS_CHANNEL);
   } else {
     // SQLite: a server sharing this connection reads only after the commit (one connection, one
     // transaction at a time); one on another connection retries briefly until the id appears.

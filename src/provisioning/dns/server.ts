@@ -12,7 +12,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { sql } from 'kysely';
+import { currentSchema } from '../../db/dialect.js';
 import type { Config } from '../../config.js';
 import type { Store } from '../../db/index.js';
 import { nowIso } from '../../db/time.js';
@@ -130,7 +130,7 @@ export class DnsServer {
     // Signals first, so nothing recorded while the zones load goes unnoticed.
     this.unsubscribe = onChangeRecorded((id) => this.wake(id));
     if (store.engine === 'postgres') {
-      this.schema = (await sql<{ s: string }>`select current_schema() as s`.execute(store.db)).rows[0]?.s ?? null;
+      this.schema = await currentSchema(store.db);
       await this.listenForNotifications();
     }
     // The log position before the snapshot: changes after it are replayed, none is skipped.

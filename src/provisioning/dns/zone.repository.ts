@@ -69,7 +69,6 @@ export class ZoneRepository {
       .execute();
   }
 
-  /** Rows of servers gone for longer than `olderThanMs` (killed without a clean stop). */
   /**
    * Deletes change-log entries older than `olderThanMs` that every registered DNS server has
    * applied (a new server loads whole zones and starts at the newest id, so it never needs them).
@@ -84,6 +83,7 @@ export class ZoneRepository {
     return Number(r.numDeletedRows);
   }
 
+  /** Deletes the rows of servers gone for longer than `olderThanMs` (killed without a clean stop). */
   async purgeGone(olderThanMs: number): Promise<void> {
     await this.db.deleteFrom('dns_servers').where('heartbeat_at', '<', nowIso(-olderThanMs)).execute();
   }

@@ -1,18 +1,20 @@
-// Job handlers of DNS records (spec §3.1; docs/decisions/0003-dns-propagation.md): ('dns-record',
-// 'create') publishes a pending record, ('dns-record', 'delete') removes a record; both are done
-// only when every live DNS server answers the change (isApplied).
+// Jobs of DNS records (spec §3.1; docs/decisions/0003-dns-propagation.md): ('dns-record', 'create')
+// publishes a pending record, ('dns-record', 'delete') removes a record; both are done only when
+// every live DNS server answers the change (the DNS driver's isApplied).
 //
 // Each run is idempotent: the change and the progress that names it are written in one
 // transaction (saveProgress(…, trx)), so a run that dies before it commits changes nothing and a
 // run after it only waits. The domain row is locked first, as everywhere (dns-records.repository).
+import { Type, type Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { parseNumericId } from '../../db/ids.js';
-import { isApplied, recordChange } from '../../provisioning/dns/propagation.js';
-import type { Config } from '../../config.js';
-import { PermanentJobError, type HandlerRegistry, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
 import { DnsRecordsRepository } from './dns-records.repository.js';
-import type { DnsRecordJobPayload } from './dns-records.service.js';
+
+/** What a DNS-record job carries: the zone, so the run locks and announces it even when the record is gone. */
+export const DnsRecordJobPayload = Type.Object({ domain: Type.String({ minLength: 1 }) });
+export type DnsRecordJobPayload = Static<typeof DnsRecordJobPayload>;
 
 /**
  * How long a job waits before it checks again whether the DNS servers answer its change: briefly
@@ -33,11 +35,12 @@ const savedChange = (progress: unknown): number | null => {
   return typeof id === 'number' ? id : null;
 };
 
-function target(ctx: JobContext): { id: number; domain: string } {
+type Ctx = JobContext<DnsRecordJobPayload>;
+
+function recordId(ctx: Ctx): number {
   const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
-  const domain = (ctx.payload as Partial<DnsRecordJobPayload> | null)?.domain;
-  if (id === null || typeof domain !== 'string') throw new PermanentJobError('job has no DNS record or domain');
-  return { id, domain };
+  if (id === null) throw new PermanentJobError('job has no DNS record or domain');
+  return id;
 }
 
 /**
@@ -45,58 +48,59 @@ function target(ctx: JobContext): { id: number; domain: string } {
  * records the change and saves its id as progress — all in one transaction; then waits until the
  * DNS servers answer it.
  */
-async function changeThenWait(ctx: JobContext, live: LiveServers, domain: string, change: (repo: DnsRecordsRepository) => Promise<boolean>): Promise<JobResult> {
+async function changeThenWait(ctx: Ctx, change: (repo: DnsRecordsRepository) => Promise<boolean>): Promise<JobResult> {
+  const { domain } = ctx.payload;
+  const dns = ctx.drivers.dns;
   let changeId = savedChange(ctx.progress);
   if (changeId === null) {
     changeId = await ctx.store.db.transaction().execute(async (trx: Kysely<Database>) => {
       const repo = new DnsRecordsRepository(trx);
       await repo.lockDomain(domain);
       if (!(await change(repo))) return null;
-      const id = await recordChange(trx, domain);
+      const id = await dns.recordChange(trx, domain);
       await ctx.saveProgress({ changeId: id } satisfies Progress, trx);
       return id;
     });
     if (changeId === null) return { status: 'done' };
   }
-  return (await isApplied(ctx.store, changeId, live)) ? { status: 'done' } : { status: 'wait', ms: applyPollMs(ctx.job) };
+  return (await dns.isApplied(changeId)) ? { status: 'done' } : { status: 'wait', ms: applyPollMs(ctx.job) };
 }
 
 /**
  * Create: pending → active. A record deleted before its create job ran is simply done (nothing
  * to publish); one already active or deleting (a re-run) is announced again, which is harmless.
  */
-async function createHandler(ctx: JobContext, live: LiveServers): Promise<JobResult> {
-  const { id, domain } = target(ctx);
-  return changeThenWait(ctx, live, domain, async (repo) => {
-    const row = await repo.byId(id);
-    if (!row) return false;
-    if (row.state === 'pending') await repo.transition(id, 'pending', 'active');
-    return true;
-  });
-}
+export const createDnsRecordJob = defineJob({
+  type: 'dns-record',
+  action: 'create',
+  payload: DnsRecordJobPayload,
+  run: async (ctx) => {
+    const id = recordId(ctx);
+    return changeThenWait(ctx, async (repo) => {
+      const row = await repo.byId(id);
+      if (!row) return false;
+      if (row.state === 'pending') await repo.transition(id, 'pending', 'active');
+      return true;
+    });
+  },
+});
 
 /**
  * Delete: the row goes and the zone changes. The row may already be gone (a pending record that
  * DELETE removed at once, or a base record reset by a plan change); the change is announced all
  * the same, so the job is done only when the servers no longer answer the record.
  */
-async function deleteHandler(ctx: JobContext, live: LiveServers): Promise<JobResult> {
-  const { id, domain } = target(ctx);
-  return changeThenWait(ctx, live, domain, async (repo) => {
-    await repo.delete(id);
-    return true;
-  });
-}
+export const deleteDnsRecordJob = defineJob({
+  type: 'dns-record',
+  action: 'delete',
+  payload: DnsRecordJobPayload,
+  run: async (ctx) => {
+    const id = recordId(ctx);
+    return changeThenWait(ctx, async (repo) => {
+      await repo.delete(id);
+      return true;
+    });
+  },
+});
 
-/** Which DNS servers a job waits for: those with a heartbeat within `staleMs` (DNS_SERVER_STALE_MS). */
-interface LiveServers {
-  staleMs: number;
-}
-
-/** `registerDnsRecordHandlers(handlers, config)` in src/queue/handlers.ts. */
-export function registerDnsRecordHandlers(handlers: HandlerRegistry, config: Pick<Config, 'dns'>): HandlerRegistry {
-  const live: LiveServers = { staleMs: config.dns.serverStaleMs };
-  return handlers
-    .register('dns-record', 'create', (ctx) => createHandler(ctx, live))
-    .register('dns-record', 'delete', (ctx) => deleteHandler(ctx, live));
-}
+export const DNS_RECORD_JOBS = [createDnsRecordJob, deleteDnsRecordJob];

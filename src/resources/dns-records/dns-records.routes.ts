@@ -1,68 +1,68 @@
 // /dns-records (spec §4.2; API-NOTES §1.4, §1.5, §1.8, §1.11, §5): list with filters, one record,
 // POST and DELETE answering 202 with the queue-job and its URL in Content-Location.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Static } from 'typebox';
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
-import { parseListQuery } from '../../jsonapi/query.js';
-import { listDocument, resourceDocument } from '../../jsonapi/respond.js';
-import { IdParam, ListQueryString } from '../../jsonapi/schema.js';
-import { queueJobResource } from '../queue-jobs/queue-jobs.schema.js';
-import type { QueueJobRow } from '../queue-jobs/queue-jobs.repository.js';
-import { DNS_RECORD_FILTERS, DnsRecordCreateBody, dnsRecordResource } from './dns-records.schema.js';
+import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
+import { readRoutes } from '../../jsonapi/read-routes.js';
+import type { TypedApp } from '../../jsonapi/typed-app.js';
+import { acceptedJob } from '../queue-jobs/queue-jobs.accepted.js';
+import { QueueJobSchemas } from '../queue-jobs/queue-jobs.schema.js';
+import { DNS_RECORD_FILTERS, DnsRecordCreateBody, DnsRecordIdParam, DnsRecordSchemas, dnsRecordResource } from './dns-records.schema.js';
 import type { DnsRecordsService } from './dns-records.service.js';
 
-export function dnsRecordsRoutes(app: FastifyInstance, service: DnsRecordsService, links: LinkBuilder) {
-  const toResource = (row: Parameters<typeof dnsRecordResource>[0]) => dnsRecordResource(row, links);
-
-  /** 202 Accepted: the queue-job is the primary data (API-NOTES §1.4–1.5), its URL in Content-Location (§3.1). */
-  const accepted = (request: FastifyRequest, reply: FastifyReply, job: QueueJobRow) => {
-    const data = queueJobResource(job, links);
-    reply.code(202).header('content-location', links.to('/queue-jobs/', data.id));
-    return resourceDocument(request, links, data);
-  };
-
-  app.get(
-    '/dns-records',
-    {
-      schema: {
-        tags: ['dns-records'],
-        summary: 'List DNS records; filters domain (exact domain, no subdomains), package_id, record_type',
-        querystring: ListQueryString(DNS_RECORD_FILTERS),
-      },
-    },
-    async (request) => {
-      const q = parseListQuery(request.query as Record<string, unknown>, DNS_RECORD_FILTERS);
-      return listDocument(request, links, q, await service.list(actorOf(request), q.filters, q.page), toResource);
-    },
-  );
-
-  app.get('/dns-records/:id', { schema: { tags: ['dns-records'], summary: 'One DNS record', params: IdParam } }, async (request) => {
-    const { id } = request.params as Static<typeof IdParam>;
-    return resourceDocument(request, links, toResource(await service.get(actorOf(request), id)));
+export function dnsRecordsRoutes(app: TypedApp, service: DnsRecordsService, links: LinkBuilder) {
+  readRoutes(app, links, {
+    segment: 'dns-records',
+    filters: DNS_RECORD_FILTERS,
+    schemas: DnsRecordSchemas,
+    summaries: { list: 'List DNS records; filters domain (exact domain, no subdomains), package_id, record_type', one: 'One DNS record' },
+    key: { name: 'id', schema: DnsRecordIdParam },
+    list: (request, q) => service.list(actorOf(request), q.filters, q.page),
+    get: (request, id) => service.get(actorOf(request), id),
+    toResource: (row) => dnsRecordResource(row, links),
   });
 
-  app.post(
-    '/dns-records',
-    {
-      schema: {
-        tags: ['dns-records'],
-        summary: 'Create a DNS record: 202 with the queue-job; the record is live when the job is done',
-        body: DnsRecordCreateBody,
-      },
-    },
-    async (request, reply) => {
-      const { data } = request.body as Static<typeof DnsRecordCreateBody>;
-      return accepted(request, reply, await service.create(actorOf(request), data.attributes));
-    },
-  );
+  // Both writes answer with the job (acceptedJob); its documents are the queue-jobs ones.
+  addDocumentSchemas(app, QueueJobSchemas.resource, QueueJobSchemas.document);
 
-  app.delete(
-    '/dns-records/:id',
-    { schema: { tags: ['dns-records'], summary: 'Delete a DNS record: 202 with the queue-job; managed records answer 403', params: IdParam } },
-    async (request, reply) => {
-      const { id } = request.params as Static<typeof IdParam>;
-      return accepted(request, reply, await service.delete(actorOf(request), id));
+  const create = operation('POST', {
+    operationId: 'createDnsRecord',
+    tags: ['dns-records'],
+    summary: 'Create a DNS record: 202 with the queue-job; the record is live when the job is done',
+    body: DnsRecordCreateBody,
+    success: {
+      status: 202,
+      document: QueueJobSchemas.document,
+      description: 'Accepted: the job that puts the record live; `links.dns-record` is the new record, listed from now on',
     },
-  );
+    errors: {
+      resource_not_found: 'domain is not one of the domains you may see',
+      conflict: 'the record clashes with existing records (the same record, CNAME rules, the DKIM name, a delegation, or too much data at one name); `source.pointer` names the member',
+      invalid_api_data: 'a value is invalid, the domain has no presence or is a subdomain, or the body does not fit; `source.pointer` names the member',
+    },
+  });
+  app.post('/dns-records', { schema: create }, async (request, reply) => {
+    const { data } = request.body;
+    return acceptedJob(request, reply, links, await service.create(actorOf(request), data.attributes));
+  });
+
+  const remove = operation('DELETE', {
+    operationId: 'deleteDnsRecord',
+    tags: ['dns-records'],
+    summary: 'Delete a DNS record: 202 with the queue-job; managed records answer 403',
+    params: DnsRecordIdParam,
+    success: {
+      status: 202,
+      document: QueueJobSchemas.document,
+      description: 'Accepted: the job that removes the record; a repeated DELETE before it ran answers the same job',
+    },
+    errors: {
+      record_not_deletable: 'the record is managed by the service (e.g. the DKIM key)',
+      resource_not_found: 'no such DNS record among those you may see',
+    },
+  });
+  app.delete('/dns-records/:id', { schema: remove }, async (request, reply) => {
+    const { id } = request.params;
+    return acceptedJob(request, reply, links, await service.delete(actorOf(request), id));
+  });
 }

@@ -5,44 +5,57 @@
 // servers answer it. DELETE marks an active record `deleting` (still served) and enqueues a delete
 // job that removes it; a record still `pending` is removed at once (it was never served), and its
 // delete job only confirms that. Both answer 202 with the job (API-NOTES §1.4–1.5).
+//
+// Operator actions on records (the customer menu, `hostplane admin`): the base records and the
+// managed DKIM key of a new presence domain, and their reset when a package changes plan.
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
+import type { Config } from '../../config.js';
+import type { Store } from '../../db/index.js';
 import type { Database } from '../../db/schema.js';
-import { AppError, AppErrors, notFound } from '../../errors.js';
-import type { Page, PageResult } from '../../db/paging.js';
-import { idValues, parseNumericId } from '../../db/ids.js';
-import { nowIso } from '../../db/time.js';
-import { QueueJobsRepository, type QueueJobRow } from '../queue-jobs/queue-jobs.repository.js';
-import { DONE_JOB_RETENTION_MS } from '../queue-jobs/queue-jobs.service.js';
-import { aceOf } from '../domains/domains.service.js';
+import { AppError, AppErrors, invalidField, notFound } from '../../errors.js';
+import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
+import { findOr404, idValues } from '../../db/ids.js';
+import { aceOf, parentDomains } from '../../domain-name.js';
+import { withJobs } from '../../queue/enqueue.js';
+import { QueueRepository } from '../../queue/queue.repository.js';
+import type { QueueJobRow } from '../../queue/jobs.js';
+import { recordChange } from '../../provisioning/dns/propagation.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
-import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput } from './dns-records.validate.js';
+import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.validate.js';
+import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate, type DkimKey } from './dns-records.base.js';
+import type { DnsRecordJobPayload } from './dns-records.jobs.js';
 
-/** What a DNS-record job carries: the zone, so the handler locks and announces it even when the record is gone. */
-export interface DnsRecordJobPayload {
+const fieldError = (p: FieldProblem) => invalidField(p.field, p.detail);
+
+/** The settings records follow: the default TTL (DNS_DEFAULT_TTL, spec §2.6) and the default base records (DNS_BASE_*). */
+export type DnsRecordsSettings = Pick<Config, 'dnsDefaultTtl' | 'dnsBase'>;
+
+/** What `admin package set-plan` did to one presence domain of the package. */
+export interface BaseRecordReset {
   domain: string;
+  /** reset: base records replaced by the new plan's; locked: dns_update_lock is on, nothing changed (spec §4.3.6). */
+  base_records: 'reset' | 'locked';
+  removed: number;
+  inserted: number;
+  /** Template records left out because a kept (custom or managed) record clashes with them. */
+  skipped: number;
 }
 
-const EMPTY: PageResult<never> = { rows: [], total: 0 };
-
-const pointer = (field: string) => `/data/attributes/${field}`;
-const fieldError = (p: FieldProblem) => new AppError('invalid_api_data', p.detail, { pointer: pointer(p.field) });
-
-export interface DnsRecordsOptions {
-  /** TTL of records created without one (DNS_DEFAULT_TTL, spec §2.6). */
-  defaultTtl: number;
-  /** Wakes the workers after a job was committed (src/queue). */
-  onEnqueued?: () => void;
+/** The base records of a plan and a new DKIM key, made before the transaction that writes them. */
+export interface PreparedBaseRecords {
+  template: NormalisedRecord[];
+  dkim: DkimKey;
 }
 
 export class DnsRecordsService {
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly opts: DnsRecordsOptions,
+    private readonly store: Store,
+    private readonly settings: DnsRecordsSettings,
   ) {}
 
   private get repo() {
-    return new DnsRecordsRepository(this.db);
+    return new DnsRecordsRepository(this.store.db);
   }
 
   /** Filters: `domain` names the exact domain (Unicode or ACE, any case; subdomains match nothing). */
@@ -50,15 +63,12 @@ export class DnsRecordsService {
     const domains = filters.domain?.map(aceOf).filter((d): d is string => d !== null);
     const packageIds = idValues(filters.package_id);
     const recordTypes = filters.record_type?.map((t) => t.toUpperCase());
-    if (domains?.length === 0 || packageIds?.length === 0) return Promise.resolve(EMPTY);
+    if (domains?.length === 0 || packageIds?.length === 0) return Promise.resolve(EMPTY_PAGE);
     return this.repo.list(actor, { domains, packageIds, recordTypes }, page);
   }
 
-  async get(actor: Actor, id: string) {
-    const n = parseNumericId(id);
-    const row = n === null ? undefined : await this.repo.findVisible(actor, n);
-    if (!row) throw notFound('dns-record');
-    return row;
+  get(actor: Actor, id: string) {
+    return findOr404('dns-record', id, (n) => this.repo.findVisible(actor, n));
   }
 
   /**
@@ -66,57 +76,44 @@ export class DnsRecordsService {
    * a domain without presence, a subdomain of one of the caller's domains or a name that cannot
    * be a domain → 422 on `domain`.
    */
-  private async zone(actor: Actor, input: string) {
+  private async zone(actor: Actor, input: string, name: string) {
     const ace = aceOf(input);
     const row = ace === null ? undefined : await this.repo.findDomain(actor, ace);
     if (row) {
       if (!row.has_presence) {
-        throw new AppError('invalid_api_data', `${row.name} is not used in a package (no presence); DNS records need a presence domain (spec §2.6).`, {
-          pointer: pointer('domain'),
-        });
+        throw invalidField('domain', `${row.name} is not used in a package (no presence); DNS records need a presence domain.`);
       }
       return row;
     }
-    const labels = input.toLowerCase().replace(/\.$/, '').split('.');
-    const parents = labels
-      .slice(1, -1)
-      .map((_, i) => aceOf(labels.slice(i + 1).join('.')))
-      .filter((d): d is string => d !== null);
-    const parent = await this.repo.findParentDomain(actor, parents);
+    const parent = await this.repo.findParentDomain(actor, parentDomains(input));
     if (parent) {
+      const labels = input.toLowerCase().replace(/\.$/, '').split('.');
       const sub = labels.slice(0, labels.length - parent.split('.').length).join('.');
-      throw new AppError('invalid_api_data', `domain takes the domain without subdomains (spec §2.6): use domain "${parent}" and name "${sub}".`, {
-        pointer: pointer('domain'),
-      });
+      // The record's own name stays in front: name "_x" in domain "www.shop.example" is "_x.www".
+      const full = name === '' || name === '@' ? sub : `${name}.${sub}`;
+      throw invalidField('domain', `domain takes the domain without subdomains: use domain "${parent}" and name "${full}".`);
     }
-    if (ace === null) throw new AppError('invalid_api_data', 'Not ACE-encodable.', { pointer: pointer('domain') });
+    if (ace === null) throw invalidField('domain', 'Not ACE-encodable.');
     throw notFound('domain');
-  }
-
-  private async jobRow(actor: Actor, trx: Kysely<Database>, jobId: number): Promise<QueueJobRow> {
-    const job = await new QueueJobsRepository(trx).findVisible(actor, jobId, nowIso(-DONE_JOB_RETENTION_MS));
-    // The owner is the zone's customer, which is in the caller's scope: always found.
-    if (!job) throw new Error(`queue job ${jobId} not readable after insert`);
-    return job;
   }
 
   /** Stores a pending record and its create job; returns the job (the 202's primary data). */
   async create(actor: Actor, input: RecordInput & { domain: string }): Promise<QueueJobRow> {
-    const checked = normaliseRecord(input, this.opts.defaultTtl);
+    const checked = normaliseRecord(input, this.settings.dnsDefaultTtl);
     if ('problems' in checked) throw new AppErrors(checked.problems.map(fieldError));
     const { record } = checked;
-    const zone = await this.zone(actor, input.domain);
+    const zone = await this.zone(actor, input.domain, input.name ?? '');
     try {
       checkFqdnLength(record.name.ace, zone.name);
     } catch (e) {
       if (e instanceof RecordInvalid) throw fieldError(e.problem);
       throw e;
     }
-    const job = await this.db.transaction().execute(async (trx) => {
+    return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DnsRecordsRepository(trx);
       await repo.lockDomain(zone.name);
       const clash = conflictInZone(await repo.recordsAround(zone.name, record.name.ace), { ...record, name: record.name.ace });
-      if (clash) throw new AppError('conflict', clash.detail, { pointer: pointer(clash.field) });
+      if (clash) throw invalidField(clash.field, clash.detail, 'conflict');
       const id = await repo.insert({
         domain: zone.name,
         name: record.name.ace,
@@ -127,17 +124,8 @@ export class DnsRecordsService {
         state: 'pending',
       });
       const payload: DnsRecordJobPayload = { domain: zone.name };
-      const jobId = await new QueueJobsRepository(trx).insert({
-        customerId: zone.customer_id,
-        jobType: 'dns-record',
-        action: 'create',
-        objectId: String(id),
-        payload,
-      });
-      return this.jobRow(actor, trx, jobId);
+      return enqueue({ customerId: zone.customer_id, jobType: 'dns-record', action: 'create', objectId: String(id), payload });
     });
-    this.opts.onEnqueued?.();
-    return job;
   }
 
   /**
@@ -148,37 +136,74 @@ export class DnsRecordsService {
   async delete(actor: Actor, id: string): Promise<QueueJobRow> {
     const found = await this.get(actor, id);
     if (found.tag === 'managed') {
-      throw new AppError('record_not_deletable', 'This record is managed by the service (e.g. the DKIM key) and cannot be deleted (spec §4.3.6).');
+      throw new AppError('record_not_deletable', 'This record is managed by the service (e.g. the DKIM key) and cannot be deleted.');
     }
-    let enqueued = false;
-    const job = await this.db.transaction().execute(async (trx) => {
+    return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DnsRecordsRepository(trx);
       await repo.lockDomain(found.domain);
       // Read again under the lock: a job or another DELETE may have changed it meanwhile.
       const row = await repo.byId(found.id);
       if (!row) throw notFound('dns-record');
       if (row.state === 'deleting') {
-        const pending = await new QueueJobsRepository(trx).pendingJobFor('dns-record', 'delete', String(row.id));
-        if (pending) return this.jobRow(actor, trx, pending.id);
+        const pending = await new QueueRepository(trx).pendingJobFor('dns-record', 'delete', String(row.id));
+        if (pending) return pending;
       } else if (row.state === 'pending') {
         await repo.delete(row.id);
       } else {
         await repo.transition(row.id, 'active', 'deleting');
       }
       const payload: DnsRecordJobPayload = { domain: row.domain };
-      const jobId = await new QueueJobsRepository(trx).insert({
-        customerId: await repo.domainOwner(row.domain),
-        jobType: 'dns-record',
-        action: 'delete',
-        objectId: String(row.id),
-        payload,
-      });
-      enqueued = true;
-      return this.jobRow(actor, trx, jobId);
+      return enqueue({ customerId: await repo.domainOwner(row.domain), jobType: 'dns-record', action: 'delete', objectId: String(row.id), payload });
     });
-    if (enqueued) this.opts.onEnqueued?.();
-    return job;
   }
 
+  // ---- operator actions (hostplane admin) ------------------------------------------------------
 
+  /** Checks a plan's DNS template by the rules of the API (422 naming the record at fault). */
+  checkTemplate(template: unknown[], where = 'DNS template'): void {
+    checkTemplate(template, this.settings.dnsDefaultTtl, where);
+  }
+
+  /** The template of `plan` and a fresh DKIM key, for addBaseRecords (key generation is slow: call it before the transaction). */
+  async prepareBaseRecords(plan: { id: number; dns_template: string | null }): Promise<PreparedBaseRecords> {
+    const template = planTemplate(plan, this.settings.dnsBase, this.settings.dnsDefaultTtl);
+    return { template, dkim: await generateDkimKey() };
+  }
+
+  /**
+   * A new presence domain is served from the start: the plan's base records and the managed DKIM
+   * key, written in the caller's transaction (the one that inserts the domain; spec §4.3.6).
+   */
+  async addBaseRecords(trx: Kysely<Database>, domain: string, prepared: PreparedBaseRecords): Promise<void> {
+    const records = new DnsRecordsRepository(trx);
+    await insertBaseRecords(records, domain, prepared.template);
+    await insertDkimRecord(records, domain, prepared.dkim, this.settings.dnsDefaultTtl);
+    await recordChange(trx, domain);
+  }
+
+  /** The template of `plan`, checked, for resetBaseRecords. */
+  planTemplate(plan: { id: number; dns_template: string | null }): NormalisedRecord[] {
+    return planTemplate(plan, this.settings.dnsBase, this.settings.dnsDefaultTtl);
+  }
+
+  /**
+   * Resets the base records of each zone to `template`, except where its dns_update_lock is on
+   * (spec §4.3.6). Custom and managed records stay; template records that clash with them are
+   * left out. In the caller's transaction, with the zones already locked; one DNS change per reset.
+   */
+  async resetBaseRecords(trx: Kysely<Database>, zones: { name: string; dns_update_lock: number }[], template: NormalisedRecord[]): Promise<BaseRecordReset[]> {
+    const records = new DnsRecordsRepository(trx);
+    const out: BaseRecordReset[] = [];
+    for (const z of zones) {
+      if (z.dns_update_lock) {
+        out.push({ domain: z.name, base_records: 'locked', removed: 0, inserted: 0, skipped: 0 });
+        continue;
+      }
+      const removed = await records.deleteTagged(z.name, 'base');
+      const { inserted, skipped } = await insertBaseRecords(records, z.name, template);
+      out.push({ domain: z.name, base_records: 'reset', removed, inserted, skipped });
+    }
+    for (const r of out) if (r.base_records === 'reset') await recordChange(trx, r.domain);
+    return out;
+  }
 }

@@ -11,7 +11,7 @@
 // - TXT `data` is the text itself (no quotes, no escapes); the DNS server splits it into
 //   character-strings of at most 255 bytes on the wire.
 import net from 'node:net';
-import { domainToASCII, domainToUnicode } from 'node:url';
+import { aceLabel, fqdnOf, unicodeName } from '../../domain-name.js';
 
 export const RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'NS', 'DS', 'TLSA'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
@@ -55,40 +55,9 @@ export interface OwnerName {
   unicode: string;
 }
 
-/** Letters, digits, hyphens and underscores; no hyphen at either end. */
-const LABEL_WITH_UNDERSCORE = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
-/** A host name label (RFC 1123): letters, digits, hyphens; no hyphen at either end. */
-const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/**
- * One label in lower-case ACE, or null when it cannot be a label. Non-ASCII labels are IDNA-mapped
- * (`Bücher` → `xn--bcher-kva`); `xn--` labels must be valid punycode.
- */
-function aceLabel(label: string, allowUnderscore: boolean): string | null {
-  let ace: string;
-  if (/^[\x21-\x7e]*$/.test(label)) {
-    ace = label.toLowerCase();
-  } else {
-    if (label.includes('_')) return null;
-    ace = domainToASCII(label);
-    // Mapping may turn a full-width dot into a label separator: one label in, one label out.
-    if (!ace || ace.includes('.')) return null;
-  }
-  if (ace.length > 63) return null;
-  if (!(allowUnderscore ? LABEL_WITH_UNDERSCORE : HOST_LABEL).test(ace)) return null;
-  if (ace.startsWith('xn--')) {
-    const unicode = domainToUnicode(ace);
-    if (!unicode || unicode === ace || domainToASCII(unicode) !== ace) return null;
-  }
-  return ace;
-}
-
-const unicodeLabel = (ace: string) => (ace.startsWith('xn--') ? domainToUnicode(ace) || ace : ace);
-/** `xn--bcher-kva.example` → `bücher.example` (labels with underscores stay as they are). */
-export const unicodeName = (ace: string) => (ace === '' ? '' : ace.split('.').map(unicodeLabel).join('.'));
 
 /**
  * The owner name of a record relative to its domain: `""` or `@` is the apex; several labels,
@@ -118,9 +87,6 @@ export function parseOwnerName(input: string): OwnerName {
   const ace = out.join('.');
   return { ace, unicode: unicodeName(ace) };
 }
-
-/** `name.domain` in ACE, or the domain itself at the apex. */
-export const fqdnOf = (name: string, domain: string) => (name === '' ? domain : `${name}.${domain}`);
 
 /** Fails unless the fully qualified owner name fits in a DNS name (253 characters). */
 export function checkFqdnLength(name: string, domainAce: string) {
@@ -232,7 +198,7 @@ export function normaliseData(type: RecordType, data: string): string {
     case 'CNAME': {
       expectFields(f, 1, 'host name');
       const host = parseHost(f[0], { underscores: true });
-      if (host === null) fail('data', 'CNAME data must be a fully qualified domain name (it is always absolute, spec §2.6).');
+      if (host === null) fail('data', 'CNAME data must be a fully qualified domain name (it is always absolute).');
       return host!;
     }
     case 'NS': {
@@ -307,7 +273,7 @@ export function checkNameForType(type: RecordType, name: string) {
 
 /** Fails unless `ttl` is in 300..86400 (spec §2.6, §8). */
 export function checkTtl(ttl: number) {
-  if (!Number.isInteger(ttl) || ttl < TTL_MIN || ttl > TTL_MAX) fail('ttl', `ttl must be from ${TTL_MIN} to ${TTL_MAX} seconds (spec §8).`);
+  if (!Number.isInteger(ttl) || ttl < TTL_MIN || ttl > TTL_MAX) fail('ttl', `ttl must be from ${TTL_MIN} to ${TTL_MAX} seconds.`);
 }
 
 // ---- one record, and records of one name ------------------------------------------------------

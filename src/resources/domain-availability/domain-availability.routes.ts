@@ -1,31 +1,35 @@
 // /domain-availability/{names} (spec §4.2, §4.3.7, §5.6): the one route that also accepts a
 // reseller's legacy password (Basic auth), as the replacement of /getDomainStatus (§9.4).
-import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
-import { DomainNamesParam, MAX_NAMES, availabilityDocument } from './domain-availability.schema.js';
+import type { TypedApp } from '../../jsonapi/typed-app.js';
+import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
+import { DomainAvailabilitySchemas, DomainNamesParam, MAX_NAMES, availabilityDocument } from './domain-availability.schema.js';
 import type { DomainAvailabilityService } from './domain-availability.service.js';
 
-export function domainAvailabilityRoutes(app: FastifyInstance, service: DomainAvailabilityService, links: LinkBuilder) {
+export function domainAvailabilityRoutes(app: TypedApp, service: DomainAvailabilityService, links: LinkBuilder) {
+  addDocumentSchemas(app, DomainAvailabilitySchemas.resource, DomainAvailabilitySchemas.list);
+  const schema = operation('GET', {
+    operationId: 'checkDomainAvailability',
+    tags: ['domain-availability'],
+    summary: `Check whether up to ${MAX_NAMES} comma-separated domain names are available`,
+    description:
+      "Answers from the service's own domain registry and, where configured, RDAP lookups with a timeout. " +
+      '`available` is true, false, or null when the check failed; `reason` says why. ' +
+      "Accepts an API token or, on this endpoint only, a reseller's legacy password via HTTP Basic " +
+      '(user name: customer number without leading zeros).',
+    params: DomainNamesParam,
+    success: { status: 200, document: DomainAvailabilitySchemas.list, description: 'One answer per distinct name, in the order given; never paged' },
+    errors: {
+      invalid_api_data: `no name, more than ${MAX_NAMES} distinct names, or a name that is not ACE-encodable; \`source.parameter\` is \`domains\``,
+    },
+  });
   app.get(
     '/domain-availability/:domains',
-    {
-      config: { auth: 'token-or-legacy' },
-      schema: {
-        tags: ['domain-availability'],
-        summary: `Check whether up to ${MAX_NAMES} comma-separated domain names are available`,
-        description:
-          'Answers from the service\'s own domain registry and, where configured, RDAP lookups with a timeout. ' +
-          '`available` is true, false, or null when the check failed; `reason` says why. ' +
-          'Accepts an API token or, on this endpoint only, a reseller\'s legacy password via HTTP Basic ' +
-          '(user name: customer number without leading zeros).',
-        params: DomainNamesParam,
-      },
-    },
+    { config: { auth: 'token-or-legacy' }, schema },
     async (request) => {
       actorOf(request); // authenticated by the hook; fails closed if it did not run
-      const { domains } = request.params as Static<typeof DomainNamesParam>;
+      const { domains } = request.params;
       const names = service.parseNames(domains);
       return availabilityDocument(await service.check(names, request.log), links, links.request(request.url));
     },

@@ -2,6 +2,7 @@
 // representation of one result.
 import { Type } from 'typebox';
 import { list, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
+import { Nullable, resourceSchemas } from '../../jsonapi/schema.js';
 
 export const MAX_NAMES = 10;
 
@@ -12,6 +13,22 @@ export const DomainNamesParam = Type.Object({
     description: `up to ${MAX_NAMES} domain names, comma-separated, Unicode or ACE (punycode), any letter case; duplicates are answered once`,
     examples: ['example.com,bücher.de'],
   }),
+});
+
+/** What availabilityResource emits (OpenAPI components DomainAvailability, DomainAvailabilityList). */
+export const DomainAvailabilitySchemas = resourceSchemas('DomainAvailability', 'domain-availability', {
+  description: 'The answer for one name; its id is the name in ACE form.',
+  attributes: Type.Object({
+    domain: Type.String({ description: 'the name in ACE (punycode) form' }),
+    available: Nullable(Type.Boolean(), 'null: the check was not possible or failed; reason says why'),
+    reason: Type.String({ description: 'why, in words for people' }),
+  }),
+  example: {
+    type: 'domain-availability',
+    id: 'new-name.example',
+    attributes: { domain: 'new-name.example', available: null, reason: 'No RDAP server configured for .example.' },
+    links: { self: 'https://api.example.net/domain-availability/new-name.example' },
+  },
 });
 
 export interface Availability {

@@ -2,7 +2,7 @@
 // names; the service's own domain registry answers first, RDAP (when configured) for the rest,
 // all lookups in parallel under one timeout; a failed lookup is `available: null` with a reason.
 import { AppError, AppErrors } from '../../errors.js';
-import { aceOf } from '../domains/domains.service.js';
+import { aceOf } from '../../domain-name.js';
 import type { DomainAvailabilityRepository } from './domain-availability.repository.js';
 import type { RdapClient } from './domain-availability.rdap.js';
 import { MAX_NAMES, type Availability } from './domain-availability.schema.js';
@@ -47,7 +47,7 @@ export class DomainAvailabilityService {
       else bad.push(invalidList(name === '' ? 'Empty domain name in the list.' : `"${name}" is not ACE-encodable.`));
     }
     if (seen.size > MAX_NAMES) {
-      throw invalidList(`At most ${MAX_NAMES} domain names per request (spec §4.3.7); ${seen.size} given.`);
+      throw invalidList(`At most ${MAX_NAMES} domain names per request; ${seen.size} given.`);
     }
     if (bad.length) throw new AppErrors(bad);
     return names;

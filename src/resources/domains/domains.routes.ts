@@ -1,51 +1,41 @@
 // /domains (spec §4.2, API-NOTES §1.10): list with filters, one by name, PATCH of the presence flags.
-import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
-import { parseListQuery } from '../../jsonapi/query.js';
-import { listDocument, resourceDocument } from '../../jsonapi/respond.js';
-import { ListQueryString } from '../../jsonapi/schema.js';
-import { assertUpdateTarget } from '../../jsonapi/update.js';
-import { DOMAIN_FILTERS, DomainNameParam, DomainUpdateBody, domainResource } from './domains.schema.js';
-import { sameDomainName, type DomainsService } from './domains.service.js';
+import { updateRoute } from '../../jsonapi/update.js';
+import type { TypedApp } from '../../jsonapi/typed-app.js';
+import { readRoutes } from '../../jsonapi/read-routes.js';
+import { DOMAIN_FILTERS, DomainNameParam, DomainSchemas, DomainUpdateBody, domainResource } from './domains.schema.js';
+import { sameDomainName } from '../../domain-name.js';
+import type { DomainsService } from './domains.service.js';
 
-export function domainsRoutes(app: FastifyInstance, service: DomainsService, links: LinkBuilder) {
+export function domainsRoutes(app: TypedApp, service: DomainsService, links: LinkBuilder) {
   const toResource = (row: Parameters<typeof domainResource>[0]) => domainResource(row, links);
 
-  app.get(
-    '/domains',
-    { schema: { tags: ['domains'], summary: 'List domains; filters owner_id, package_id', querystring: ListQueryString(DOMAIN_FILTERS) } },
-    async (request) => {
-      const q = parseListQuery(request.query as Record<string, unknown>, DOMAIN_FILTERS);
-      return listDocument(request, links, q, await service.list(actorOf(request), q.filters, q.page), toResource);
-    },
-  );
+  readRoutes(app, links, {
+    segment: 'domains',
+    filters: DOMAIN_FILTERS,
+    schemas: DomainSchemas,
+    summaries: { list: 'List domains; filters owner_id, package_id', one: 'One domain (name in Unicode or ACE form)' },
+    key: { name: 'name', schema: DomainNameParam },
+    oneErrors: { invalid_api_data: 'the name is not ACE-encodable (no domain can have it)' },
+    list: (request, q) => service.list(actorOf(request), q.filters, q.page),
+    get: (request, name) => service.get(actorOf(request), name),
+    toResource,
+  });
 
-  app.get(
-    '/domains/:name',
-    { schema: { tags: ['domains'], summary: 'One domain (name in Unicode or ACE form)', params: DomainNameParam } },
-    async (request) => {
-      const { name } = request.params as Static<typeof DomainNameParam>;
-      return resourceDocument(request, links, toResource(await service.get(actorOf(request), name)));
+  updateRoute(app, links, {
+    segment: 'domains',
+    schemas: DomainSchemas,
+    key: { name: 'name', schema: DomainNameParam },
+    body: DomainUpdateBody,
+    summary: 'Set presence.dns_update_lock or presence.dns_migration_mode.enabled',
+    errors: {
+      invalid_state: 'the domain is not used in a package, so it has no presence flags',
+      invalid_api_data: 'the name is not ACE-encodable, or the body does not fit; `source.pointer` names the member',
     },
-  );
-
-  app.patch(
-    '/domains/:name',
-    {
-      schema: {
-        tags: ['domains'],
-        summary: 'Set presence.dns_update_lock or presence.dns_migration_mode.enabled',
-        params: DomainNameParam,
-        body: DomainUpdateBody,
-      },
-    },
-    async (request) => {
-      const { name } = request.params as Static<typeof DomainNameParam>;
-      const { data } = request.body as Static<typeof DomainUpdateBody>;
-      assertUpdateTarget(data, 'domain', service.requireAce(name), sameDomainName);
-      return resourceDocument(request, links, toResource(await service.updatePresence(actorOf(request), name, data.attributes.presence)));
-    },
-  );
+    // `data.id` may name the domain in any spelling (Unicode or ACE, any case).
+    match: { target: (name) => service.requireAce(name), same: sameDomainName },
+    update: (request, name, attributes) => service.updatePresence(actorOf(request), name, attributes.presence),
+    toResource,
+  });
 }

@@ -1,6 +1,6 @@
 // domain (spec §2.3, §4.2; API-NOTES §1.10, §6): request schemas and the wire representation.
 import { Type } from 'typebox';
-import { UpdateBody } from '../../jsonapi/schema.js';
+import { Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import type { DomainRow } from './domains.repository.js';
 
@@ -8,8 +8,9 @@ export const DOMAIN_FILTERS = ['owner_id', 'package_id'] as const;
 
 // No maxLength: any name reaches the service, which answers 422 "Not ACE-encodable." for names
 // no domain can have (too long included) instead of a schema error (API-NOTES §1.10).
+// The example is a domain of the demo dataset (end customer 10002).
 export const DomainNameParam = Type.Object({
-  name: Type.String({ minLength: 1, description: 'domain name, Unicode or ACE (punycode), any letter case' }),
+  name: Type.String({ minLength: 1, description: 'domain name, Unicode or ACE (punycode), any letter case', examples: ['shop-demo.example'] }),
 });
 
 // Only the two presence flags are writable (spec §4.2); `presence` is updated partially (§2.0):
@@ -32,7 +33,44 @@ export const DomainUpdateBody = UpdateBody(
     },
     { additionalProperties: false },
   ),
+  { id: 'shop-demo.example', attributes: { presence: { dns_update_lock: true } } },
 );
+
+/** What domainResource emits (OpenAPI components Domain, DomainDocument, DomainList). */
+export const DomainSchemas = resourceSchemas('Domain', 'domain', {
+  description: 'A domain; its id is its name in ACE (punycode) form.',
+  attributes: Type.Object({
+    name: Type.String({ description: 'the name, IDN labels in Unicode' }),
+    name_ace: Type.String({ description: 'the name in ACE (punycode) form' }),
+    registration: Nullable(
+      Type.Object({ created_at: Timestamp(), expires_at: Timestamp(), status: Type.String({ description: 'e.g. active' }) }),
+      'null when the domain is not registered with this service',
+    ),
+    presence: Nullable(
+      Type.Object({
+        dns_update_lock: Type.Boolean({ description: 'DNS update protection: while on, a change of plan leaves the base records alone' }),
+        dns_migration_mode: Type.Object({ enabled: Type.Boolean() }),
+      }),
+      'null when the domain is not used in a package',
+    ),
+  }),
+  relationships: Type.Object({
+    owner: ToOne('customer'),
+    package: ToOne('package', { nullable: true, description: 'data is null when the domain is not used in a package' }),
+  }),
+  example: {
+    type: 'domain',
+    id: 'shop-demo.example',
+    attributes: {
+      name: 'shop-demo.example',
+      name_ace: 'shop-demo.example',
+      registration: { created_at: '2026-11-22T03:51:28.686Z', expires_at: '2027-11-22T03:51:28.686Z', status: 'active' },
+      presence: { dns_update_lock: false, dns_migration_mode: { enabled: false } },
+    },
+    relationships: { owner: { data: { type: 'customer', id: '10002' } }, package: { data: { type: 'package', id: '2' } } },
+    links: { self: 'https://api.example.net/domains/shop-demo.example' },
+  },
+});
 
 export function domainResource(row: DomainRow, links: LinkBuilder): ResourceObject {
   return {

@@ -1,11 +1,45 @@
 // package (spec §2.4; API-NOTES §6): read-only; its relationships link to every object assigned to it.
+import { Type } from 'typebox';
 import { ref, type LinkBuilder, type Relationship, type ResourceObject } from '../../jsonapi/document.js';
+import { RelatedList, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
 import type { PackageRow } from './packages.repository.js';
 
 export const PACKAGE_FILTERS = ['owner_id', 'plan_id', 'linux_user'] as const;
 
-/** Lists that take `filter[package_id]`: relationship name = URL segment. */
-const ASSIGNED = ['domains', 'subdomains', 'databases', 'email-addresses', 'dns-records'] as const;
+/**
+ * Lists that take `filter[package_id]`: relationship name = URL segment. Only lists that exist:
+ * API-NOTES §6 names `subdomains`, `databases` and `email-addresses` too; each joins here when its
+ * resource lands (issues 8–10), so no package links to an endpoint that answers 404.
+ */
+const ASSIGNED = ['domains', 'dns-records', 'databases'] as const;
+
+/** The example is the package of the demo dataset's end customer 10002. */
+export const PackageIdParam = idParam('2');
+
+/** What packageResource emits (OpenAPI components Package, PackageDocument, PackageList). */
+export const PackageSchemas = resourceSchemas('Package', 'package', {
+  attributes: Type.Object({
+    name: Type.String(),
+    linux_user: Type.String({ description: 'the system user the package runs as' }),
+    created_at: Timestamp(),
+  }),
+  relationships: Type.Object({
+    owner: ToOne('customer'),
+    plan: ToOne('plan', { related: true }),
+    ...Object.fromEntries(ASSIGNED.map((segment) => [segment, RelatedList(`the package's ${segment}: ${segment}?filter[package_id]=<id>`)])),
+  }),
+  example: {
+    type: 'package',
+    id: '2',
+    attributes: { name: 'shop-demo.example', linux_user: 'demo_shop', created_at: '2026-11-22T03:51:28.685Z' },
+    relationships: {
+      owner: { data: { type: 'customer', id: '10002' } },
+      plan: { data: { type: 'plan', id: '2' }, links: { related: 'https://api.example.net/plans/2' } },
+      ...Object.fromEntries(ASSIGNED.map((segment) => [segment, { links: { related: `https://api.example.net/${segment}?filter[package_id]=2` } }])),
+    },
+    links: { self: 'https://api.example.net/packages/2' },
+  },
+});
 
 export function packageResource(row: PackageRow, links: LinkBuilder): ResourceObject {
   const id = String(row.id);

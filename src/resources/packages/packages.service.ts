@@ -1,8 +1,7 @@
 // Rules of packages (spec §2.4, §4.1): read-only, scoped; filters owner_id, plan_id, linux_user.
 import type { Actor } from '../../auth/actor.js';
-import { notFound } from '../../errors.js';
-import type { Page, PageResult } from '../../db/paging.js';
-import { idValues, parseNumericId } from '../../db/ids.js';
+import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
+import { findOr404, idValues } from '../../db/ids.js';
 import type { PackageRow, PackagesRepository } from './packages.repository.js';
 
 export class PackagesService {
@@ -12,14 +11,11 @@ export class PackagesService {
     const ownerIds = idValues(filters.owner_id);
     const planIds = idValues(filters.plan_id);
     // An id filter none of whose values can be an id matches nothing.
-    if (ownerIds?.length === 0 || planIds?.length === 0) return Promise.resolve({ rows: [], total: 0 });
+    if (ownerIds?.length === 0 || planIds?.length === 0) return Promise.resolve(EMPTY_PAGE);
     return this.repo.list(actor, { ownerIds, planIds, linuxUsers: filters.linux_user }, page);
   }
 
-  async get(actor: Actor, id: string) {
-    const n = parseNumericId(id);
-    const row = n === null ? undefined : await this.repo.findVisible(actor, n);
-    if (!row) throw notFound('package');
-    return row;
+  get(actor: Actor, id: string) {
+    return findOr404('package', id, (n) => this.repo.findVisible(actor, n));
   }
 }

@@ -1,8 +1,7 @@
 // Rules of plans (spec §2.5): read-only; a plan outside the caller's view is 404 like any object.
 import type { Actor } from '../../auth/actor.js';
-import { notFound } from '../../errors.js';
 import type { Page } from '../../db/paging.js';
-import { parseNumericId } from '../../db/ids.js';
+import { findOr404 } from '../../db/ids.js';
 import type { PlansRepository } from './plans.repository.js';
 
 export class PlansService {
@@ -12,10 +11,7 @@ export class PlansService {
     return this.repo.list(actor, page);
   }
 
-  async get(actor: Actor, id: string) {
-    const n = parseNumericId(id);
-    const row = n === null ? undefined : await this.repo.findVisible(actor, n);
-    if (!row) throw notFound('plan');
-    return row;
+  get(actor: Actor, id: string) {
+    return findOr404('plan', id, (n) => this.repo.findVisible(actor, n));
   }
 }

@@ -1,27 +1,58 @@
 // queue-job (spec §2.1, §3.1; API-NOTES §1.4–1.6, §5): the wire representation. Every attribute and
 // link value is a string or null: one client decodes them into a string map (API-NOTES §1.6).
+import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
-import type { QueueJobRow } from './queue-jobs.repository.js';
+import { Nullable, StringEnum, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
+import { JOB_TYPES, isJobType, type JobType, type QueueJobRow } from '../../queue/jobs.js';
 
 /**
  * The one mapping from a job's `job_type` (the resource type, spec §2.0) to the URL segment of its
  * object: `links.object` and `links[job_type]` are `<base>/<segment>/<object_id>`.
  */
-export const JOB_TYPE_SEGMENTS = {
+export const JOB_TYPE_SEGMENTS: Record<JobType, string> = {
   'dns-record': 'dns-records',
   database: 'databases',
   'email-address': 'email-addresses',
   subdomain: 'subdomains',
-} as const;
-
-export type JobType = keyof typeof JOB_TYPE_SEGMENTS;
-export type JobAction = 'create' | 'update' | 'delete';
-/** `failed` is our extension for jobs that exhausted their retries (API-NOTES §5). */
-export type JobStatus = 'pending' | 'done' | 'failed';
+};
 
 export const QUEUE_JOB_FILTERS = [] as const;
 
-const isJobType = (t: string): t is JobType => Object.hasOwn(JOB_TYPE_SEGMENTS, t);
+/** The example is the first job of a new database, e.g. after one DNS record was created. */
+export const QueueJobIdParam = idParam('1');
+
+/** What queueJobResource emits (OpenAPI components QueueJob, QueueJobDocument, QueueJobList). */
+export const QueueJobSchemas = resourceSchemas('QueueJob', 'queue-job', {
+  description: 'An asynchronous change and its progress. Every attribute and link is a string or null.',
+  attributes: Type.Object({
+    job_type: Type.String({ description: 'the type of the object the job changes, e.g. dns-record' }),
+    status: StringEnum(['pending', 'done', 'failed'], 'done once the change is live; failed when it could not be made'),
+    action: StringEnum(['create', 'update', 'delete']),
+    created_at: Timestamp(),
+    finished_at: Nullable(Timestamp(), 'when the job finished; null while pending'),
+    error: Nullable(Type.String(), 'why the job failed; null otherwise'),
+  }),
+  relationships: Type.Object({ owner: ToOne('customer') }),
+  links: Type.Object({
+    self: Type.String({ description: 'URL of this job' }),
+    'queue-job': Type.String({ description: 'URL of this job' }),
+    object: Nullable(Type.String(), 'URL of the object the job changes'),
+    // links[job_type] names the object too (lego reads links.dns-record); one of these per job.
+    ...Object.fromEntries(JOB_TYPES.map((t) => [t, Type.Optional(Nullable(Type.String(), `on a job of type ${t}: the same URL as object`))])),
+  }),
+  example: {
+    type: 'queue-job',
+    id: '1',
+    attributes: { job_type: 'dns-record', status: 'pending', action: 'create', created_at: '2026-11-22T04:44:18.936Z', finished_at: null, error: null },
+    relationships: { owner: { data: { type: 'customer', id: '10002' } } },
+    links: {
+      self: 'https://api.example.net/queue-jobs/1',
+      'queue-job': 'https://api.example.net/queue-jobs/1',
+      object: 'https://api.example.net/dns-records/29',
+      'dns-record': 'https://api.example.net/dns-records/29',
+    },
+  },
+});
 
 /** `<base>/dns-records/42` for a dns-record job on object 42; null when there is no object. */
 export function jobObjectLink(jobType: string, objectId: string | null, links: LinkBuilder): string | null {

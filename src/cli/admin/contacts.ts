@@ -1,0 +1,37 @@
+// `hostplane admin contact …`: contacts of a customer; API tokens belong to contacts (spec §5.5).
+import { Command } from 'commander';
+import { parseId, withStore, type CliIo } from '../context.js';
+import { contactView, leaf, printList, printResult, type Json } from './views.js';
+
+export function contactCommand(io: CliIo): Command {
+  const contact = new Command('contact').description('contacts of a customer (tokens belong to contacts)');
+  leaf(contact.command('create').description('add a contact to a customer'))
+    .requiredOption('--customer <id>', 'customer id', parseId)
+    .requiredOption('--name <name>', 'contact name')
+    .requiredOption('--email <email>', 'contact e-mail address')
+    .option('--phone <phone>', 'contact phone number')
+    .action((o: Json & { customer: number; name: string; email: string; phone?: string }) =>
+      withStore(io, async ({ admin, out }) => {
+        const { contactId } = await admin.createContact(o.customer, { name: o.name, email: o.email, phone: o.phone ?? null });
+        const c = contactView(await admin.contact(contactId));
+        printResult(out, o, c, `Created contact ${c.id} of customer ${c.customer_id}.\n`);
+      }),
+    );
+  leaf(contact.command('list').description('list contacts'))
+    .option('--customer <id>', 'only this customer\'s contacts', parseId)
+    .action((o: Json & { customer?: number }) =>
+      withStore(io, async ({ admin, out }) => {
+        const rows = (await admin.listContacts(o.customer)).map(contactView);
+        printList(out, o, rows, ['id', 'customer_id', 'name', 'email', 'phone', 'is_main']);
+      }),
+    );
+  leaf(contact.command('delete').description('delete a contact; its tokens stop working at once'))
+    .argument('<id>', 'contact id', parseId)
+    .action((id: number, o: Json) =>
+      withStore(io, async ({ admin, out }) => {
+        await admin.deleteContact(id);
+        printResult(out, o, { id: String(id), deleted: true }, `Deleted contact ${id}; its tokens no longer work.\n`);
+      }),
+    );
+  return contact;
+}

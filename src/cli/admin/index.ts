@@ -1,0 +1,28 @@
+// `hostplane admin …`: the operator's customer menu (spec §5.4–§5.6, issue 2 item 6), one file per
+// noun. Thin over AdminService: parse, call, print. Every command prints for people by default and
+// one compact JSON value with `--json` (ids as strings, like the API; views.ts). A create command
+// prints the object as the matching list command shows it, plus any one-time secret (`token`,
+// `legacy_password`).
+import { Command } from 'commander';
+import type { CliIo } from '../context.js';
+import { customerCommand } from './customers.js';
+import { contactCommand } from './contacts.js';
+import { tokenCommand } from './tokens.js';
+import { planCommand } from './plans.js';
+import { packageCommand } from './packages.js';
+import { domainCommand } from './domains.js';
+import { resellerCommand } from './reseller.js';
+import { databaseServerCommand } from './database-servers.js';
+
+export function adminCommand(io: CliIo): Command {
+  return new Command('admin')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers')
+    .addCommand(customerCommand(io))
+    .addCommand(contactCommand(io))
+    .addCommand(tokenCommand(io))
+    .addCommand(planCommand(io))
+    .addCommand(packageCommand(io))
+    .addCommand(domainCommand(io))
+    .addCommand(resellerCommand(io))
+    .addCommand(databaseServerCommand(io));
+}

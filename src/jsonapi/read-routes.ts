@@ -1,0 +1,70 @@
+// The read side every resource has (spec §4.1, §4.2; API-NOTES §2): `GET /<segment>` with filters
+// and paging, and `GET /<segment>/:<key>` for one object, answered in the same document layout.
+import type { FastifyRequest } from 'fastify';
+import type { TObject } from 'typebox';
+import type { ErrorCode } from '../errors.js';
+import type { PageResult } from '../db/paging.js';
+import type { LinkBuilder, ResourceObject } from './document.js';
+import { parseListQuery, type ListQuery } from './query.js';
+import { listDocument, resourceDocument } from './respond.js';
+import { IdParam, ListQueryString, addDocumentSchemas, operation, type ResourceSchemas } from './schema.js';
+import type { TypedApp } from './typed-app.js';
+
+export interface ReadRoutes<R> {
+  /** The URL segment and OpenAPI tag, e.g. `packages`. */
+  segment: string;
+  /** The filter names `GET /<segment>` accepts (`filter[<name>]`). */
+  filters: readonly string[];
+  /** The resource's documents (OpenAPI components); their name gives the operation ids: `listPackages`, `getPackage`. */
+  schemas: ResourceSchemas;
+  /** OpenAPI summaries of the list and of the one-object route. */
+  summaries: { list: string; one: string };
+  /** The path parameter of one object: `id` (IdParam) unless given, e.g. `{ name: 'name', schema: DomainNameParam }`. */
+  key?: { name: string; schema: TObject };
+  /** Failures of `GET /<segment>/:<key>` beyond "not found", by error id: `{ invalid_api_data: 'the name is not ACE-encodable' }`. */
+  oneErrors?: Partial<Record<ErrorCode, string>>;
+  list(request: FastifyRequest, q: ListQuery): Promise<PageResult<R>>;
+  get(request: FastifyRequest, key: string): Promise<R>;
+  toResource(row: R): ResourceObject;
+}
+
+/** `dns-records` → `DnsRecords`: the plural in operation ids. */
+const pascal = (segment: string) => segment.replace(/(^|-)([a-z])/g, (_, _dash, c: string) => c.toUpperCase());
+
+/**
+ * Registers both read routes:
+ * `readRoutes(app, links, { segment: 'plans', filters: PLAN_FILTERS, schemas: PlanSchemas, summaries: { list: 'List plans', one: 'One plan' },
+ *   list: (request, q) => service.list(actorOf(request), q.page), get: (request, id) => service.get(actorOf(request), id),
+ *   toResource: (row) => planResource(row, links) })`.
+ */
+export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R>): void {
+  const key = o.key ?? { name: 'id', schema: IdParam };
+  const { schemas } = o;
+  const tags: [string] = [o.segment];
+  addDocumentSchemas(app, schemas.resource, schemas.document, schemas.list);
+
+  const listSchema = operation('GET', {
+    operationId: `list${pascal(o.segment)}`,
+    tags,
+    summary: o.summaries.list,
+    querystring: ListQueryString(o.filters),
+    success: { status: 200, document: schemas.list, description: `The ${schemas.type} objects you may see (one page of them when paged)` },
+  });
+  app.get(`/${o.segment}`, { schema: listSchema }, async (request) => {
+    const q = parseListQuery(request.query, o.filters);
+    return listDocument(request, links, q, await o.list(request, q), o.toResource);
+  });
+
+  const oneSchema = operation('GET', {
+    operationId: `get${schemas.name}`,
+    tags,
+    summary: o.summaries.one,
+    params: key.schema,
+    success: { status: 200, document: schemas.document, description: `The ${schemas.type}` },
+    errors: { resource_not_found: `no such ${schemas.type} among those you may see`, ...o.oneErrors },
+  });
+  app.get(`/${o.segment}/:${key.name}`, { schema: oneSchema }, async (request) => {
+    const value = (request.params as Record<string, string>)[key.name];
+    return resourceDocument(request, links, o.toResource(await o.get(request, value)));
+  });
+}

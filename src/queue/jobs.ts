@@ -1,0 +1,38 @@
+// The job vocabulary (spec §3.1; API-NOTES §5; DESIGN "Jobs are rows"): what a queue_jobs row is,
+// what a producer enqueues, and how long a done job is kept. Everything that enqueues, runs or
+// shows jobs speaks these types; the HTTP view (resources/queue-jobs) only reads them.
+import type { Selectable } from 'kysely';
+import type { QueueJobsTable } from '../db/schema.js';
+
+/** A job's `job_type` is the type of the resource it changes (spec §2.0). */
+export const JOB_TYPES = ['dns-record', 'database', 'email-address', 'subdomain'] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+export type JobAction = 'create' | 'update' | 'delete';
+/** `failed` is our extension for jobs that exhausted their retries (API-NOTES §5). */
+export type JobStatus = 'pending' | 'done' | 'failed';
+
+export const isJobType = (t: string): t is JobType => (JOB_TYPES as readonly string[]).includes(t);
+
+/** Finished jobs retention (spec §8): a done job is gone 24 h after `finished_at`. */
+export const DONE_JOB_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+export type QueueJobRow = Selectable<QueueJobsTable>;
+
+export interface NewQueueJob {
+  /** The owning customer (relationships.owner); null only for jobs nobody may see. */
+  customerId: number | null;
+  jobType: JobType;
+  action: JobAction;
+  /** Id of the object created or changed (links.object); jobs on one object run in enqueue order. */
+  objectId: string | null;
+  /** What the job's run needs; stored as JSON, never shown, checked against the job's payload schema. */
+  payload?: unknown;
+  /** Started from the customer menu / operator CLI: never listed (spec §3.1). */
+  fromMenu?: boolean;
+  /** Defaults: a pending job created now, runnable at once. Tests set finished states directly. */
+  status?: JobStatus;
+  error?: string | null;
+  createdAt?: string;
+  finishedAt?: string | null;
+  runAfter?: string;
+}

@@ -1,0 +1,99 @@
+// Jobs of databases (spec §3.1; API-NOTES §9; docs/decisions/0004-provisioning-seams.md):
+// ('database', 'create') creates database and user, ('database', 'update') sets a new password,
+// ('database', 'delete') removes both, then the row. Each is done only when the server shows the
+// change (the driver's isCreated / isDropped); otherwise it throws and is retried with backoff.
+//
+// Every step is idempotent (the driver's statements converge), so a run killed at any point and
+// run again ends in the same state. Jobs on one database run in order: a delete queued behind a
+// create runs after it, and a create or password job that finds its database being deleted is
+// simply done (the delete wins).
+import { Type, type Static } from 'typebox';
+import { parseNumericId } from '../../db/ids.js';
+import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
+import { DatabaseServersRepository } from '../../provisioning/databases/servers.repository.js';
+import { DatabasesRepository, type DatabaseRow } from './databases.repository.js';
+
+/** What create and password jobs carry: the mysql_native_password hash, never the password. */
+export const DatabaseJobPayload = Type.Object({ passwordHash: Type.String({ pattern: '^\\*[0-9A-F]{40}$' }) });
+export type DatabaseJobPayload = Static<typeof DatabaseJobPayload>;
+
+const DONE: JobResult = { status: 'done' };
+
+/** The job's database row, or undefined when it is gone. */
+async function databaseOf(ctx: JobContext<unknown>): Promise<{ repo: DatabasesRepository; id: number; row: DatabaseRow | undefined }> {
+  const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
+  if (id === null) throw new PermanentJobError('job has no database');
+  const repo = new DatabasesRepository(ctx.store.db);
+  return { repo, id, row: await repo.byId(id) };
+}
+
+/** The registered server a database lives on, as the driver needs it. */
+async function serverOf(ctx: JobContext<unknown>, row: DatabaseRow): Promise<DatabaseServerConn> {
+  const server = await new DatabaseServersRepository(ctx.store.db).byName(row.server_name);
+  if (!server) throw new PermanentJobError(`database server ${row.server_name} is not registered`);
+  return { name: server.name, url: server.url, accessHosts: JSON.parse(server.access_hosts) as string[] };
+}
+
+/** Fails the run (to be retried) unless the server shows the database with this password. */
+async function checkCreated(ctx: JobContext<DatabaseJobPayload>, server: DatabaseServerConn, row: DatabaseRow): Promise<void> {
+  if (!(await ctx.drivers.databases.isCreated(server, { name: row.name, passwordHash: ctx.payload.passwordHash }))) {
+    throw new Error(`database ${row.name} on ${server.name} does not show the change yet`);
+  }
+}
+
+export const createDatabaseJob = defineJob({
+  type: 'database',
+  action: 'create',
+  payload: DatabaseJobPayload,
+  run: async (ctx) => {
+    const { repo, id, row } = await databaseOf(ctx);
+    if (!row || row.state === 'deleting') return DONE;
+    const server = await serverOf(ctx, row);
+    await ctx.drivers.databases.create(server, { name: row.name, passwordHash: ctx.payload.passwordHash });
+    await checkCreated(ctx, server, row);
+    await repo.transition(id, 'pending', 'live');
+    return DONE;
+  },
+});
+
+/**
+ * A new password. A database whose create job failed for good is still `pending`: it is created
+ * here with the new password (create converges), so a reset also repairs it.
+ */
+export const updateDatabaseJob = defineJob({
+  type: 'database',
+  action: 'update',
+  payload: DatabaseJobPayload,
+  run: async (ctx) => {
+    const { repo, id, row } = await databaseOf(ctx);
+    if (!row || row.state === 'deleting') return DONE;
+    const server = await serverOf(ctx, row);
+    const spec = { name: row.name, passwordHash: ctx.payload.passwordHash };
+    if (row.state === 'pending') await ctx.drivers.databases.create(server, spec);
+    else await ctx.drivers.databases.setPassword(server, spec);
+    await checkCreated(ctx, server, row);
+    await repo.transition(id, 'pending', 'live');
+    return DONE;
+  },
+});
+
+/** Database and user go from the server; the row goes only once the server shows neither. */
+export const deleteDatabaseJob = defineJob({
+  type: 'database',
+  action: 'delete',
+  payload: Type.Object({}),
+  run: async (ctx) => {
+    const { repo, id, row } = await databaseOf(ctx);
+    if (!row) return DONE;
+    const server = await serverOf(ctx, row);
+    await ctx.drivers.databases.drop(server, { name: row.name });
+    if (!(await ctx.drivers.databases.isDropped(server, { name: row.name }))) {
+      throw new Error(`database ${row.name} on ${server.name} is not gone yet`);
+    }
+    await repo.delete(id);
+    return DONE;
+  },
+});
+
+export const DATABASE_JOBS = [createDatabaseJob, updateDatabaseJob, deleteDatabaseJob];

@@ -1,0 +1,124 @@
+// All SQL of customer databases (spec §2.8; API-NOTES §9): scoped reads for the API (a database is
+// visible when its customer is in the caller's scope, src/db/scope.ts), and the writes of the
+// service and the job runs.
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Actor } from '../../auth/actor.js';
+import type { Database, DatabasesTable } from '../../db/schema.js';
+import { visibleTo } from '../../db/scope.js';
+import { fetchPage, type Page } from '../../db/paging.js';
+import { nowIso } from '../../db/time.js';
+
+export type DatabaseRow = Selectable<DatabasesTable>;
+
+/** Filters after parsing: each given attribute holds at least one value (OR within, AND across). */
+export interface DatabaseFilters {
+  packageIds?: number[];
+  servers?: string[];
+  dbTypes?: string[];
+  versions?: string[];
+}
+
+export interface NewDatabase {
+  customer_id: number;
+  package_id: number;
+  server_name: string;
+  db_type: DatabaseRow['db_type'];
+  version: string;
+  name: string;
+  description: string;
+}
+
+export class DatabasesRepository {
+  /** Pass a transaction for writes that belong together (database + job, DESIGN "Jobs are rows"). */
+  constructor(private readonly db: Kysely<Database>) {}
+
+  private base(actor: Actor) {
+    return this.db.selectFrom('databases').selectAll('databases').where(visibleTo(actor, 'databases.customer_id'));
+  }
+
+  findVisible(actor: Actor, id: number) {
+    return this.base(actor).where('databases.id', '=', id).executeTakeFirst();
+  }
+
+  list(actor: Actor, f: DatabaseFilters, page: Page | null) {
+    let q = this.base(actor);
+    if (f.packageIds) q = q.where('databases.package_id', 'in', f.packageIds);
+    if (f.servers) q = q.where('databases.server_name', 'in', f.servers);
+    if (f.dbTypes) q = q.where('databases.db_type', 'in', f.dbTypes as DatabaseRow['db_type'][]);
+    if (f.versions) q = q.where('databases.version', 'in', f.versions);
+    return fetchPage(q.orderBy('databases.id'), page);
+  }
+
+  byId(id: number) {
+    return this.db.selectFrom('databases').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** A package of the caller's scope with what creating a database there needs: its plan's offer and limit. */
+  findPackage(actor: Actor, id: number) {
+    return this.db
+      .selectFrom('packages')
+      .innerJoin('plans', 'plans.id', 'packages.plan_id')
+      .select(['packages.id', 'packages.customer_id', 'packages.linux_user', 'plans.max_databases', 'plans.database_versions'])
+      .where('packages.id', '=', id)
+      .where(visibleTo(actor, 'packages.customer_id'))
+      .executeTakeFirst();
+  }
+
+  /**
+   * Serialises database creation in one package until the transaction ends: a no-op update takes
+   * the package row's lock on PostgreSQL and the write lock on SQLite. The `max_databases` count
+   * is only sound under it (parallel POSTs never pass the limit).
+   */
+  async lockPackage(id: number) {
+    await this.db
+      .updateTable('packages')
+      .set((eb) => ({ name: eb.ref('name') }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** Databases of a package in any state (pending ones count against the limit). */
+  async countInPackage(packageId: number): Promise<number> {
+    const r = await this.db
+      .selectFrom('databases')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('package_id', '=', packageId)
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  /** Names on one server that begin with `prefix` (`_` and `%` in it are escaped: SQLite has no default LIKE escape). */
+  async namesLike(server: string, prefix: string): Promise<string[]> {
+    const pattern = `${prefix.replace(/[!%_]/g, '!$&')}%`;
+    const rows = await this.db
+      .selectFrom('databases')
+      .select('name')
+      .where('server_name', '=', server)
+      .where((eb) => sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`)
+      .execute();
+    return rows.map((r) => r.name);
+  }
+
+  async insert(d: NewDatabase): Promise<number> {
+    const { id } = await this.db
+      .insertInto('databases')
+      .values({ ...d, state: 'pending', created_at: nowIso() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return id;
+  }
+
+  async setDescription(id: number, description: string) {
+    await this.db.updateTable('databases').set({ description }).where('id', '=', id).execute();
+  }
+
+  /** Moves a database from one state to another; false when it was not in `from` (or is gone). */
+  async transition(id: number, from: DatabaseRow['state'], to: DatabaseRow['state']) {
+    const r = await this.db.updateTable('databases').set({ state: to }).where('id', '=', id).where('state', '=', from).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async delete(id: number) {
+    await this.db.deleteFrom('databases').where('id', '=', id).execute();
+  }
+}

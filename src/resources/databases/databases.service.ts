@@ -1,0 +1,190 @@
+// Rules of databases (spec §2.8, §4.3.1; API-NOTES §5, §9).
+//
+// Life of a database: POST stores it `pending` on the current default server of its (db_type,
+// version) and enqueues a create job in one transaction; the job makes it `live` once the new
+// credentials work. A password reset enqueues an update job; DELETE marks it `deleting` and
+// enqueues a delete job that removes it from the server, then the row. Jobs on one database run in
+// the order they were enqueued, so a DELETE right after POST waits for the create and then wins.
+//
+// The plaintext password exists only in the answer: the job carries the mysql_native_password
+// hash, and no table holds either.
+import type { Kysely } from 'kysely';
+import type { Actor } from '../../auth/actor.js';
+import type { Store } from '../../db/index.js';
+import type { Database } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/dialect.js';
+import { AppError, invalidField, notFound } from '../../errors.js';
+import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
+import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
+import { withJobs } from '../../queue/enqueue.js';
+import { QueueRepository } from '../../queue/queue.repository.js';
+import type { QueueJobRow } from '../../queue/jobs.js';
+import { DatabaseServersRepository } from '../../provisioning/databases/servers.repository.js';
+import { generateDatabasePassword, nativePasswordHash } from '../../provisioning/databases/password.js';
+import { DatabasesRepository, type DatabaseRow } from './databases.repository.js';
+import type { DatabaseJobPayload } from './databases.jobs.js';
+
+export interface DatabaseCreateInput {
+  package_id: string;
+  db_type: string;
+  version: string;
+  description?: string | null;
+}
+
+/** A write that generated a password: the row as the write left it, its job, the one-time password. */
+export interface DatabaseWithPassword {
+  row: DatabaseRow;
+  job: QueueJobRow;
+  password: string;
+}
+
+/** 409 `limit_reached` (API-NOTES §3), the id every plan limit answers with. */
+export const limitReached = (detail: string): AppError => new AppError('limit_reached', detail);
+
+/** MySQL 8 allows user names of at most 32 characters (MariaDB more): names stay within both. */
+const NAME_MAX = 32;
+/** Room for `_` and a number of up to 5 digits after the package's part. */
+const BASE_MAX = NAME_MAX - 6;
+
+/**
+ * The part of every database name of a package: its Linux user in `[a-z0-9_]`, so customers
+ * recognise their databases (`demo_shop` → `demo_shop_1`, `demo_shop_2`).
+ */
+export function namePrefix(linuxUser: string): string {
+  const base = linuxUser.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, BASE_MAX);
+  return `${base || 'db'}_`;
+}
+
+/** The next free name after `taken` (names beginning with `prefix`): the highest number plus one. */
+export function nextName(prefix: string, taken: string[]): string {
+  let max = 0;
+  for (const name of taken) {
+    const rest = name.slice(prefix.length);
+    if (/^[0-9]+$/.test(rest)) max = Math.max(max, Number(rest));
+  }
+  const name = `${prefix}${max + 1}`;
+  if (name.length > NAME_MAX) throw limitReached('No database name is left for this package.');
+  return name;
+}
+
+/** `mariadb-10.11` as the plan lists it. */
+const offerKey = (dbType: string, version: string) => `${dbType}-${version}`;
+
+/** Concurrent creates in packages whose names collide on one server: the loser tries again. */
+const NAME_ATTEMPTS = 3;
+
+export class DatabasesService {
+  constructor(private readonly store: Store) {}
+
+  private get repo() {
+    return new DatabasesRepository(this.store.db);
+  }
+
+  list(actor: Actor, filters: Record<string, string[]>, page: Page | null): Promise<PageResult<DatabaseRow>> {
+    const packageIds = idValues(filters.package_id);
+    if (packageIds?.length === 0) return Promise.resolve(EMPTY_PAGE);
+    return this.repo.list(actor, { packageIds, servers: filters.server, dbTypes: filters.db_type, versions: filters.version }, page);
+  }
+
+  get(actor: Actor, id: string) {
+    return findOr404('database', id, (n) => this.repo.findVisible(actor, n));
+  }
+
+  /**
+   * Stores a pending database on the default server of its (db_type, version) and its create job;
+   * only combinations the package's plan lists and that have a default server can be created
+   * (422 naming them), up to the plan's `max_databases` (409). The package row is locked first,
+   * so parallel creates in one package count one after the other.
+   */
+  async create(actor: Actor, input: DatabaseCreateInput): Promise<DatabaseWithPassword> {
+    const packageId = parseNumericId(input.package_id);
+    if (packageId === null || !(await this.repo.findPackage(actor, packageId))) throw notFound('package');
+    const password = generateDatabasePassword();
+    const payload: DatabaseJobPayload = { passwordHash: nativePasswordHash(password) };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { row, job } = await withJobs(this.store, async (trx, enqueue) => {
+          const repo = new DatabasesRepository(trx);
+          await repo.lockPackage(packageId);
+          const pkg = await repo.findPackage(actor, packageId);
+          if (!pkg) throw notFound('package');
+          const server = await this.offeredServer(trx, pkg.database_versions, input);
+          if ((await repo.countInPackage(pkg.id)) >= pkg.max_databases) {
+            throw limitReached(
+              `This package has reached its limit of ${pkg.max_databases} database${pkg.max_databases === 1 ? '' : 's'} (max_databases of its plan).`,
+            );
+          }
+          const prefix = namePrefix(pkg.linux_user);
+          const id = await repo.insert({
+            customer_id: pkg.customer_id,
+            package_id: pkg.id,
+            server_name: server.name,
+            db_type: server.db_type,
+            version: server.version,
+            name: nextName(prefix, await repo.namesLike(server.name, prefix)),
+            description: input.description ?? '',
+          });
+          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(id), payload });
+          return { row: (await repo.byId(id))!, job };
+        });
+        return { row, job, password };
+      } catch (e) {
+        if (!isUniqueViolation(e) || attempt >= NAME_ATTEMPTS) throw e;
+      }
+    }
+  }
+
+  /** The default server for the requested combination, or 422 naming what the package can create. */
+  private async offeredServer(trx: Kysely<Database>, planVersions: string, input: DatabaseCreateInput) {
+    const listed = JSON.parse(planVersions) as string[];
+    const offered = (await new DatabaseServersRepository(trx).defaults()).filter((s) => listed.includes(offerKey(s.db_type, s.version)));
+    const match = offered.find((s) => s.db_type === input.db_type && s.version === input.version);
+    if (match) return match;
+    const field = offered.some((s) => s.db_type === input.db_type) ? 'version' : 'db_type';
+    const can = offered.map((s) => `${s.db_type} ${s.version}`);
+    const detail = can.length
+      ? `This package can create ${can.join(', ')} databases (db_type and version).`
+      : 'This package cannot create databases: its plan offers no database version that a server provides.';
+    throw invalidField(field, `${input.db_type} ${input.version} is not available. ${detail}`);
+  }
+
+  /** Sets the description (null stores ""); answers the database as this write left it. */
+  async update(actor: Actor, id: string, attrs: { description?: string | null }): Promise<DatabaseRow> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const repo = new DatabasesRepository(trx);
+      const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
+      if (attrs.description !== undefined) await repo.setDescription(row.id, attrs.description ?? '');
+      return (await repo.byId(row.id))!;
+    });
+  }
+
+  /** A new password and the job that sets it; 409 while the database is being deleted. */
+  async resetPassword(actor: Actor, id: string): Promise<DatabaseWithPassword> {
+    const password = generateDatabasePassword();
+    const payload: DatabaseJobPayload = { passwordHash: nativePasswordHash(password) };
+    const { row, job } = await withJobs(this.store, async (trx, enqueue) => {
+      const row = await findOr404('database', id, (n) => new DatabasesRepository(trx).findVisible(actor, n));
+      if (row.state === 'deleting') throw new AppError('invalid_state', 'This database is being deleted.');
+      const job = await enqueue({ customerId: row.customer_id, jobType: 'database', action: 'update', objectId: String(row.id), payload });
+      return { row, job };
+    });
+    return { row, job, password };
+  }
+
+  /**
+   * Marks the database `deleting` and enqueues its delete job; returns the job. A database already
+   * being deleted answers with its pending delete job, so a repeated DELETE is harmless.
+   */
+  async delete(actor: Actor, id: string): Promise<QueueJobRow> {
+    return withJobs(this.store, async (trx, enqueue) => {
+      const repo = new DatabasesRepository(trx);
+      const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
+      const moved = row.state !== 'deleting' && (await repo.transition(row.id, row.state, 'deleting'));
+      if (!moved) {
+        const pending = await new QueueRepository(trx).pendingJobFor('database', 'delete', String(row.id));
+        if (pending) return pending;
+      }
+      return enqueue({ customerId: row.customer_id, jobType: 'database', action: 'delete', objectId: String(row.id), payload: {} });
+    });
+  }
+}

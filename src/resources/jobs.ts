@@ -1,0 +1,15 @@
+// Every job definition of the application (spec §3.1; DESIGN "Jobs are rows";
+// docs/decisions/0004-provisioning-seams.md). `serve`, `hostplane worker` and the test helper all
+// take their registry from here, so a job enqueued by any process is understood by every worker.
+// Each resource registers its own definitions from its `<segment>.jobs.ts`; src/queue knows none.
+import { JobRegistry } from '../queue/types.js';
+import { DNS_RECORD_JOBS } from './dns-records/dns-records.jobs.js';
+import { DATABASE_JOBS } from './databases/databases.jobs.js';
+
+/**
+ * `const jobs = buildJobs()`. A job whose (job_type, action) has no definition here is marked
+ * failed by the worker.
+ */
+export function buildJobs(): JobRegistry {
+  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS);
+}

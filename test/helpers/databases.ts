@@ -1,0 +1,89 @@
+// What the /databases tests share (issue 8): an app with a worker whose store has the test
+// MariaDB registered as the default server of its real version, packages with unique Linux users
+// (the derived database names start with them, so useTestNames' cleanup finds them), and job waits.
+import { afterAll, beforeAll, expect } from 'vitest';
+import mysql from 'mysql2/promise';
+import { call, createTestApp, type EngineName, type TestApp } from './app.js';
+import { seedTenants, type Tenants } from './tenants.js';
+import { pollUntil } from './wait.js';
+import { MARIADB_URL, testServer, useTestNames, withAdmin } from './mariadb.js';
+import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
+import { nowIso } from '../../src/db/time.js';
+
+export const SERVER = 'db-test';
+
+/** major.minor of the test server, as an operator registers it: '10.11'. */
+export async function serverVersion(): Promise<string> {
+  const v = await withAdmin(testServer(), async (conn) => (await conn.query<mysql.RowDataPacket[]>('SELECT VERSION() AS v'))[0][0].v as string);
+  return /^(\d+\.\d+)/.exec(v)![1];
+}
+
+export interface DatabasesSuite {
+  t: TestApp;
+  x: Tenants;
+  version: string;
+  names: ReturnType<typeof useTestNames>;
+  /** A package of end1 with a unique Linux user, on a plan offering the test server's version. */
+  newPackage(o?: { maxDatabases?: number; versions?: string[] }): Promise<{ id: string; linuxUser: string }>;
+}
+
+/** Registers the app, tenants and server for one engine: `const s = useDatabasesSuite(engine)`. */
+export function useDatabasesSuite(engine: EngineName): DatabasesSuite {
+  const names = useTestNames(() => [testServer()]);
+  const s = { names } as DatabasesSuite;
+  beforeAll(async () => {
+    s.t = await createTestApp(engine, {}, { worker: true });
+    s.x = await seedTenants(s.t.admin);
+    s.version = await serverVersion();
+    await new DatabaseServersRepository(s.t.store.db).add({
+      name: SERVER,
+      db_type: 'mariadb',
+      version: s.version,
+      url: MARIADB_URL!,
+      access_hosts: JSON.stringify(['%']),
+      is_default: 1,
+      is_dedicated: 0,
+      created_at: nowIso(),
+    });
+    s.newPackage = async (o = {}) => {
+      const { planId } = await s.t.admin.createPlan({ name: names.next('plan'), maxDatabases: o.maxDatabases ?? 5, databaseVersions: o.versions ?? [`mariadb-${s.version}`] });
+      const linuxUser = names.next();
+      const { packageId } = await s.t.admin.createPackage({ customerId: Number(s.x.end1.customerId), planId, name: linuxUser, linuxUser });
+      return { id: String(packageId), linuxUser };
+    };
+  }, 60_000);
+  afterAll(() => s.t?.close());
+  return s;
+}
+
+/** POST /databases as `token`. */
+export const postDatabase = (t: TestApp, token: string, attributes: Record<string, unknown>) =>
+  call(t.app, 'POST', '/databases', { token, body: { data: { type: 'database', attributes } } });
+
+/** Polls the job behind a 202 (its Content-Location) as `token` until it is done; a failed job fails the test with its error. */
+export async function jobDone(t: TestApp, token: string, accepted: { headers: Record<string, unknown> }): Promise<void> {
+  const url = String(accepted.headers['content-location']).replace(/^https?:\/\/[^/]+/, '');
+  const job = await pollUntil(
+    () => call(t.app, 'GET', url, { token }).then((r) => r.json.data.attributes),
+    (a) => a.status !== 'pending',
+    `job ${url}`,
+    20_000,
+  );
+  expect(job).toMatchObject({ status: 'done', error: null });
+}
+
+/** The databases the admin sees on the test server among `names`. */
+export async function schemasOn(names: string[]): Promise<string[]> {
+  return withAdmin(testServer(), async (conn) => {
+    const [rows] = await conn.query<mysql.RowDataPacket[]>('SELECT SCHEMA_NAME AS n FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?)', [names]);
+    return rows.map((r) => String(r.n));
+  });
+}
+
+/** The accounts of `user` on the test server. */
+export async function accountsOf(user: string): Promise<string[]> {
+  return withAdmin(testServer(), async (conn) => {
+    const [rows] = await conn.query<mysql.RowDataPacket[]>('SELECT Host FROM mysql.user WHERE User = ?', [user]);
+    return rows.map((r) => String(r.Host));
+  });
+}

@@ -1,0 +1,85 @@
+// Every request that reaches the server gets a JSON:API document (issue 7 item 2), seen from a raw
+// TCP client of a listening app: CONNECT (405), HTTP/1.1 without Host (400), and a client that
+// half-closes its socket right after the request, which on PostgreSQL got no answer at all.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { BASE, ENGINES } from '../helpers/app.js';
+import { VND, customer, errorDoc, listen, rawRequest, useHttpCore } from '../helpers/http-core.js';
+
+/** The status line of an HTTP/1.1 answer with `status`. */
+const statusLine = (status: number) => new RegExp(`^HTTP/1\\.1 ${status} `);
+
+describe.each(ENGINES)('connections on %s', (engine) => {
+  const { t, x } = useHttpCore(engine);
+  let port: number;
+  beforeAll(async () => {
+    port = await listen(t.app);
+  });
+
+  it.each([
+    ['an authority target', 'api.test:443', '', 'This server is not a proxy; CONNECT is not supported.', '/api.test:443'],
+    ['a path of the API', '/customers', 'GET', 'Use GET on this path.', '/customers'],
+  ])('CONNECT to %s → 405 method_not_allowed with Allow, then the connection closes', async (_n, target, allow, detail, self) => {
+    const r = await rawRequest(port, `CONNECT ${target} HTTP/1.1\r\nHost: api.test\r\nAccept: ${VND}\r\n\r\n`);
+    expect(r.statusLine).toMatch(statusLine(405));
+    expect(r.headers['content-type']).toBe(VND);
+    expect(r.headers.allow).toBe(allow);
+    expect(r.headers.connection).toBe('close');
+    expect(JSON.parse(r.body)).toEqual({
+      errors: [{ id: 'method_not_allowed', status: '405', title: 'Method not allowed', detail }],
+      links: { self: `${BASE}${self}` },
+    });
+  });
+
+  it.each(['/customers', '/healthz', '/no-such-thing'])('HTTP/1.1 without Host (%s) → 400 bad_request as a document', async (path) => {
+    const r = await rawRequest(port, `GET ${path} HTTP/1.1\r\nAuthorization: token ${x.reseller.token}\r\nConnection: close\r\n\r\n`);
+    expect(r.statusLine).toMatch(statusLine(400));
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(r.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(r.body)).toEqual({
+      errors: [{ id: 'bad_request', status: '400', title: 'Bad request', detail: 'An HTTP/1.1 request must have a Host header.' }],
+      links: { self: `${BASE}${path}` },
+    });
+  });
+
+  it('HTTP/1.0 needs no Host: the request is answered', async () => {
+    const r = await rawRequest(port, `GET /customers/${x.end1.customerId} HTTP/1.0\r\nAuthorization: token ${x.end1.token}\r\n\r\n`);
+    expect(r.statusLine).toMatch(statusLine(200));
+    expect(JSON.parse(r.body)).toEqual({ data: customer('end1', x.end1, x.reseller), links: { self: `${BASE}/customers/${x.end1.customerId}` } });
+  });
+
+  it('a client that half-closes right after a request that reads the database gets its answer', async () => {
+    const r = await rawRequest(
+      port,
+      `GET /customers/${x.end1.customerId} HTTP/1.1\r\nHost: api.test\r\nAuthorization: token ${x.end1.token}\r\nAccept: ${VND}\r\n\r\n`,
+      { halfClose: true },
+    );
+    expect(r.statusLine).toMatch(statusLine(200));
+    expect(r.headers['content-type']).toBe(VND);
+    expect(JSON.parse(r.body)).toEqual({ data: customer('end1', x.end1, x.reseller), links: { self: `${BASE}/customers/${x.end1.customerId}` } });
+  });
+
+  it('a half-closed client with a PATCH body gets the answer of its write, and the write is done', async () => {
+    const id = x.end2.customerId;
+    const body = JSON.stringify({ data: { type: 'customer', id, attributes: { external_customer_id: 'half-closed' } } });
+    const r = await rawRequest(
+      port,
+      `PATCH /customers/${id} HTTP/1.1\r\nHost: api.test\r\nAuthorization: token ${x.reseller.token}\r\n` +
+        `Content-Type: ${VND}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      { halfClose: true },
+    );
+    expect(r.statusLine).toMatch(statusLine(200));
+    const before = customer('end2', x.end2, x.reseller);
+    const written = { ...before, attributes: { ...before.attributes, external_customer_id: 'half-closed' } };
+    expect(JSON.parse(r.body)).toEqual({ data: written, links: { self: `${BASE}/customers/${id}` } });
+  });
+
+  it('a half-closed client whose request fails gets the error document', async () => {
+    const r = await rawRequest(port, `GET /customers HTTP/1.1\r\nHost: api.test\r\nAuthorization: token hp_not_a_token\r\n\r\n`, {
+      halfClose: true,
+    });
+    expect(r.statusLine).toMatch(statusLine(401));
+    expect(JSON.parse(r.body)).toEqual(
+      errorDoc('/customers', { id: 'unauthorized', status: '401', title: 'Authentication required', detail: 'Invalid or revoked API token.' }),
+    );
+  });
+});

@@ -1,0 +1,446 @@
+// The OpenAPI document at /openapi.json (issue 7 items 9, 10, 11): precise enough for clients to
+// generate code from. Redocly's lint engine (what `npx @redocly/cli lint` runs) judges the document
+// the app serves; its example validator also judges the answers the API really sends — successes
+// and failures — against the schemas documented for their status. The docs page is checked in
+// headless Chromium where Chromium is installed (required in CI).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, ENGINES, call, createTestApp, type EngineName, type TestApp } from '../helpers/app.js';
+import { filledLater } from '../helpers/suite.js';
+import { requirable } from '../helpers/required.js';
+import { seedTenants } from '../helpers/tenants.js';
+import { loadDemoData } from '../../src/admin/demo.js';
+import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
+import { nowIso } from '../../src/db/time.js';
+
+const VND = 'application/vnd.hostplane.v1+json';
+const METHODS = ['get', 'post', 'patch', 'delete', 'put'];
+
+/** The operation ids clients generate method names from; a rename breaks them, so it shows here. */
+const OPERATION_IDS = {
+  'GET /customers': 'listCustomers',
+  'GET /customers/{id}': 'getCustomer',
+  'PATCH /customers/{id}': 'updateCustomer',
+  'GET /domains': 'listDomains',
+  'GET /domains/{name}': 'getDomain',
+  'PATCH /domains/{name}': 'updateDomain',
+  'GET /packages': 'listPackages',
+  'GET /packages/{id}': 'getPackage',
+  'GET /plans': 'listPlans',
+  'GET /plans/{id}': 'getPlan',
+  'GET /queue-jobs': 'listQueueJobs',
+  'GET /queue-jobs/{id}': 'getQueueJob',
+  'GET /domain-availability/{domains}': 'checkDomainAvailability',
+  'GET /dns-records': 'listDnsRecords',
+  'POST /dns-records': 'createDnsRecord',
+  'GET /dns-records/{id}': 'getDnsRecord',
+  'DELETE /dns-records/{id}': 'deleteDnsRecord',
+  'GET /databases': 'listDatabases',
+  'POST /databases': 'createDatabase',
+  'GET /databases/{id}': 'getDatabase',
+  'PATCH /databases/{id}': 'updateDatabase',
+  'POST /databases/{id}/password': 'resetDatabasePassword',
+  'DELETE /databases/{id}': 'deleteDatabase',
+};
+
+interface Operation {
+  /** `PATCH /customers/{id}` */
+  key: string;
+  method: string;
+  path: string;
+  op: any;
+}
+
+const operations = (doc: any): Operation[] =>
+  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([p, item]) =>
+    Object.entries(item)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([m, op]) => ({ key: `${m.toUpperCase()} ${p}`, method: m.toUpperCase(), path: p, op })),
+  );
+
+const successStatus = (op: any) => Number(Object.keys(op.responses).find((s) => s.startsWith('2')));
+const hasPathParams = (o: Operation) => o.path.includes('{');
+const readsBody = (o: Operation) => ['POST', 'PATCH', 'DELETE'].includes(o.method);
+
+const describeProblem = (p: NormalizedProblem) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`;
+
+async function lint(doc: unknown, rawConfig: Parameters<typeof createConfig>[0]) {
+  const config = await createConfig(rawConfig);
+  const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: `${BASE}/openapi.json`, config });
+  return problems.map(describeProblem);
+}
+
+/** Calls `visit` on a schema and on every schema inside it: members, items, alternatives. */
+function eachSchema(schema: any, where: string, visit: (schema: any, where: string) => void) {
+  if (!schema || typeof schema !== 'object') return;
+  visit(schema, where);
+  for (const [name, member] of Object.entries(schema.properties ?? {})) eachSchema(member, `${where}.${name}`, visit);
+  if (schema.items) eachSchema(schema.items, `${where}[]`, visit);
+  for (const k of ['anyOf', 'oneOf', 'allOf']) (schema[k] ?? []).forEach((alt: any, i: number) => eachSchema(alt, `${where}|${i}`, visit));
+  if (typeof schema.additionalProperties === 'object') eachSchema(schema.additionalProperties, `${where}{}`, visit);
+}
+
+/** Every schema the document declares: the components and those of parameters, bodies and answers. */
+function documentSchemas(doc: any): [string, any][] {
+  const out: [string, any][] = Object.entries(doc.components.schemas).map(([name, s]) => [`#/components/schemas/${name}`, s]);
+  for (const o of operations(doc)) {
+    for (const p of o.op.parameters ?? []) out.push([`${o.key} parameter ${p.name}`, p.schema]);
+    for (const [type, m] of Object.entries<any>(o.op.requestBody?.content ?? {})) out.push([`${o.key} body ${type}`, m.schema]);
+    for (const [status, r] of Object.entries<any>(o.op.responses)) {
+      for (const [type, m] of Object.entries<any>(r.content ?? {})) out.push([`${o.key} ${status} ${type}`, m.schema]);
+    }
+  }
+  return out;
+}
+
+describe('the OpenAPI document', () => {
+  const t = filledLater<TestApp>();
+  let doc: any;
+  beforeAll(async () => {
+    Object.assign(t, await createTestApp('sqlite'));
+    doc = (await call(t.app, 'GET', '/openapi.json')).json;
+  });
+  afterAll(() => t.close?.());
+
+  it('passes Redocly lint with its recommended rules (those of `npx @redocly/cli lint`): no error, no warning', async () => {
+    expect(await lint(doc, { extends: ['recommended'] })).toEqual([]);
+  });
+
+  it('names the licence of package.json and the configured public base URL as its server', async () => {
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(doc.info.license).toEqual({ name: pkg.license, identifier: pkg.license });
+    expect(doc.servers).toEqual([{ url: BASE, description: expect.any(String) }]);
+    // Another base URL, with a path: the server follows it, the paths stay the API's own.
+    const other = await createTestApp('sqlite', { PUBLIC_BASE_URL: 'https://hosting.example.net/api/' });
+    try {
+      const d = (await call(other.app, 'GET', '/openapi.json')).json;
+      expect(d.servers).toEqual([{ url: 'https://hosting.example.net/api', description: expect.any(String) }]);
+      expect(Object.keys(d.paths)).toEqual(Object.keys(doc.paths));
+      expect(d.externalDocs.url).toBe('https://hosting.example.net/api/docs/api-guide.md');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('links the API guide, which the server itself serves', async () => {
+    expect(doc.externalDocs).toEqual({ description: 'API guide', url: `${BASE}/docs/api-guide.md` });
+    expect(doc.info.description).toContain(`[API guide](${BASE}/docs/api-guide.md)`);
+    const r = await call(t.app, 'GET', '/docs/api-guide.md');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(r.body).toBe(fs.readFileSync(new URL('../../docs/api-guide.md', import.meta.url), 'utf8'));
+  });
+
+  it('gives every operation its stable camelCase operationId, one declared tag and a summary', () => {
+    const ids = Object.fromEntries(operations(doc).map((o) => [o.key, o.op.operationId]));
+    expect(ids).toEqual(OPERATION_IDS);
+    const declared = doc.tags.map((tag: { name: string }) => tag.name);
+    for (const o of operations(doc)) {
+      expect(o.op.operationId, o.key).toMatch(/^[a-z][a-zA-Z]+$/);
+      expect(o.op.tags, o.key).toEqual([expect.any(String)]);
+      expect(declared, o.key).toContain(o.op.tags[0]);
+      expect(o.op.summary, o.key).toEqual(expect.any(String));
+    }
+  });
+
+  it('documents each operation\'s one success and every error status it can answer, all with the one error document', () => {
+    const documentsOf = (r: any) => Object.values(r.content).map((m: any) => m.schema.$ref);
+    for (const o of operations(doc)) {
+      const statuses = Object.keys(o.op.responses).map(Number);
+      const success = statuses.filter((s) => s < 300);
+      expect(success, o.key).toHaveLength(1);
+      const ok = o.op.responses[success[0]];
+      expect(documentsOf(ok), o.key).toEqual([expect.stringMatching(/^#\/components\/schemas\/[A-Z][A-Za-z]+(Document|List)$/), expect.any(String)]);
+      // Every operation can meet these: a malformed URL, bad credentials, another version, the rate limit, a fault.
+      expect(statuses, o.key).toEqual(expect.arrayContaining([400, 401, 406, 429, 500]));
+      if (hasPathParams(o)) expect(statuses, o.key).toContain(414);
+      if (readsBody(o)) expect(statuses, o.key).toEqual(expect.arrayContaining([413, 415]));
+      if (o.op.requestBody) expect(statuses, o.key).toContain(422);
+      for (const s of statuses.filter((x) => x >= 400)) {
+        const r = o.op.responses[s];
+        expect(Object.keys(r.content), `${o.key} ${s}`).toEqual(['application/vnd.api+json', 'application/json']);
+        expect(documentsOf(r), `${o.key} ${s}`).toEqual(['#/components/schemas/ErrorDocument', '#/components/schemas/ErrorDocument']);
+        // The description names the error ids of this status, for clients that match on them.
+        expect(r.description, `${o.key} ${s}`).toMatch(/^[A-Z][A-Za-z -]+\. Error ids:\n\n(- `[a-z_]+`: .+\n?)+$/);
+      }
+      expect(o.op.responses[401].headers, o.key).toEqual({ 'WWW-Authenticate': expect.objectContaining({ schema: { type: 'string' } }) });
+      expect(o.op.responses[429].headers, o.key).toEqual({ 'Retry-After': expect.objectContaining({ schema: { type: 'integer' } }) });
+    }
+    const statusesOf = (key: string) => Object.keys(operations(doc).find((o) => o.key === key)!.op.responses).map(Number);
+    expect(statusesOf('GET /plans')).toEqual([200, 400, 401, 406, 429, 500]);
+    expect(statusesOf('PATCH /customers/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 404, 406, 409, 413, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /dns-records/{id}')).toEqual([202, 400, 401, 403, 404, 406, 413, 414, 415, 429, 500]);
+    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 404, 406, 409, 413, 415, 422, 429, 500]);
+    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 404, 406, 409, 413, 414, 415, 429, 500]);
+    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 404, 406, 413, 414, 415, 429, 500]);
+    const created = doc.paths['/dns-records'].post.responses[202];
+    expect(created.headers).toEqual({ 'Content-Location': { schema: { type: 'string' }, description: expect.any(String) } });
+    expect(doc.paths['/dns-records/{id}'].delete.responses[403].description).toContain('`record_not_deletable`');
+  });
+
+  it('describes every document by its real shape: each object lists its members, none is an open map', () => {
+    let objects = 0;
+    for (const [where, schema] of documentSchemas(doc)) {
+      eachSchema(schema, where, (s, at) => {
+        if (s.type === 'object' || (Array.isArray(s.type) && s.type.includes('object'))) {
+          objects++;
+          expect(Object.keys(s.properties ?? {}).length, `${at} lists its members`).toBeGreaterThan(0);
+        }
+        if ('additionalProperties' in s) expect(s.additionalProperties, `${at} is not an open map`).toBe(false);
+      });
+    }
+    expect(objects).toBeGreaterThan(50);
+    // The documents are components that the operations refer to; attributes are typed, not `object`.
+    expect(doc.components.schemas.DnsRecord.properties.attributes.properties.ttl).toEqual({ type: 'integer', description: 'seconds' });
+    expect(doc.components.schemas.CustomerList.properties.data).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Customer' } });
+  });
+
+  it('promises only what the server has: a tag per group with routes, the groups to come named as not available yet, and those answer 404', async () => {
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual([
+      'customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'databases',
+    ]);
+    for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
+    expect(doc.info.description).toContain('Not available yet: subdomains, email-addresses;');
+    const x = await seedTenants(t.admin);
+    for (const segment of ['subdomains', 'email-addresses']) {
+      expect(Object.keys(doc.paths).some((p) => p.startsWith(`/${segment}`)), segment).toBe(false);
+      const r = await call(t.app, 'GET', `/${segment}`, { token: x.reseller.token });
+      expect(r.status, segment).toBe(404);
+    }
+  });
+
+  it('cites no file a client does not have (no "spec §…", no "API-NOTES")', () => {
+    const text = JSON.stringify(doc);
+    expect(text).not.toMatch(/§|API-NOTES|spec\.md|DESIGN\.md/);
+  });
+});
+
+/** One exchange with the API: which operation, what was tried, and the answer. */
+interface Sample {
+  o: Operation;
+  what: string;
+  status: number;
+  type: string;
+  body: unknown;
+}
+
+/** The request an operation's examples describe: the URL with its path parameters' examples, the body example. */
+function exampleRequest(o: Operation) {
+  const url = o.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const param = (o.op.parameters ?? []).find((p: any) => p.in === 'path' && p.name === name);
+    if (param?.example === undefined) throw new Error(`${o.key}: no example for {${name}}`);
+    return encodeURIComponent(param.example);
+  });
+  const body = o.op.requestBody?.content['application/vnd.api+json'].example;
+  if (o.op.requestBody && body === undefined) throw new Error(`${o.key}: no request body example`);
+  return { url, body };
+}
+
+/** The URL of `o` with every path parameter set to `value` (raw: it may be malformed on purpose). */
+const urlWith = (o: Operation, value: string) => o.path.replace(/\{\w+\}/g, value);
+
+/** Problems of the samples against the schema documented for their operation, status and type (Redocly's example validator). */
+async function schemaProblems(doc: any, samples: Sample[]) {
+  const copy = structuredClone(doc);
+  const undocumented: string[] = [];
+  samples.forEach((s, i) => {
+    const media = copy.paths[s.o.path][s.o.method.toLowerCase()].responses[s.status]?.content?.[s.type];
+    if (!media) return undocumented.push(`${s.o.key} ${s.what}: ${s.status} ${s.type} is not documented`);
+    media.examples = { ...media.examples, [`sample${i}`]: { value: s.body } };
+  });
+  const problems = await lint(copy, { rules: { 'no-invalid-media-type-examples': { severity: 'error', allowAdditionalProperties: false } } });
+  return [...undocumented, ...problems.map((p) => p.replace(/\/examples\/sample(\d+)\//, (_, i) => ` (${samples[Number(i)].o.key}: ${samples[Number(i)].what}) /`))];
+}
+
+describe.each(ENGINES)('the OpenAPI document against the API it describes on %s', (engine: EngineName) => {
+  const t = filledLater<TestApp>();
+  const limited = filledLater<TestApp>();
+  let doc: any;
+  const samples: Sample[] = [];
+  /** Answers of failures tried on purpose: the status each should have. */
+  const expected = new Map<Sample, number>();
+
+  beforeAll(async () => {
+    Object.assign(t, await createTestApp(engine));
+    // The examples name objects of the demo dataset; its reseller sees them all.
+    const demo = await loadDemoData(t.admin, BASE);
+    // The database examples need a default mariadb 10.11 server; the demo dataset registers one only
+    // when DEMO_MARIADB_URL is set. No worker runs here, so this server is never contacted.
+    await new DatabaseServersRepository(t.store.db).add({
+      name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
+    });
+    const reseller = demo.customers.find((c) => c.role === 'reseller')!.token;
+    const shop = demo.customers.find((c) => c.domain === 'shop-demo.example')!.token;
+    doc = (await call(t.app, 'GET', '/openapi.json')).json;
+    const ops = operations(doc);
+
+    const send = async (o: Operation, what: string, url: string, req: { token?: string | null; body?: unknown; headers?: Record<string, string> } = {}, status?: number, app = t.app) => {
+      const token = req.token === null ? undefined : (req.token ?? reseller);
+      const r = await call(app, o.method as 'GET', url, { token, body: req.body, headers: { accept: VND, ...req.headers } });
+      const sample = { o, what, status: r.status, type: String(r.headers['content-type']), body: r.json };
+      samples.push(sample);
+      if (status !== undefined) expected.set(sample, status);
+      return r;
+    };
+
+    // Writes first (the GET examples name the job the POST creates), deletes last.
+    const rank = (o: Operation) => ['POST', 'PATCH', 'GET', 'DELETE'].indexOf(o.method);
+    for (const o of [...ops].sort((a, b) => rank(a) - rank(b))) {
+      const { url, body } = exampleRequest(o);
+      await send(o, 'its examples', url, { body });
+    }
+
+    for (const o of ops) {
+      await send(o, 'no credentials', exampleRequest(o).url, { token: null }, 401);
+      await send(o, 'another API version', exampleRequest(o).url, { headers: { accept: 'application/vnd.hostplane.v2+json' } }, 406);
+      if (o.op.parameters?.some((p: any) => p.in === 'query')) {
+        await send(o, 'an unknown filter', `${o.path}?filter[no_such_filter]=1`, {}, 400);
+        await send(o, 'a paged list', `${o.path}?page[number]=1&page[size]=1`, {}, 200);
+      }
+      if (hasPathParams(o)) {
+        await send(o, 'a malformed URL', urlWith(o, '%zz'), {}, 400);
+        await send(o, 'a too long path segment', urlWith(o, 'a'.repeat(3000)), {}, 414);
+        if (o.op.responses[404]) {
+          // A PATCH names its object in the body too (else the answer is 409 id_mismatch).
+          const body = exampleRequest(o).body as { data: object } | undefined;
+          await send(o, 'an unknown object', urlWith(o, 'nonexistent.example'), { body: body && { data: { ...body.data, id: 'nonexistent.example' } } }, 404);
+        }
+      }
+      if (readsBody(o)) {
+        const { url } = exampleRequest(o);
+        await send(o, 'a body that is not JSON', url, { body: 'x', headers: { 'content-type': 'text/plain' } }, 415);
+        await send(o, 'malformed JSON', url, { body: '{"data":', headers: { 'content-type': 'application/vnd.api+json' } }, 400);
+        await send(o, 'a body over the limit', url, { body: `"${'x'.repeat(t.config.http.bodyLimit)}"` }, 413);
+      }
+      if (o.op.requestBody) await send(o, 'an empty document', exampleRequest(o).url, { body: {} }, 422);
+    }
+
+    // Failures particular to one operation.
+    const op = (key: string) => ops.find((o) => o.key === key)!;
+    const patchCustomer = exampleRequest(op('PATCH /customers/{id}'));
+    await send(op('PATCH /customers/{id}'), 'by the customer itself', patchCustomer.url, { token: shop, body: patchCustomer.body }, 403);
+    await send(op('PATCH /customers/{id}'), 'data.id of another customer', patchCustomer.url, { body: { data: { type: 'customer', id: '10003', attributes: {} } } }, 409);
+    await send(op('PATCH /domains/{name}'), 'data.id of another domain', exampleRequest(op('PATCH /domains/{name}')).url, {
+      body: { data: { type: 'domain', id: 'blog-demo.example', attributes: {} } },
+    }, 409);
+    await send(op('GET /domains/{name}'), 'a name that is not ACE-encodable', '/domains/a_b.example', {}, 422);
+    await send(op('POST /dns-records'), 'the example record again', '/dns-records', { body: exampleRequest(op('POST /dns-records')).body }, 409);
+    const managed = (await call(t.app, 'GET', '/dns-records?filter[domain]=shop-demo.example', { token: reseller })).json.data.find(
+      (r: any) => r.attributes.tags[0] === 'managed',
+    );
+    await send(op('DELETE /dns-records/{id}'), 'a managed record', `/dns-records/${managed.id}`, {}, 403);
+    const names = Array.from({ length: 11 }, (_, i) => `n${i}.example`).join(',');
+    await send(op('GET /domain-availability/{domains}'), 'eleven names', `/domain-availability/${names}`, {}, 422);
+
+    // Over the rate limit (a server allowing one request per window), each from its own address.
+    Object.assign(limited, await createTestApp(engine, { RATE_LIMIT_MAX: '1' }));
+    for (const [i, o] of ops.entries()) {
+      const from = `198.51.100.${i + 1}`;
+      const { url, body } = exampleRequest(o);
+      await call(limited.app, o.method as 'GET', url, { body, remoteAddress: from });
+      const r = await limited.app.inject({ method: o.method as 'GET', url, headers: { accept: VND }, remoteAddress: from });
+      const sample = { o, what: 'over the rate limit', status: r.statusCode, type: String(r.headers['content-type']), body: JSON.parse(r.body) };
+      samples.push(sample);
+      expected.set(sample, 429);
+    }
+  });
+  afterAll(async () => {
+    await t.close?.();
+    await limited.close?.();
+  });
+
+  it('every operation, sent with the examples of its parameters and body, answers its documented success status', () => {
+    const tried = samples.filter((s) => s.what === 'its examples');
+    expect(tried.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).sort());
+    for (const s of tried) expect(`${s.o.key} → ${s.status} ${JSON.stringify(s.body).slice(0, 300)}`).toBe(`${s.o.key} → ${successStatus(s.o.op)} ${JSON.stringify(s.body).slice(0, 300)}`);
+  });
+
+  it('each failure tried answers the status it should, and the operation documents that status', () => {
+    expect(expected.size).toBeGreaterThan(80);
+    for (const [s, status] of expected) {
+      expect(`${s.o.key}, ${s.what} → ${s.status}`).toBe(`${s.o.key}, ${s.what} → ${status}`);
+      expect(Object.keys(s.o.op.responses), `${s.o.key}, ${s.what}`).toContain(String(status));
+    }
+  });
+
+  it('every answer — successes, paged lists, failures — fits the schema documented for its operation and status', async () => {
+    expect(samples.length).toBeGreaterThan(100);
+    expect(await schemaProblems(doc, samples)).toEqual([]);
+  });
+});
+
+/** The Chromium binary on PATH, or null. */
+function findChromium(): string | null {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const file = path.join(dir, 'chromium');
+    if (dir && fs.existsSync(file)) return file;
+  }
+  return null;
+}
+
+const chromium = findChromium();
+
+requirable(chromium ? null : 'chromium is not installed (apt-get install chromium)')('the docs page in headless Chromium', () => {
+  const t = filledLater<TestApp>();
+  let origin = '';
+  let doc: any;
+  let profile = '';
+  beforeAll(async () => {
+    Object.assign(t, await createTestApp('sqlite'));
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = t.app.server.address() as { port: number };
+    origin = `http://127.0.0.1:${address.port}`;
+    doc = (await call(t.app, 'GET', '/openapi.json')).json;
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-chromium-'));
+  });
+  afterAll(async () => {
+    await t.close?.();
+    if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  });
+
+  /** The page's DOM after its scripts ran, as text: tags dropped, entities decoded, spaces folded. */
+  async function renderedText(url: string) {
+    const { stdout } = await promisify(execFile)(
+      chromium!,
+      ['--headless', '--no-sandbox', '--disable-gpu', `--user-data-dir=${profile}`, '--virtual-time-budget=10000', '--dump-dom', url],
+      { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+    );
+    const text = stdout
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/&quot;/g, '"')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&')
+      .replace(/\s+/g, ' ');
+    return { dom: stdout, text };
+  }
+
+  it('renders the description, every operation and every schema of the document', async () => {
+    const { dom, text } = await renderedText(`${origin}/docs/`);
+    expect(text).not.toContain('Failed to load API definition');
+    expect(dom).not.toContain('errors-wrapper');
+    expect(text).toContain('hostplane — Customer Hosting Management API');
+    expect(text).toContain('Not available yet: subdomains, email-addresses');
+    for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
+    const schemas = Object.keys(doc.components.schemas);
+    const shown = [...dom.matchAll(/json-schema-2020-12__title">([^<]+)</g)].map((m) => m[1]);
+    expect(shown).toEqual(schemas);
+  }, 90_000);
+
+  it('shows an operation\'s request example and its documented answers', async () => {
+    const { text } = await renderedText(`${origin}/docs/#/dns-records/createDnsRecord`);
+    expect(text).toContain('"record_type" : "TXT"');
+    expect(text).toContain('"ttl" : 300');
+    for (const status of Object.keys(doc.paths['/dns-records'].post.responses)) expect(text).toContain(` ${status} `);
+    expect(text).toContain('Content-Location');
+    expect(text).toContain('conflict : the record clashes with existing records');
+  }, 90_000);
+});

@@ -1,0 +1,46 @@
+// `hostplane worker` (DESIGN "Architecture"; issue 3 item 2): the worker command runs jobs from
+// another process, woken by NOTIFY on PostgreSQL, holds its session lock there (issue 7 item 4),
+// and exits 0 on SIGTERM.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ENGINES } from '../helpers/app.js';
+import { useQueue } from '../helpers/queue.js';
+import { waitFor } from '../helpers/wait.js';
+
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+describe.each(ENGINES)('job queue on %s', (engine) => {
+  const { ts, enqueue, settled } = useQueue(engine);
+
+  it('`hostplane worker` runs jobs from another process (woken by NOTIFY on PostgreSQL) and exits 0 on SIGTERM', async () => {
+    const databaseUrl = engine === 'postgres' ? `${ts.url}${ts.url.includes('?') ? '&' : '?'}schema=${ts.schema}` : ts.url;
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker'], {
+      // PostgreSQL: no polling to speak of, so only LISTEN/NOTIFY can bring the job over in time.
+      env: { ...process.env, DATABASE_URL: databaseUrl, JOB_POLL_MS: engine === 'postgres' ? '600000' : '50', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor('worker ready', async () => out.includes('hostplane worker ready'), 20_000);
+      expect(out).toContain(`"listen":${engine === 'postgres'}`);
+      // PostgreSQL: its session lock shows it alive, so its lease can be long; SQLite: short leases
+      // (docs/decisions/0005-dead-workers.md).
+      expect(out).toContain(`"leaseMs":${engine === 'postgres' ? 30000 : 3000},"lock":${engine === 'postgres'}`);
+      // No definition for it (buildJobs): the other process marks it failed, which shows it ran it.
+      const t0 = Date.now();
+      const id = await enqueue({ jobType: 'subdomain', action: 'update' });
+      expect(await settled(id)).toMatchObject({ status: 'failed', error: 'no handler for subdomain update' });
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      const leaseOwner = out.match(/"worker":"([^"]+)"/)?.[1];
+      expect(leaseOwner).toContain(`:${child.pid}:`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(out).toContain('worker stopped');
+  }, 30_000);
+});

@@ -1,0 +1,252 @@
+// /databases through HTTP against the real MariaDB at TEST_MARIADB_URL (issue 8 items 2 and 4;
+// spec §2.8, §4.2, §4.3.1; API-NOTES §5, §9): the 202 answers with the one-time password, jobs that
+// are done only when the credentials really work (or are really gone), the offered combinations,
+// max_databases, PATCH of the description, filters, tenancy, and no plaintext password at rest.
+import { describe, expect, it } from 'vitest';
+import { BASE, ENGINES, call } from '../../helpers/app.js';
+import { errorBody, invalidAttribute, notFoundAt } from '../../helpers/errors.js';
+import { login, loginResult, requireMariadb, testServer } from '../../helpers/mariadb.js';
+import { SERVER, accountsOf, jobDone, postDatabase, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
+
+const PASSWORD = /^[A-Za-z0-9]{20}$/;
+
+requireMariadb()('databases', () => {
+  describe.each(ENGINES)('on %s', { timeout: 60_000 }, (engine) => {
+    const s = useDatabasesSuite(engine);
+    const token = () => s.x.end1.token;
+
+    /** A created database whose job is done: its id, name and password. */
+    async function created(packageId: string, description?: string) {
+      const r = await postDatabase(s.t, token(), { package_id: packageId, db_type: 'mariadb', version: s.version, ...(description ? { description } : {}) });
+      expect(r.status, r.body).toBe(202);
+      await jobDone(s.t, token(), r);
+      const a = r.json.data.attributes;
+      return { id: r.json.data.id as string, name: a.name as string, password: a.password as string, response: r };
+    }
+
+    it('POST → 202 with the database and its one-time password; when the job is done the password logs in and sees that database only', async () => {
+      const pkg = await s.newPackage();
+      const r = await postDatabase(s.t, token(), { package_id: pkg.id, db_type: 'mariadb', version: s.version, description: 'shop' });
+      expect(r.status, r.body).toBe(202);
+      const id = r.json.data.id;
+      const jobUrl = r.json.data.links['queue-job'];
+      expect(jobUrl).toMatch(new RegExp(`^${BASE}/queue-jobs/[0-9]+$`));
+      expect(r.headers['content-location']).toBe(jobUrl);
+      const name = `${pkg.linuxUser}_1`;
+      const password = r.json.data.attributes.password;
+      expect(password).toMatch(PASSWORD);
+      expect(r.json).toEqual({
+        data: {
+          type: 'database',
+          id: expect.stringMatching(/^[0-9]+$/),
+          attributes: {
+            package_id: pkg.id, db_type: 'mariadb', version: s.version, server: SERVER, name, username: name,
+            description: 'shop', usage: null, created_at: expect.any(String), password,
+          },
+          relationships: { package: { data: { type: 'package', id: pkg.id } } },
+          links: { self: `${BASE}/databases/${id}`, 'queue-job': jobUrl },
+        },
+        links: { self: `${BASE}/databases` },
+      });
+      // Attribute order (API-NOTES §9); data comes first in a single-resource document.
+      expect(Object.keys(r.json.data.attributes)).toEqual(['package_id', 'db_type', 'version', 'server', 'name', 'username', 'description', 'usage', 'created_at', 'password']);
+      expect(r.body.startsWith('{"data":')).toBe(true);
+
+      await jobDone(s.t, token(), r);
+      const conn = await login(testServer(), name, password);
+      try {
+        const [dbs] = await conn.query<any[]>('SHOW DATABASES');
+        expect(dbs.map((d) => d.Database).sort()).toEqual(['information_schema', name].sort());
+        await conn.query(`CREATE TABLE \`${name}\`.t (id INT PRIMARY KEY)`);
+      } finally {
+        await conn.end();
+      }
+      // GET shows it without the password and without the job link.
+      const g = await call(s.t.app, 'GET', `/databases/${id}`, { token: token() });
+      expect(g.status).toBe(200);
+      const { password: _pw, ...rest } = r.json.data.attributes;
+      expect(g.json).toEqual({ data: { ...r.json.data, attributes: rest, links: { self: `${BASE}/databases/${id}` } }, links: { self: `${BASE}/databases/${id}` } });
+    });
+
+    it('names are derived from the Linux user and numbered; each database has its own user that cannot reach a sibling', async () => {
+      const pkg = await s.newPackage();
+      const a = await created(pkg.id);
+      const b = await created(pkg.id);
+      expect([a.name, b.name]).toEqual([`${pkg.linuxUser}_1`, `${pkg.linuxUser}_2`]);
+      const conn = await login(testServer(), a.name, a.password);
+      try {
+        await expect(conn.query(`CREATE TABLE \`${b.name}\`.t (id INT)`)).rejects.toMatchObject({ code: expect.stringMatching(/^ER_(DB|TABLE)ACCESS_DENIED_ERROR$/) });
+      } finally {
+        await conn.end();
+      }
+    });
+
+    it('a combination the package cannot create → 422 on the member, the detail lists what it can; nothing is stored', async () => {
+      const pkg = await s.newPackage({ versions: [`mariadb-${s.version}`, 'mysql-8.0'] });
+      const can = `This package can create mariadb ${s.version} databases (db_type and version).`;
+      const v = await postDatabase(s.t, token(), { package_id: pkg.id, db_type: 'mariadb', version: '5.5' });
+      expect(v.json).toEqual(invalidAttribute('/databases', 'version', `mariadb 5.5 is not available. ${can}`));
+      // mysql-8.0 is in the plan, but no server provides it.
+      const t = await postDatabase(s.t, token(), { package_id: pkg.id, db_type: 'mysql', version: '8.0' });
+      expect(t.json).toEqual(invalidAttribute('/databases', 'db_type', `mysql 8.0 is not available. ${can}`));
+      const none = await s.newPackage({ versions: ['mysql-8.0'] });
+      const n = await postDatabase(s.t, token(), { package_id: none.id, db_type: 'mariadb', version: s.version });
+      expect(n.json).toEqual(
+        invalidAttribute('/databases', 'db_type', `mariadb ${s.version} is not available. This package cannot create databases: its plan offers no database version that a server provides.`),
+      );
+      const list = await call(s.t.app, 'GET', `/databases?filter[package_id]=${pkg.id},${none.id}`, { token: token() });
+      expect(list.json.meta.total).toBe(0);
+    });
+
+    it('bad bodies → 422, a foreign or unknown package → 404', async () => {
+      const pkg = await s.newPackage();
+      const extra = await postDatabase(s.t, token(), { package_id: pkg.id, db_type: 'mariadb', version: s.version, name: 'mine' });
+      expect(extra.status).toBe(422);
+      expect(extra.json.errors[0]).toMatchObject({ id: 'invalid_api_data' });
+      const missing = await postDatabase(s.t, token(), { db_type: 'mariadb', version: s.version });
+      expect(missing.status).toBe(422);
+      for (const packageId of [s.x.solo.packageId, '99999', 'abc']) {
+        const r = await postDatabase(s.t, token(), { package_id: packageId, db_type: 'mariadb', version: s.version });
+        expect(r.json, packageId).toEqual(notFoundAt(`${BASE}/databases`, 'package'));
+      }
+    });
+
+    it('at max_databases → 409 limit_reached naming the limit; parallel POSTs never pass it', async () => {
+      const pkg = await s.newPackage({ maxDatabases: 2 });
+      const tries = await Promise.all(
+        Array.from({ length: 5 }, () => postDatabase(s.t, token(), { package_id: pkg.id, db_type: 'mariadb', version: s.version })),
+      );
+      expect(tries.map((r) => r.status).sort()).toEqual([202, 202, 409, 409, 409]);
+      for (const r of tries.filter((x) => x.status === 409)) {
+        expect(r.json).toEqual(errorBody('limit_reached', 409, 'Plan limit reached', 'This package has reached its limit of 2 databases (max_databases of its plan).', `${BASE}/databases`));
+      }
+      for (const r of tries.filter((x) => x.status === 202)) await jobDone(s.t, token(), r);
+      const list = await call(s.t.app, 'GET', `/databases?filter[package_id]=${pkg.id}`, { token: token() });
+      expect(list.json.data.map((d: any) => d.attributes.name).sort()).toEqual([`${pkg.linuxUser}_1`, `${pkg.linuxUser}_2`]);
+    });
+
+    it('PATCH sets the description (null stores ""); other attributes → 422', async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id, 'old');
+      const patch = (attributes: Record<string, unknown>) =>
+        call(s.t.app, 'PATCH', `/databases/${db.id}`, { token: token(), body: { data: { type: 'database', id: db.id, attributes } } });
+      const r = await patch({ description: 'new' });
+      expect(r.status).toBe(200);
+      const get = await call(s.t.app, 'GET', `/databases/${db.id}`, { token: token() });
+      expect(r.body).toBe(get.body);
+      expect(r.json.data.attributes.description).toBe('new');
+      expect((await patch({ description: null })).json.data.attributes.description).toBe('');
+      const bad = await patch({ version: '8.0' });
+      expect(bad.status).toBe(422);
+      expect((await call(s.t.app, 'GET', `/databases/${db.id}`, { token: token() })).json.data.attributes.description).toBe('');
+    });
+
+    it('POST /databases/{id}/password → 202 with a new password; when the job is done the old one fails and the new one works', async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id);
+      const r = await call(s.t.app, 'POST', `/databases/${db.id}/password`, { token: token() });
+      expect(r.status, r.body).toBe(202);
+      const fresh = r.json.data.attributes.password;
+      expect(fresh).toMatch(PASSWORD);
+      expect(fresh).not.toBe(db.password);
+      const { password: _old, ...before } = db.response.json.data.attributes;
+      const { password: _new, ...after } = r.json.data.attributes;
+      expect(after).toEqual(before);
+      expect(r.headers['content-location']).toBe(r.json.data.links['queue-job']);
+      expect(r.json.links).toEqual({ self: `${BASE}/databases/${db.id}/password` });
+      await jobDone(s.t, token(), r);
+      expect(await loginResult(testServer(), db.name, db.password)).toBe('denied');
+      expect(await loginResult(testServer(), db.name, fresh)).toBe('ok');
+    });
+
+    it('DELETE → 202 with the queue-job; when it is done database and user are gone and GET answers 404', async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id);
+      const r = await call(s.t.app, 'DELETE', `/databases/${db.id}`, { token: token() });
+      expect(r.status).toBe(202);
+      expect(r.json.data).toMatchObject({
+        type: 'queue-job',
+        attributes: { job_type: 'database', action: 'delete', status: 'pending' },
+        links: { object: `${BASE}/databases/${db.id}`, database: `${BASE}/databases/${db.id}` },
+      });
+      expect(r.headers['content-location']).toBe(`${BASE}/queue-jobs/${r.json.data.id}`);
+      await jobDone(s.t, token(), r);
+      expect(await schemasOn([db.name])).toEqual([]);
+      expect(await accountsOf(db.name)).toEqual([]);
+      expect((await call(s.t.app, 'GET', `/databases/${db.id}`, { token: token() })).json).toEqual(notFoundAt(`${BASE}/databases/${db.id}`, 'database'));
+    });
+
+    it('DELETE right after POST is allowed and wins: the jobs run in order and nothing is left', async () => {
+      const pkg = await s.newPackage();
+      const p = await postDatabase(s.t, token(), { package_id: pkg.id, db_type: 'mariadb', version: s.version });
+      expect(p.status).toBe(202);
+      const d = await call(s.t.app, 'DELETE', `/databases/${p.json.data.id}`, { token: token() });
+      expect(d.status).toBe(202);
+      const again = await call(s.t.app, 'DELETE', `/databases/${p.json.data.id}`, { token: token() });
+      // Until its job has removed the row, a repeated DELETE answers the same job.
+      if (again.status === 202) expect(again.json.data.id).toBe(d.json.data.id);
+      else expect(again.status).toBe(404);
+      await jobDone(s.t, token(), p);
+      await jobDone(s.t, token(), d);
+      const name = p.json.data.attributes.name;
+      expect(await schemasOn([name])).toEqual([]);
+      expect(await accountsOf(name)).toEqual([]);
+      expect((await call(s.t.app, 'GET', `/databases/${p.json.data.id}`, { token: token() })).status).toBe(404);
+    });
+
+    it('filters package_id, server, db_type and version; values that match nothing give an empty list', async () => {
+      const pkg = await s.newPackage();
+      const a = await created(pkg.id);
+      const other = await s.newPackage();
+      const b = await created(other.id);
+      const ids = async (query: string) => {
+        const r = await call(s.t.app, 'GET', `/databases?${query}`, { token: token() });
+        expect(r.status, query).toBe(200);
+        return r.json.data.map((d: any) => d.id).filter((id: string) => [a.id, b.id].includes(id));
+      };
+      expect(await ids(`filter[package_id]=${pkg.id}`)).toEqual([a.id]);
+      expect(await ids(`filter[package_id]=${pkg.id},${other.id}`)).toEqual([a.id, b.id]);
+      expect(await ids(`filter[server]=${SERVER}&filter[db_type]=mariadb&filter[version]=${s.version}`)).toEqual([a.id, b.id]);
+      expect(await ids(`filter[package_id]=${other.id}&filter[db_type]=mariadb`)).toEqual([b.id]);
+      for (const q of ['filter[server]=nope', 'filter[db_type]=mysql', 'filter[version]=8.0', 'filter[package_id]=abc']) expect(await ids(q), q).toEqual([]);
+      const bad = await call(s.t.app, 'GET', '/databases?filter[name]=x', { token: token() });
+      expect(bad.status).toBe(400);
+    });
+
+    it("another tenant gets 404 for every operation on a database and never sees it; the reseller does", async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id, 'private');
+      const before = (await call(s.t.app, 'GET', `/databases/${db.id}`, { token: token() })).body;
+      for (const stranger of [s.x.solo.token, s.x.end2.token]) {
+        const url = `${BASE}/databases/${db.id}`;
+        expect((await call(s.t.app, 'GET', `/databases/${db.id}`, { token: stranger })).json).toEqual(notFoundAt(url, 'database'));
+        const p = await call(s.t.app, 'PATCH', `/databases/${db.id}`, { token: stranger, body: { data: { type: 'database', id: db.id, attributes: { description: 'x' } } } });
+        expect(p.json).toEqual(notFoundAt(url, 'database'));
+        expect((await call(s.t.app, 'POST', `/databases/${db.id}/password`, { token: stranger })).json).toEqual(notFoundAt(`${url}/password`, 'database'));
+        expect((await call(s.t.app, 'DELETE', `/databases/${db.id}`, { token: stranger })).json).toEqual(notFoundAt(url, 'database'));
+        const list = await call(s.t.app, 'GET', `/databases?filter[package_id]=${pkg.id}`, { token: stranger });
+        expect(list.json.data).toEqual([]);
+      }
+      expect((await call(s.t.app, 'GET', `/databases/${db.id}`, { token: token() })).body).toBe(before);
+      expect(await loginResult(testServer(), db.name, db.password)).toBe('ok');
+      expect((await call(s.t.app, 'GET', `/databases/${db.id}`, { token: s.x.reseller.token })).status).toBe(200);
+    });
+
+    it('no password is stored: neither the tables nor the job payloads hold one', async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id);
+      const reset = await call(s.t.app, 'POST', `/databases/${db.id}/password`, { token: token() });
+      await jobDone(s.t, token(), reset);
+      const passwords = [db.password, reset.json.data.attributes.password];
+      const rows = JSON.stringify([
+        await s.t.store.db.selectFrom('databases').selectAll().execute(),
+        await s.t.store.db.selectFrom('queue_jobs').selectAll().execute(),
+        await s.t.store.db.selectFrom('database_servers').selectAll().execute(),
+      ]);
+      for (const pw of passwords) expect(rows).not.toContain(pw);
+      // What the jobs carry is the server's hash, nothing else.
+      const jobs = await s.t.store.db.selectFrom('queue_jobs').select(['action', 'payload']).where('job_type', '=', 'database').where('object_id', '=', db.id).orderBy('id').execute();
+      expect(jobs.map((j) => [j.action, Object.keys(JSON.parse(String(j.payload)))])).toEqual([['create', ['passwordHash']], ['update', ['passwordHash']]]);
+    });
+  });
+});

@@ -1,0 +1,63 @@
+// A write's answer shows the state that write produced (issue 7 item 3): under parallel writes of
+// one resource, every PATCH answer carries the values of its own request, never another's. On
+// PostgreSQL the re-read used to run outside the update's transaction and showed a later write.
+import { describe, expect, it } from 'vitest';
+import { ENGINES, call } from '../helpers/app.js';
+import { useDomains } from '../helpers/domains.js';
+import { nowIso } from '../../src/db/time.js';
+import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
+import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
+
+const PARALLEL = 20;
+
+describe.each(ENGINES)('read-your-writes on %s', (engine) => {
+  const { t, x, patch } = useDomains(engine);
+
+  it(`${PARALLEL} parallel PATCH /customers/{id}: each answer shows the external_customer_id it wrote`, async () => {
+    const id = x.end2.customerId;
+    const sent = Array.from({ length: PARALLEL }, (_, i) => `parallel-${i}`);
+    const answers = await Promise.all(
+      sent.map((ext, i) =>
+        call(t.app, 'PATCH', `/customers/${id}`, {
+          token: x.reseller.token,
+          body: { data: { type: 'customer', id, attributes: { external_customer_id: ext, is_login_disabled: i % 2 === 1 } } },
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(sent.map(() => 200));
+    expect(answers.map((r) => r.json.data.attributes.external_customer_id)).toEqual(sent);
+    expect(answers.map((r) => r.json.data.attributes.is_login_disabled)).toEqual(sent.map((_, i) => i % 2 === 1));
+    // The stored value is one of them (the last to commit), and a read shows it.
+    const now = await call(t.app, 'GET', `/customers/${id}`, { token: x.reseller.token });
+    expect(sent).toContain(now.json.data.attributes.external_customer_id);
+  });
+
+  it(`${PARALLEL} parallel PATCH /databases/{id}: each answer shows the description it wrote`, async () => {
+    // A database row as POST /databases stores it; no worker runs, so no server is contacted.
+    await new DatabaseServersRepository(t.store.db).add({
+      name: 'ryw', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
+    });
+    const id = String(
+      await new DatabasesRepository(t.store.db).insert({
+        customer_id: Number(x.end1.customerId), package_id: Number(x.end1.packageId), server_name: 'ryw', db_type: 'mariadb', version: '10.11', name: 'u_ryw_1', description: '',
+      }),
+    );
+    const sent = Array.from({ length: PARALLEL }, (_, i) => `parallel ${i}`);
+    const answers = await Promise.all(
+      sent.map((description) =>
+        call(t.app, 'PATCH', `/databases/${id}`, { token: x.end1.token, body: { data: { type: 'database', id, attributes: { description } } } }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(sent.map(() => 200));
+    expect(answers.map((r) => r.json.data.attributes.description)).toEqual(sent);
+  });
+
+  it(`${PARALLEL} parallel PATCH /domains/{name}: each answer shows the presence flags it wrote`, async () => {
+    const flags = Array.from({ length: PARALLEL }, (_, i) => ({ dns_update_lock: i % 2 === 1, dns_migration_mode: { enabled: i % 4 >= 2 } }));
+    const answers = await Promise.all(
+      flags.map((presence) => patch('flags.example', { type: 'domain', id: 'flags.example', attributes: { presence } })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(flags.map(() => 200));
+    expect(answers.map((r) => r.json.data.attributes.presence)).toEqual(flags);
+  });
+});

@@ -1,0 +1,213 @@
+// Tenancy sweep (DESIGN "Tenancy is enforced in one place", API-NOTES §3, §4; issue 2 item 8):
+// every GET-one and PATCH with other tenants' ids answers 404 and changes nothing; lists and
+// filters never show a foreign object; a reseller does see its end customers' objects.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, ENGINES, call, createTestApp, type TestApp } from '../helpers/app.js';
+import { notFoundAt } from '../helpers/errors.js';
+import { seedTenants, type Tenant, type Tenants } from '../helpers/tenants.js';
+import { QueueRepository } from '../../src/queue/queue.repository.js';
+import { nowIso } from '../../src/db/time.js';
+import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
+import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
+
+type Key = 'reseller' | 'end1' | 'end2' | 'solo';
+type Kind = 'customers' | 'domains' | 'packages' | 'plans' | 'queue-jobs' | 'databases';
+const KINDS: Kind[] = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'databases'];
+const WHAT: Record<Kind, string> = { customers: 'customer', domains: 'domain', packages: 'package', plans: 'plan', 'queue-jobs': 'queue-job', databases: 'database' };
+/** Kinds whose objects a customer may change with PATCH (the others are read-only: 405). */
+const WRITABLE = new Set<Kind>(['customers', 'domains', 'databases']);
+
+// attacker → victim: customer ↔ customer, end customer → sibling, end customer → its reseller,
+// and the reseller → a customer that is not its own.
+const PAIRS: [Key, Key][] = [
+  ['solo', 'end1'],
+  ['end1', 'solo'],
+  ['end1', 'end2'],
+  ['end2', 'end1'],
+  ['end1', 'reseller'],
+  ['end2', 'reseller'],
+  ['solo', 'reseller'],
+  ['reseller', 'solo'],
+];
+
+describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
+  let t: TestApp;
+  let x: Tenants;
+  /** The objects each tenant owns, per resource kind (ids as they appear in URLs). */
+  const owned = {} as Record<Key, Record<Kind, string[]>>;
+  const pendingJob = {} as Record<Key, string>;
+  let unusedSoldPlanId: string;
+  const tenant = (k: Key): Tenant => x[k];
+
+  beforeAll(async () => {
+    t = await createTestApp(engine);
+    x = await seedTenants(t.admin);
+    unusedSoldPlanId = String((await t.admin.createPlan({ name: 'sold, unused', resellerId: Number(x.reseller.customerId) })).planId);
+    const jobs = new QueueRepository(t.store.db);
+    // Database rows as POST /databases stores them; no worker runs, so the server is never contacted.
+    await new DatabaseServersRepository(t.store.db).add({
+      name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
+    });
+    const databases = new DatabasesRepository(t.store.db);
+    for (const k of ['reseller', 'end1', 'end2', 'solo'] as Key[]) {
+      const customerId = Number(tenant(k).customerId);
+      pendingJob[k] = String((await jobs.insert({ customerId, jobType: 'dns-record', action: 'create', objectId: `${k}-rec` })).id);
+      const done = String((await jobs.insert({ customerId, jobType: 'database', action: 'delete', objectId: `${k}-db`, status: 'done', finishedAt: nowIso(-60_000) })).id);
+      const failed = String((await jobs.insert({ customerId, jobType: 'subdomain', action: 'update', objectId: `${k}-sub`, status: 'failed', error: 'boom', finishedAt: nowIso() })).id);
+      owned[k] = {
+        customers: [tenant(k).customerId],
+        domains: [tenant(k).domain],
+        packages: [tenant(k).packageId],
+        plans: [tenant(k).planId],
+        'queue-jobs': [pendingJob[k], done, failed],
+        databases: [
+          String(await databases.insert({
+            customer_id: customerId, package_id: Number(tenant(k).packageId), server_name: 'db1', db_type: 'mariadb', version: '10.11', name: `u_${k}_1`, description: '',
+          })),
+        ],
+      };
+    }
+    owned.reseller.plans.push(x.resellerPlanId, unusedSoldPlanId);
+  });
+  afterAll(() => t.close());
+
+  /** What `k` may see of one kind: its own objects and, for the reseller, its end customers'. */
+  const visible = (k: Key, kind: Kind) => {
+    const keys: Key[] = k === 'reseller' ? ['reseller', 'end1', 'end2'] : [k];
+    return new Set(keys.flatMap((o) => owned[o][kind]));
+  };
+
+  const notFound = (url: string, kind: Kind) => notFoundAt(BASE + url, WHAT[kind]);
+
+  const patchBody = (kind: Kind, id: string) =>
+    kind === 'customers'
+      ? { data: { type: 'customer', id, attributes: { is_login_disabled: true, external_customer_id: 'hijacked' } } }
+      : kind === 'domains'
+        ? { data: { type: 'domain', id, attributes: { presence: { dns_update_lock: true, dns_migration_mode: { enabled: true } } } } }
+        : kind === 'databases'
+          ? { data: { type: 'database', id, attributes: { description: 'hijacked' } } }
+          : { data: { type: WHAT[kind], id, attributes: { name: 'hijacked' } } };
+
+  /** Every object of `victim` as its owner reads it. */
+  const snapshot = async (victim: Key) => {
+    const out: Record<string, string> = {};
+    for (const kind of KINDS) {
+      for (const id of owned[victim][kind]) {
+        const url = `/${kind}/${id}`;
+        const r = await call(t.app, 'GET', url, { token: tenant(victim).token });
+        // The reseller's sold plan without a package is visible to it alone, still its object.
+        expect(r.status, url).toBe(200);
+        out[url] = r.body;
+      }
+    }
+    return out;
+  };
+
+  const jobCount = async () => (await t.store.db.selectFrom('queue_jobs').select('id').execute()).length;
+
+  it.each(PAIRS)('%s → %s: GET one and PATCH of every resource answer 404, data unchanged', async (attacker, victim) => {
+    const before = await snapshot(victim);
+    const jobsBefore = await jobCount();
+    const mine = visible(attacker, 'plans');
+    let checked = 0;
+    for (const kind of KINDS) {
+      for (const id of owned[victim][kind]) {
+        // end1 and end2 share the reseller's plan: it is each one's own plan, not a foreign one.
+        if (mine.has(id) && kind === 'plans') continue;
+        const url = `/${kind}/${id}`;
+        const g = await call(t.app, 'GET', url, { token: tenant(attacker).token });
+        expect(g.status, `GET ${url}`).toBe(404);
+        expect(g.json, `GET ${url}`).toEqual(notFound(url, kind));
+        const p = await call(t.app, 'PATCH', url, { token: tenant(attacker).token, body: patchBody(kind, id) });
+        if (WRITABLE.has(kind)) {
+          expect(p.status, `PATCH ${url}`).toBe(404);
+          expect(p.json, `PATCH ${url}`).toEqual(notFound(url, kind));
+        } else {
+          // Read-only resources: 405 whether the object is foreign or not (no existence leak).
+          const own = `/${kind}/${owned[attacker][kind][0]}`;
+          const o = await call(t.app, 'PATCH', own, { token: tenant(attacker).token, body: patchBody(kind, owned[attacker][kind][0]) });
+          expect(p.status, `PATCH ${url}`).toBe(405);
+          expect(p.json.errors, `PATCH ${url}`).toEqual(o.json.errors);
+        }
+        if (kind === 'databases') {
+          // The job-backed writes on a database: a new password and DELETE.
+          const pw = await call(t.app, 'POST', `${url}/password`, { token: tenant(attacker).token });
+          expect(pw.json, `POST ${url}/password`).toEqual(notFound(`${url}/password`, kind));
+          const d = await call(t.app, 'DELETE', url, { token: tenant(attacker).token });
+          expect(d.json, `DELETE ${url}`).toEqual(notFound(url, kind));
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(7);
+    expect(await snapshot(victim)).toEqual(before);
+    expect(await jobCount()).toBe(jobsBefore);
+  });
+
+  it('an unknown id answers exactly like a foreign one (no existence leak)', async () => {
+    for (const [kind, unknown] of [['customers', '99999'], ['domains', 'nobody.example'], ['packages', '99999'], ['plans', '99999'], ['queue-jobs', '99999'], ['databases', '99999']] as [Kind, string][]) {
+      const url = `/${kind}/${unknown}`;
+      const r = await call(t.app, 'GET', url, { token: x.end1.token });
+      expect(r.json).toEqual(notFound(url, kind));
+    }
+  });
+
+  it.each(['reseller', 'end1', 'end2', 'solo'] as Key[])('lists of %s hold exactly its scope, never a foreign object', async (k) => {
+    for (const kind of KINDS) {
+      const r = await call(t.app, 'GET', `/${kind}`, { token: tenant(k).token });
+      expect(r.status, kind).toBe(200);
+      const ids: string[] = r.json.data.map((o: any) => o.id);
+      // The job list holds pending jobs only (spec §4.2).
+      const expected = kind === 'queue-jobs' ? [...visible(k, kind)].filter((id) => Object.values(pendingJob).includes(id)) : [...visible(k, kind)];
+      expect(new Set(ids), kind).toEqual(new Set(expected));
+      expect(ids.length, kind).toBe(expected.length);
+    }
+  });
+
+  it.each(PAIRS)('%s filtering by %s\'s ids gets empty lists, not foreign rows', async (attacker, victim) => {
+    const v = tenant(victim);
+    const a = tenant(attacker);
+    const queries = [
+      `/domains?filter[owner_id]=${v.customerId}`,
+      `/domains?filter[package_id]=${v.packageId}`,
+      `/domains?filter[owner_id]=${v.customerId}&filter[package_id]=${v.packageId}`,
+      `/packages?filter[owner_id]=${v.customerId}`,
+      `/packages?filter[linux_user]=u_${victim}`,
+      `/databases?filter[package_id]=${v.packageId}`,
+      ...(visible(attacker, 'plans').has(v.planId) ? [] : [`/packages?filter[plan_id]=${v.planId}`]),
+    ];
+    for (const url of queries) {
+      const r = await call(t.app, 'GET', url, { token: a.token });
+      expect(r.status, url).toBe(200);
+      expect(r.json, url).toEqual({ links: { self: BASE + url }, data: [], meta: { total: 0 } });
+    }
+    // Mixed with an own id, only the own rows come back.
+    const mixed = await call(t.app, 'GET', `/domains?filter[owner_id]=${v.customerId},${a.customerId}`, { token: a.token });
+    expect(mixed.json.data.map((d: any) => d.id)).toEqual([a.domain]);
+  });
+
+  it("a reseller reads every object of its end customers and changes their customer record and domain", async () => {
+    for (const k of ['end1', 'end2'] as Key[]) {
+      for (const kind of KINDS) {
+        for (const id of owned[k][kind]) {
+          const url = `/${kind}/${id}`;
+          const r = await call(t.app, 'GET', url, { token: x.reseller.token });
+          expect(r.status, url).toBe(200);
+          expect(r.json.data.id, url).toBe(id);
+        }
+      }
+    }
+    const d = await call(t.app, 'PATCH', `/domains/${x.end2.domain}`, {
+      token: x.reseller.token,
+      body: { data: { type: 'domain', id: x.end2.domain, attributes: { presence: { dns_update_lock: true } } } },
+    });
+    expect(d.status).toBe(200);
+    const c = await call(t.app, 'PATCH', `/customers/${x.end2.customerId}`, {
+      token: x.reseller.token,
+      body: { data: { type: 'customer', id: x.end2.customerId, attributes: { external_customer_id: 'crm-2' } } },
+    });
+    expect(c.status).toBe(200);
+    expect((await call(t.app, 'GET', `/domains/${x.end2.domain}`, { token: x.end2.token })).json.data.attributes.presence.dns_update_lock).toBe(true);
+    expect((await call(t.app, 'GET', `/customers/${x.end2.customerId}`, { token: x.end2.token })).json.data.attributes.external_customer_id).toBe('crm-2');
+  });
+});
