@@ -110,7 +110,7 @@ async function startInstance(engine: EngineName): Promise<Instance> {
     DNS_LISTEN: 'off',
   });
   const admin = new AdminService(store, config);
-  const data = await loadDemoData(admin, config.publicBaseUrl);
+  const { data } = await loadDemoData(admin, config.publicBaseUrl);
   const limiter = new MemoryLimiter(config);
   const app = await buildApp(config, { store, limiter, logStream: discard() });
   await app.listen({ host: '127.0.0.1', port: 0 });

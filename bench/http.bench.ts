@@ -80,7 +80,7 @@ interface Hostplane {
 
 async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane> {
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
-  const data = await loadDemoData(new AdminService(store), 'https://api.example.com');
+  const { data } = await loadDemoData(new AdminService(store), 'https://api.example.com');
   // The production defaults, except that the limits are out of the way (one client sends
   // everything) and DNS is off.
   const config = loadConfig({

@@ -56,6 +56,9 @@ export const EnvSchema = Type.Object({
       description: 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]',
     }),
   ),
+  DEMO_MARIADB_URL: Type.Optional(
+    Type.String({ pattern: '^mysql://', description: 'mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]' }),
+  ),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -80,6 +83,8 @@ export interface Config {
   rdap: { servers: Record<string, string>; timeoutMs: number };
   http: { bodyLimit: number; requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
   demoData: 'auto' | 'on' | 'off';
+  /** A server the demo dataset registers as the default of its type and version, or null. */
+  demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
   jobs: { concurrency: number; leaseMs: number | null; maxAttempts: number; pollMs: number };
 }
@@ -187,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keepAliveTimeoutMs: positive('KEEP_ALIVE_TIMEOUT_MS', num(e.KEEP_ALIVE_TIMEOUT_MS, 5_000)),
     },
     demoData: e.DEMO_DATA ?? 'auto',
+    demoMariadbUrl: e.DEMO_MARIADB_URL ?? null,
     jobs: {
       concurrency: positive('JOB_CONCURRENCY', num(e.JOB_CONCURRENCY, 4)),
       leaseMs: e.JOB_LEASE_MS === undefined ? null : Number(e.JOB_LEASE_MS),

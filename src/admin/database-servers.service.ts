@@ -119,6 +119,21 @@ export class DatabaseServersService {
   ) {}
 
   /**
+   * Registers a server as the flavour and major.minor it reports (the demo dataset's server):
+   * `await servers.addAsItIs({ name: 'demo-db', url, isDefault: true })`.
+   */
+  async addAsItIs(v: Omit<NewDatabaseServer, 'dbType' | 'version'>): Promise<{ server: DatabaseServerView; warnings: string[] }> {
+    let probed: ProbeResult;
+    try {
+      probed = await probeServer(parseServerUrl(v.url, v.password));
+    } catch (e) {
+      if (e instanceof ProbeError) throw new AppError('service_unavailable', e.message);
+      throw e;
+    }
+    return this.add({ ...v, dbType: probed.flavour, version: probed.version });
+  }
+
+  /**
    * Registers a server after asking it what it is. Returns it and the warnings for the operator
    * (an anonymous account that shadows customers' `user@'%'`, a test-only label mismatch).
    */

@@ -2,7 +2,10 @@
 // customers of it, one independent customer; each with a plan, a package, a domain that is both
 // registered and present, and an API token. Loaded by `hostplane demo` and by `serve` on a new
 // embedded database. Tokens and the password are random and exist in clear only in the result.
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { AdminService } from './admin.service.js';
+import { DatabaseServersService, type DatabaseServerView } from './database-servers.service.js';
 
 export type DemoRole = 'reseller' | 'end-customer' | 'customer';
 
@@ -21,6 +24,27 @@ export interface DemoDataset {
   base_url: string;
   customers: DemoCustomer[];
 }
+
+/** The dataset (what `demo --json` prints) and, for people, what became of DEMO_MARIADB_URL. */
+export interface DemoLoad {
+  data: DemoDataset;
+  /** The server registered from DEMO_MARIADB_URL, or null. */
+  databaseServer: DatabaseServerView | null;
+  /** Why DEMO_MARIADB_URL could not be registered (the dataset is loaded all the same). */
+  warnings: string[];
+}
+
+export interface DemoOptions {
+  /** DEMO_MARIADB_URL: registered as `demo-db`, the default of the type and version it reports. */
+  mariadbUrl?: string | null;
+  db?: Kysely<Database>;
+}
+
+/** Name of the demo's database server. */
+export const DEMO_DATABASE_SERVER = 'demo-db';
+
+/** What every plan offers: the common default, and the demo server's own type and version. */
+const planVersions = (server: DatabaseServerView | null) => [...new Set(['mariadb-10.11', ...(server ? [`${server.db_type}-${server.version}`] : [])])];
 
 interface Spec {
   key: string;
@@ -64,10 +88,24 @@ const INDEPENDENT: Spec = {
 
 /**
  * Loads the dataset through the operator services (the same rules as `hostplane admin …`).
- * The caller checks that the database is new; `loadDemoData(admin, config.publicBaseUrl)`.
+ * The caller checks that the database is new:
+ * `loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db })`.
+ * With a MariaDB/MySQL at `mariadbUrl`, the customers can create databases there at once.
  */
-export async function loadDemoData(admin: AdminService, baseUrl: string): Promise<DemoDataset> {
-  const operatorPlan = (await admin.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50 })).planId;
+export async function loadDemoData(admin: AdminService, baseUrl: string, o: DemoOptions = {}): Promise<DemoLoad> {
+  const warnings: string[] = [];
+  let databaseServer: DatabaseServerView | null = null;
+  if (o.mariadbUrl && o.db) {
+    try {
+      const added = await new DatabaseServersService(o.db).addAsItIs({ name: DEMO_DATABASE_SERVER, url: o.mariadbUrl, isDefault: true });
+      databaseServer = added.server;
+      warnings.push(...added.warnings);
+    } catch (e) {
+      warnings.push(`DEMO_MARIADB_URL: ${(e as Error).message} The demo has no database server; add one with \`hostplane admin database-server add\`.`);
+    }
+  }
+  const databaseVersions = planVersions(databaseServer);
+  const operatorPlan = (await admin.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50, databaseVersions })).planId;
 
   const create = async (spec: Spec, planId: number, resellerId: number | null): Promise<DemoCustomer & { customerId: number }> => {
     const { customerId, contactId } = await admin.createCustomer({
@@ -94,7 +132,9 @@ export async function loadDemoData(admin: AdminService, baseUrl: string): Promis
   const reseller = await create(RESELLER, operatorPlan, null);
   reseller.legacy_password = await admin.setGeneratedLegacyPassword(reseller.customerId);
   // The reseller sells its own plan to its end customers.
-  const resellerPlan = (await admin.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10 })).planId;
+  const resellerPlan = (
+    await admin.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10, databaseVersions })
+  ).planId;
   const ends = [];
   for (const spec of END_CUSTOMERS) ends.push(await create(spec, resellerPlan, reseller.customerId));
   const solo = await create(INDEPENDENT, operatorPlan, null);
@@ -102,5 +142,5 @@ export async function loadDemoData(admin: AdminService, baseUrl: string): Promis
   const wire = ({ id, role, reseller_id, token, package_id, domain, legacy_password }: DemoCustomer): DemoCustomer => ({
     id, role, reseller_id, token, package_id, domain, legacy_password,
   });
-  return { base_url: baseUrl, customers: [reseller, ...ends, solo].map(wire) };
+  return { data: { base_url: baseUrl, customers: [reseller, ...ends, solo].map(wire) }, databaseServer, warnings };
 }

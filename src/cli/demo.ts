@@ -3,7 +3,7 @@
 // command can never mix demo tokens into a real deployment.
 import { Command } from 'commander';
 import { migrate } from '../db/migrate.js';
-import { loadDemoData, type DemoDataset } from '../admin/demo.js';
+import { loadDemoData, type DemoDataset, type DemoLoad } from '../admin/demo.js';
 import { CliError, withStore, type CliIo } from './context.js';
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -14,8 +14,22 @@ export function demoCurl(data: DemoDataset): string {
   return `curl -s -H ${shellQuote(`Authorization: token ${who.token}`)} ${shellQuote(`${data.base_url}/customers`)}`;
 }
 
+/** How the demo's customers reach their databases, or why they cannot yet. */
+function databaseLines({ data, databaseServer: s, warnings }: DemoLoad): string {
+  const notes = warnings.map((w) => `Warning: ${w}\n`).join('');
+  if (!s) return notes;
+  const who = data.customers.find((c) => c.role === 'customer') ?? data.customers[0];
+  const [host, port] = [s.host.replace(/:(\d+)$/, ''), /:(\d+)$/.exec(s.host)?.[1] ?? '3306'];
+  const post = `curl -s -X POST -H ${shellQuote(`Authorization: token ${who.token}`)} -H 'Content-Type: application/vnd.api+json' ${shellQuote(`${data.base_url}/databases`)} -d ${shellQuote(JSON.stringify({ data: { type: 'database', attributes: { package_id: who.package_id, db_type: s.db_type, version: s.version } } }))}`;
+  return (
+    `${notes}\nDatabases are created on ${s.name} (${s.db_type} ${s.version} at ${s.host}):\n\n  ${post}\n\n` +
+    `then, with the name and password it answers: mariadb -h ${host} -P ${port} -u <name> -p <name>\n`
+  );
+}
+
 /** What people read after the dataset was loaded (`demo` without --json, and `serve` on first start). */
-export function formatDemo(data: DemoDataset): string {
+export function formatDemo(load: DemoLoad): string {
+  const { data } = load;
   const rows = data.customers.map((c) => [
     `customer ${c.id}`,
     c.role + (c.reseller_id ? ` of ${c.reseller_id}` : ''),
@@ -33,7 +47,8 @@ export function formatDemo(data: DemoDataset): string {
     'Loaded the demo dataset. Its API tokens are shown only now; later, issue new ones with\n' +
     '`hostplane admin token create --contact <id>` (see `hostplane admin contact list`).\n\n' +
     `${table}\n${legacy}\n` +
-    `Try it:\n\n  ${demoCurl(data)}\n`
+    `Try it:\n\n  ${demoCurl(data)}\n` +
+    databaseLines(load)
   );
 }
 
@@ -50,9 +65,12 @@ export function demoCommand(io: CliIo): Command {
             'invalid_state',
           );
         }
-        const data = await loadDemoData(admin, config.publicBaseUrl);
-        if (o.json) return out.json(data);
-        out.text(formatDemo(data));
+        const load = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
+        if (o.json) {
+          for (const w of load.warnings) io.stderr.write(`hostplane: warning: ${w}\n`);
+          return out.json(load.data);
+        }
+        out.text(formatDemo(load));
       }),
     );
 }

@@ -11,7 +11,7 @@ import { buildApp } from '../app.js';
 import { MemoryLimiter, type Limiter } from '../limits/limiter.js';
 import { RedisLimiter } from '../limits/redis-limiter.js';
 import { AdminService } from '../admin/admin.service.js';
-import { loadDemoData, type DemoDataset } from '../admin/demo.js';
+import { loadDemoData, type DemoLoad } from '../admin/demo.js';
 import { formatDemo } from './demo.js';
 import { Worker, workerSettings } from '../queue/worker.js';
 import { buildJobs } from '../resources/jobs.js';
@@ -30,7 +30,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
   const store = await openStore(config.databaseUrl);
   let limiter: Limiter | null = null;
   let app: FastifyInstance | null = null;
-  let demo: DemoDataset | null = null;
+  let demo: DemoLoad | null = null;
   let worker: Worker | null = null;
   let dns: DnsServer | null = null;
   let drivers: Drivers | null = null;
@@ -57,7 +57,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     // Only once the port is ours: tokens created for a server that then fails to start would
     // never be shown, and the database would no longer count as new.
     const admin = new AdminService(store, config);
-    if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl);
+    if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
   } catch (err) {
     await worker?.stop().catch(() => {});
     if (drivers) await closeDrivers(drivers);

@@ -7,10 +7,11 @@ import * as m002 from './migrations/002-dns.js';
 import * as m003dnsRecords from './migrations/003-dns-records.js';
 import * as m004queueOrder from './migrations/004-queue-order.js';
 import * as m005databases from './migrations/005-databases.js';
+import * as m006queueSchedules from './migrations/006-queue-schedules.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
-  '005-databases': m005databases,
+  '005-databases': m005databases, '006-queue-schedules': m006queueSchedules,
 };
 
 /** Every migration's name, in order. */

@@ -153,6 +153,12 @@ export interface DatabasesTable {
   created_at: string;
 }
 
+/** When the next job of each scheduled job definition is due (src/queue/queue.repository.ts scheduleDue). */
+export interface QueueSchedulesTable {
+  name: string;
+  next_run_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -166,4 +172,5 @@ export interface Database {
   dns_servers: DnsServersTable;
   database_servers: DatabaseServersTable;
   databases: DatabasesTable;
+  queue_schedules: QueueSchedulesTable;
 }

@@ -7,7 +7,12 @@ import type { QueueJobsTable } from '../db/schema.js';
 /** A job's `job_type` is the type of the resource it changes (spec §2.0). */
 export const JOB_TYPES = ['dns-record', 'database', 'email-address', 'subdomain'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
-export type JobAction = 'create' | 'update' | 'delete';
+/**
+ * create, update and delete change the object a client asked for (spec §3.1); `refresh` is a
+ * scheduled job of the system (its definition's `every`), enqueued without a customer, so no
+ * client ever sees it.
+ */
+export type JobAction = 'create' | 'update' | 'delete' | 'refresh';
 /** `failed` is our extension for jobs that exhausted their retries (API-NOTES §5). */
 export type JobStatus = 'pending' | 'done' | 'failed';
 

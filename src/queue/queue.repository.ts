@@ -204,6 +204,31 @@ export class QueueRepository {
     return updated(await this.fenced(id, token).set({ progress }).executeTakeFirst());
   }
 
+  /**
+   * Takes the turn of the scheduled job `name` if it is due: moves its next run `everyMs` ahead
+   * and answers true, or answers false when it is not due or another worker took the turn. A
+   * schedule seen for the first time is due at once. Call it in the transaction that enqueues the
+   * job (withJobs), so the turn and the job commit together:
+   * `if (await new QueueRepository(trx).takeScheduledTurn('database:refresh', DAY_MS)) await enqueue(…)`.
+   * On PostgreSQL a second worker's update waits for the first and then finds the row no longer
+   * due; SQLite runs one writer at a time.
+   */
+  async takeScheduledTurn(name: string, everyMs: number): Promise<boolean> {
+    const now = nowIso();
+    await this.db
+      .insertInto('queue_schedules')
+      .values({ name, next_run_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const r = await this.db
+      .updateTable('queue_schedules')
+      .set({ next_run_at: nowIso(everyMs) })
+      .where('name', '=', name)
+      .where('next_run_at', '<=', now)
+      .executeTakeFirst();
+    return updated(r);
+  }
+
   /** Deletes done jobs finished before `cutoff` (spec §3.1: removed 24 h after completion); returns how many. */
   async purgeDone(cutoff: string): Promise<number> {
     const r = await this.db

@@ -47,6 +47,11 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   action: JobAction;
   /** The payload every job of this kind carries; a job whose payload does not fit fails at once. */
   payload: S;
+  /**
+   * Scheduled: the workers enqueue one job of this kind (empty payload, no customer, no object)
+   * every `every` ms, the first when a worker first starts (src/queue/queue.repository.ts scheduleDue).
+   */
+  every?: number;
   run(ctx: JobContext<Static<S>>): Promise<JobResult>;
 }
 
@@ -79,5 +84,10 @@ export class JobRegistry {
   }
   get(jobType: string, action: string): JobDefinition | undefined {
     return this.map.get(`${jobType}:${action}`);
+  }
+
+  /** The scheduled definitions (those with `every`), each with its schedule name `type:action`. */
+  scheduled(): Array<{ name: string; definition: JobDefinition & { every: number } }> {
+    return [...this.map].flatMap(([name, d]) => (d.every === undefined ? [] : [{ name, definition: d as JobDefinition & { every: number } }]));
   }
 }

@@ -28,6 +28,7 @@ import type { Drivers } from '../provisioning/drivers.js';
 import { DONE_JOB_RETENTION_MS, type QueueJobRow } from './jobs.js';
 import { JOBS_CHANNEL, notifyEnqueued, onEnqueued } from './notify.js';
 import { QueueRepository } from './queue.repository.js';
+import { withJobs } from './enqueue.js';
 import { JobRegistry, LeaseLostError, PermanentJobError, type JobContext, type JobDefinition, type JobResult } from './types.js';
 
 export interface WorkerOptions {
@@ -54,6 +55,8 @@ export interface WorkerOptions {
   /** How often done jobs past retention are deleted [60000], and the retention [24 h]. */
   purgeEveryMs?: number;
   doneRetentionMs?: number;
+  /** How often the worker looks for scheduled jobs that are due (JobDefinition.every) [60000]. */
+  scheduleEveryMs?: number;
   /** PostgreSQL: LISTEN for wake-ups from other processes [true]. */
   listen?: boolean;
   /**
@@ -148,6 +151,7 @@ export class Worker {
       backoffMaxMs: opts.backoffMaxMs ?? 300_000,
       purgeEveryMs: opts.purgeEveryMs ?? 60_000,
       doneRetentionMs: opts.doneRetentionMs ?? DONE_JOB_RETENTION_MS,
+      scheduleEveryMs: opts.scheduleEveryMs ?? 60_000,
       listen: opts.listen ?? true,
       deadWorkerCheckMs: opts.deadWorkerCheckMs ?? 1_000,
     };
@@ -175,6 +179,10 @@ export class Worker {
     this.every(this.o.pollMs, () => this.wake());
     this.every(this.o.purgeEveryMs, () => void this.purge());
     void this.purge();
+    if (this.opts.jobs.scheduled().length) {
+      this.every(this.o.scheduleEveryMs, () => void this.enqueueScheduled());
+      void this.enqueueScheduled();
+    }
     this.wake();
     this.opts.log.info(
       { worker: this.id, concurrency: this.o.concurrency, leaseMs: this.o.leaseMs, lock: this.lock !== null, listen: this.unlisten !== null },
@@ -479,6 +487,21 @@ export class Worker {
   backoff(attempts: number): number {
     const ceiling = Math.min(this.o.backoffMaxMs, this.o.backoffBaseMs * 2 ** Math.min(attempts - 1, 30));
     return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+  }
+
+  /** Enqueues each scheduled job whose turn has come (one job per turn, whichever worker takes it). */
+  private async enqueueScheduled() {
+    for (const { name, definition: d } of this.opts.jobs.scheduled()) {
+      try {
+        await withJobs(this.opts.store, async (trx, enqueue) => {
+          if (!(await new QueueRepository(trx).takeScheduledTurn(name, d.every))) return;
+          const job = await enqueue({ customerId: null, jobType: d.type, action: d.action, objectId: null, payload: {} });
+          this.opts.log.info({ job: job.id, schedule: name }, 'enqueued scheduled job');
+        });
+      } catch (err) {
+        this.logError('schedule', err, 'enqueueing a scheduled job failed; retrying at the next check');
+      }
+    }
   }
 
   private async purge() {

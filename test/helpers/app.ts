@@ -41,6 +41,14 @@ export interface TestStore {
   drop(): Promise<void>;
 }
 
+/** The DATABASE_URL another process (the CLI, `hostplane worker`) reaches this test store with. */
+export function processUrl(ts: TestStore): string {
+  if (!ts.schema) return ts.url;
+  const u = new URL(ts.url);
+  u.searchParams.set('schema', ts.schema);
+  return u.toString();
+}
+
 /** A fresh database of `engine`, migrated unless `migrated: false`. */
 export async function freshStore(engine: EngineName, { migrated = true, poolSize = 5 } = {}): Promise<TestStore> {
   if (engine === 'postgres') {

@@ -11,7 +11,7 @@ import type { Store } from '../../src/db/index.js';
 import { buildApp } from '../../src/app.js';
 import { MemoryLimiter } from '../../src/limits/limiter.js';
 import { main } from '../../src/main.js';
-import { freshStore, testConfig, type EngineName } from './app.js';
+import { freshStore, processUrl, testConfig, type EngineName } from './app.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -68,10 +68,7 @@ export interface TestDb {
  */
 export async function newDatabase(engine: EngineName): Promise<TestDb> {
   const db = await freshStore(engine, { migrated: false, poolSize: 2 });
-  if (!db.schema) return db;
-  const u = new URL(db.url);
-  u.searchParams.set('schema', db.schema);
-  return { ...db, url: u.toString() };
+  return { ...db, url: processUrl(db) };
 }
 
 /** An app serving `store` with links under `baseUrl`, to check what the CLI did the way a client sees it. */

@@ -3,12 +3,13 @@
 // (the derived database names start with them, so useTestNames' cleanup finds them), and job waits.
 import { afterAll, beforeAll, expect } from 'vitest';
 import mysql from 'mysql2/promise';
-import { call, createTestApp, type EngineName, type TestApp } from './app.js';
+import { call, createTestApp, freshStore, processUrl, type EngineName, type TestApp } from './app.js';
 import { seedTenants, type Tenants } from './tenants.js';
 import { pollUntil } from './wait.js';
 import { MARIADB_URL, testServer, useTestNames, withAdmin } from './mariadb.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { nowIso } from '../../src/db/time.js';
+import type { DatabaseServerConn } from '../../src/provisioning/databases/driver.js';
 
 export const SERVER = 'db-test';
 
@@ -20,19 +21,27 @@ export async function serverVersion(): Promise<string> {
 
 export interface DatabasesSuite {
   t: TestApp;
+  /** DATABASE_URL of the suite's store for the CLI. */
+  databaseUrl: string;
   x: Tenants;
   version: string;
   names: ReturnType<typeof useTestNames>;
   /** A package of end1 with a unique Linux user, on a plan offering the test server's version. */
   newPackage(o?: { maxDatabases?: number; versions?: string[] }): Promise<{ id: string; linuxUser: string }>;
+  /** A database created by end1 in `packageId` whose job is done: its id, name, password and the 202. */
+  created(packageId: string, description?: string): Promise<{ id: string; name: string; password: string; response: Awaited<ReturnType<typeof call>> }>;
 }
 
 /** Registers the app, tenants and server for one engine: `const s = useDatabasesSuite(engine)`. */
 export function useDatabasesSuite(engine: EngineName): DatabasesSuite {
   const names = useTestNames(() => [testServer()]);
   const s = { names } as DatabasesSuite;
+  let dropStore: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    s.t = await createTestApp(engine, {}, { worker: true });
+    const ts = await freshStore(engine);
+    s.databaseUrl = processUrl(ts);
+    s.t = await createTestApp(engine, {}, { worker: true, store: ts });
+    dropStore = () => ts.drop();
     s.x = await seedTenants(s.t.admin);
     s.version = await serverVersion();
     await new DatabaseServersRepository(s.t.store.db).add({
@@ -51,8 +60,19 @@ export function useDatabasesSuite(engine: EngineName): DatabasesSuite {
       const { packageId } = await s.t.admin.createPackage({ customerId: Number(s.x.end1.customerId), planId, name: linuxUser, linuxUser });
       return { id: String(packageId), linuxUser };
     };
+    s.created = async (packageId, description) => {
+      const token = s.x.end1.token;
+      const r = await postDatabase(s.t, token, { package_id: packageId, db_type: 'mariadb', version: s.version, ...(description ? { description } : {}) });
+      expect(r.status, r.body).toBe(202);
+      await jobDone(s.t, token, r);
+      const a = r.json.data.attributes;
+      return { id: r.json.data.id as string, name: a.name as string, password: a.password as string, response: r };
+    };
   }, 60_000);
-  afterAll(() => s.t?.close());
+  afterAll(async () => {
+    await s.t?.close();
+    await dropStore?.();
+  });
   return s;
 }
 
@@ -72,9 +92,10 @@ export async function jobDone(t: TestApp, token: string, accepted: { headers: Re
   expect(job).toMatchObject({ status: 'done', error: null });
 }
 
-/** The databases the admin sees on the test server among `names`. */
-export async function schemasOn(names: string[]): Promise<string[]> {
-  return withAdmin(testServer(), async (conn) => {
+/** The databases the admin sees among `names` on `server` (the test server unless given): `schemasOn([n])` or `schemasOn(server, [n])`. */
+export async function schemasOn(...args: [string[]] | [DatabaseServerConn, string[]]): Promise<string[]> {
+  const [server, names] = args.length === 1 ? [testServer(), args[0]] : args;
+  return withAdmin(server, async (conn) => {
     const [rows] = await conn.query<mysql.RowDataPacket[]>('SELECT SCHEMA_NAME AS n FROM information_schema.SCHEMATA WHERE SCHEMA_NAME IN (?)', [names]);
     return rows.map((r) => String(r.n));
   });

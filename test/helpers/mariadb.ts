@@ -16,9 +16,13 @@ import { requirable } from './required.js';
 
 export const MARIADB_URL = process.env.TEST_MARIADB_URL;
 
-/** `requireMariadb()('suite name', () => …)`: skips without TEST_MARIADB_URL, fails so under CI_REQUIRE_ALL=1. */
+/**
+ * `requireMariadb()('suite name', () => …)`: skips without TEST_MARIADB_URL or the `mariadb`
+ * client (customers log in with it in the tests), fails so under CI_REQUIRE_ALL=1.
+ */
 export function requireMariadb(): ReturnType<typeof requirable> {
-  return requirable(MARIADB_URL ? null : 'TEST_MARIADB_URL is not set');
+  if (!MARIADB_URL) return requirable('TEST_MARIADB_URL is not set');
+  return requirable(findBinary('mariadb') ? null : 'the mariadb client is not installed (Debian package mariadb-client)');
 }
 
 /** Why a private mariadbd cannot be started here, or null. */
@@ -88,6 +92,20 @@ export function login(server: DatabaseServerConn, user: string, password: string
     user,
     password,
     connectTimeout: 5_000,
+  });
+}
+
+/**
+ * Runs `statements` with the `mariadb` command-line client as `user`, as a customer would from a
+ * shell; resolves with what it printed (tab-separated, no column names) and its exit code.
+ */
+export function mariadbClient(server: DatabaseServerConn, user: string, password: string, statements: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const url = new URL(server.url);
+  const args = ['--protocol=TCP', `--host=${url.hostname}`, `--port=${url.port || 3306}`, `--user=${user}`, `--password=${password}`, '--batch', '--skip-column-names', '-e', statements];
+  return new Promise((resolve) => {
+    execFile('mariadb', args, { timeout: 15_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout: String(stdout), stderr: String(stderr) });
+    });
   });
 }
 

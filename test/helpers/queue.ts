@@ -46,6 +46,7 @@ export function useQueue(engine: EngineName) {
     await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
     await Promise.all(locks.splice(0).map((release) => release()));
     await sql`delete from queue_jobs`.execute(store.db);
+    await sql`delete from queue_schedules`.execute(store.db);
   });
   afterAll(async () => {
     for (const s of extraStores) await s.close();

@@ -270,7 +270,7 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
   beforeAll(async () => {
     Object.assign(t, await createTestApp(engine));
     // The examples name objects of the demo dataset; its reseller sees them all.
-    const demo = await loadDemoData(t.admin, BASE);
+    const demo = (await loadDemoData(t.admin, BASE)).data;
     // The database examples need a default mariadb 10.11 server; the demo dataset registers one only
     // when DEMO_MARIADB_URL is set. No worker runs here, so this server is never contacted.
     await new DatabaseServersRepository(t.store.db).add({

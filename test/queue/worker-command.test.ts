@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ENGINES } from '../helpers/app.js';
+import { ENGINES, processUrl } from '../helpers/app.js';
 import { useQueue } from '../helpers/queue.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -14,7 +14,7 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
   const { ts, enqueue, settled } = useQueue(engine);
 
   it('`hostplane worker` runs jobs from another process (woken by NOTIFY on PostgreSQL) and exits 0 on SIGTERM', async () => {
-    const databaseUrl = engine === 'postgres' ? `${ts.url}${ts.url.includes('?') ? '&' : '?'}schema=${ts.schema}` : ts.url;
+    const databaseUrl = processUrl(ts);
     const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker'], {
       // PostgreSQL: no polling to speak of, so only LISTEN/NOTIFY can bring the job over in time.
       env: { ...process.env, DATABASE_URL: databaseUrl, JOB_POLL_MS: engine === 'postgres' ? '600000' : '50', LOG_LEVEL: 'info' },

@@ -13,10 +13,11 @@ import { packageCommand } from './packages.js';
 import { domainCommand } from './domains.js';
 import { resellerCommand } from './reseller.js';
 import { databaseServerCommand } from './database-servers.js';
+import { databaseCommand } from './databases.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -24,5 +25,6 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(packageCommand(io))
     .addCommand(domainCommand(io))
     .addCommand(resellerCommand(io))
-    .addCommand(databaseServerCommand(io));
+    .addCommand(databaseServerCommand(io))
+    .addCommand(databaseCommand(io));
 }

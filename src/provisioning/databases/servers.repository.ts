@@ -2,9 +2,17 @@
 // admin URL: callers that print or answer anything map them to a view without it first.
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { DatabaseServerConn } from './driver.js';
 
 export type DatabaseServerRow = Selectable<Database['database_servers']>;
 export type NewDatabaseServerRow = Insertable<Database['database_servers']>;
+
+/** A registered server as the driver needs it: `driver.create(serverConn(row), spec)`. */
+export const serverConn = (row: DatabaseServerRow): DatabaseServerConn => ({
+  name: row.name,
+  url: row.url,
+  accessHosts: JSON.parse(row.access_hosts) as string[],
+});
 
 export class DatabaseServersRepository {
   constructor(readonly db: Kysely<Database>) {}

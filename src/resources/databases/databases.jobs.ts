@@ -11,7 +11,8 @@ import { Type, type Static } from 'typebox';
 import { parseNumericId } from '../../db/ids.js';
 import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
-import { DatabaseServersRepository } from '../../provisioning/databases/servers.repository.js';
+import { DatabaseServersRepository, serverConn } from '../../provisioning/databases/servers.repository.js';
+import { refreshDatabaseUsage, usageFailures } from './databases.usage.js';
 import { DatabasesRepository, type DatabaseRow } from './databases.repository.js';
 
 /** What create and password jobs carry: the mysql_native_password hash, never the password. */
@@ -32,7 +33,7 @@ async function databaseOf(ctx: JobContext<unknown>): Promise<{ repo: DatabasesRe
 async function serverOf(ctx: JobContext<unknown>, row: DatabaseRow): Promise<DatabaseServerConn> {
   const server = await new DatabaseServersRepository(ctx.store.db).byName(row.server_name);
   if (!server) throw new PermanentJobError(`database server ${row.server_name} is not registered`);
-  return { name: server.name, url: server.url, accessHosts: JSON.parse(server.access_hosts) as string[] };
+  return serverConn(server);
 }
 
 /** Fails the run (to be retried) unless the server shows the database with this password. */
@@ -96,4 +97,17 @@ export const deleteDatabaseJob = defineJob({
   },
 });
 
-export const DATABASE_JOBS = [createDatabaseJob, updateDatabaseJob, deleteDatabaseJob];
+/** Measures every live database once a day (issue 8 item 5); a server that did not answer makes the run fail and be retried. */
+export const refreshUsageJob = defineJob({
+  type: 'database',
+  action: 'refresh',
+  payload: Type.Object({}),
+  every: 24 * 60 * 60 * 1000,
+  run: async (ctx) => {
+    const failed = usageFailures(await refreshDatabaseUsage(ctx.store, ctx.drivers.databases));
+    if (failed) throw new Error(failed);
+    return DONE;
+  },
+});
+
+export const DATABASE_JOBS = [createDatabaseJob, updateDatabaseJob, deleteDatabaseJob, refreshUsageJob];

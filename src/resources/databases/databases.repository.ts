@@ -87,13 +87,16 @@ export class DatabasesRepository {
     return Number(r.n);
   }
 
-  /** Names on one server that begin with `prefix` (`_` and `%` in it are escaped: SQLite has no default LIKE escape). */
-  async namesLike(server: string, prefix: string): Promise<string[]> {
+  /**
+   * Names on any server that begin with `prefix` (`_` and `%` in it are escaped: SQLite has no
+   * default LIKE escape). Names need only be unique per server, but numbering over all servers
+   * keeps a package's databases apart for its customer when the default server changes.
+   */
+  async namesLike(prefix: string): Promise<string[]> {
     const pattern = `${prefix.replace(/[!%_]/g, '!$&')}%`;
     const rows = await this.db
       .selectFrom('databases')
       .select('name')
-      .where('server_name', '=', server)
       .where((eb) => sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`)
       .execute();
     return rows.map((r) => r.name);
@@ -116,6 +119,24 @@ export class DatabasesRepository {
   async transition(id: number, from: DatabaseRow['state'], to: DatabaseRow['state']) {
     const r = await this.db.updateTable('databases').set({ state: to }).where('id', '=', id).where('state', '=', from).executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Names of the live databases on `server`, for the usage refresh. */
+  async liveNamesOn(server: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('databases').select('name').where('server_name', '=', server).where('state', '=', 'live').execute();
+    return rows.map((r) => r.name);
+  }
+
+  /** Stores measured sizes (bytes by database name) of databases on `server`, measured at `at`. */
+  async setUsage(server: string, usage: Map<string, number>, at: string): Promise<void> {
+    for (const [name, bytes] of usage) {
+      await this.db
+        .updateTable('databases')
+        .set({ usage_bytes: bytes, usage_updated_at: at })
+        .where('server_name', '=', server)
+        .where('name', '=', name)
+        .execute();
+    }
   }
 
   async delete(id: number) {

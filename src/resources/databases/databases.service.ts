@@ -121,7 +121,7 @@ export class DatabasesService {
             server_name: server.name,
             db_type: server.db_type,
             version: server.version,
-            name: nextName(prefix, await repo.namesLike(server.name, prefix)),
+            name: nextName(prefix, await repo.namesLike(prefix)),
             description: input.description ?? '',
           });
           const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(id), payload });

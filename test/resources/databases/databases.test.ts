@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
 import { errorBody, invalidAttribute, notFoundAt } from '../../helpers/errors.js';
-import { login, loginResult, requireMariadb, testServer } from '../../helpers/mariadb.js';
+import { login, loginResult, mariadbClient, requireMariadb, testServer } from '../../helpers/mariadb.js';
 import { SERVER, accountsOf, jobDone, postDatabase, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
 
 const PASSWORD = /^[A-Za-z0-9]{20}$/;
@@ -15,14 +15,7 @@ requireMariadb()('databases', () => {
     const s = useDatabasesSuite(engine);
     const token = () => s.x.end1.token;
 
-    /** A created database whose job is done: its id, name and password. */
-    async function created(packageId: string, description?: string) {
-      const r = await postDatabase(s.t, token(), { package_id: packageId, db_type: 'mariadb', version: s.version, ...(description ? { description } : {}) });
-      expect(r.status, r.body).toBe(202);
-      await jobDone(s.t, token(), r);
-      const a = r.json.data.attributes;
-      return { id: r.json.data.id as string, name: a.name as string, password: a.password as string, response: r };
-    }
+    const created = (packageId: string, description?: string) => s.created(packageId, description);
 
     it('POST → 202 with the database and its one-time password; when the job is done the password logs in and sees that database only', async () => {
       const pkg = await s.newPackage();
@@ -61,6 +54,12 @@ requireMariadb()('databases', () => {
       } finally {
         await conn.end();
       }
+      // And with the mariadb client, as from a customer's shell.
+      const cli = await mariadbClient(testServer(), name, password, `CREATE TABLE \`${name}\`.u (id INT); SHOW TABLES FROM \`${name}\`; SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1`);
+      expect(cli).toEqual({ code: 0, stdout: `t\nu\n${[name, 'information_schema'].sort().join('\n')}\n`, stderr: '' });
+      const wrong = await mariadbClient(testServer(), name, `${password}x`, 'SELECT 1');
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toMatch(/Access denied for user/);
       // GET shows it without the password and without the job link.
       const g = await call(s.t.app, 'GET', `/databases/${id}`, { token: token() });
       expect(g.status).toBe(200);
