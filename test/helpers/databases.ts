@@ -32,15 +32,18 @@ export interface DatabasesSuite {
   created(packageId: string, description?: string): Promise<{ id: string; name: string; password: string; response: Awaited<ReturnType<typeof call>> }>;
 }
 
-/** Registers the app, tenants and server for one engine: `const s = useDatabasesSuite(engine)`. */
-export function useDatabasesSuite(engine: EngineName): DatabasesSuite {
+/**
+ * Registers the app, tenants and server for one engine: `const s = useDatabasesSuite(engine)`;
+ * `{ worker: false }` for an app without a worker in this process (other processes run the jobs).
+ */
+export function useDatabasesSuite(engine: EngineName, { worker = true } = {}): DatabasesSuite {
   const names = useTestNames(() => [testServer()]);
   const s = { names } as DatabasesSuite;
   let dropStore: (() => Promise<void>) | undefined;
   beforeAll(async () => {
     const ts = await freshStore(engine);
     s.databaseUrl = processUrl(ts);
-    s.t = await createTestApp(engine, {}, { worker: true, store: ts });
+    s.t = await createTestApp(engine, {}, { worker, store: ts });
     dropStore = () => ts.drop();
     s.x = await seedTenants(s.t.admin);
     s.version = await serverVersion();

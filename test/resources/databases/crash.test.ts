@@ -9,17 +9,14 @@
 // own database only. The time from the kills until all jobs were done is reported, not asserted.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import mysql from 'mysql2/promise';
-import { call, createTestApp, freshStore, type TestApp, type TestStore } from '../../helpers/app.js';
-import { seedTenants, type Tenants } from '../../helpers/tenants.js';
-import { MARIADB_URL, login, loginResult, requireMariadb, testServer, useTestNames, withAdmin } from '../../helpers/mariadb.js';
-import { SERVER, accountsOf, postDatabase, serverVersion } from '../../helpers/databases.js';
+import { call } from '../../helpers/app.js';
+import { login, loginResult, requireMariadb, testServer, withAdmin } from '../../helpers/mariadb.js';
+import { accountsOf, postDatabase, useDatabasesSuite } from '../../helpers/databases.js';
 import { requirable } from '../../helpers/required.js';
 import { pollUntil, sleep } from '../../helpers/wait.js';
-import { DatabaseServersRepository } from '../../../src/provisioning/databases/servers.repository.js';
-import { nowIso } from '../../../src/db/time.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/main.ts', import.meta.url));
 const DATABASES = 30;
@@ -49,46 +46,23 @@ interface Kill {
 
 requireMariadb()('database create jobs under SIGKILL', () => {
   requirable(process.env.TEST_DATABASE_URL ? null : 'TEST_DATABASE_URL is not set')('on postgres (hostplane worker processes)', () => {
-    const names = useTestNames(() => [testServer()]);
-    let ts: TestStore;
-    let t: TestApp;
-    let x: Tenants;
-    let version: string;
+    // No worker in this process: only the `hostplane worker` processes run jobs.
+    const s = useDatabasesSuite('postgres', { worker: false });
     /** Worker processes still running. */
     const workers = new Set<WorkerProcess>();
     /** Every worker process started, for the message of a failure. */
     const started: WorkerProcess[] = [];
     const outputs = () => started.map((w) => `--- worker ${w.child.pid} (${w.id || 'not ready'}):\n${w.output().slice(-3000)}`).join('\n');
 
-    beforeAll(async () => {
-      ts = await freshStore('postgres');
-      // No worker in this process: only the `hostplane worker` processes run jobs.
-      t = await createTestApp('postgres', {}, { store: ts, worker: false });
-      x = await seedTenants(t.admin);
-      version = await serverVersion();
-      await new DatabaseServersRepository(t.store.db).add({
-        name: SERVER,
-        db_type: 'mariadb',
-        version,
-        url: MARIADB_URL!,
-        access_hosts: JSON.stringify(['%']),
-        is_default: 1,
-        is_dedicated: 0,
-        created_at: nowIso(),
-      });
-    }, 60_000);
-
     afterAll(async () => {
       for (const w of workers) w.child.kill('SIGKILL');
       await Promise.all([...workers].map((w) => w.exited));
-      await t?.close();
-      await ts?.drop();
     });
 
     /** Starts `hostplane worker` on the app's schema; resolves once it is ready, with the id it claims under. */
     function startWorker(): Promise<WorkerProcess> {
       const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker'], {
-        env: { ...process.env, DATABASE_URL: `${ts.url}${ts.url.includes('?') ? '&' : '?'}schema=${ts.schema}`, LOG_LEVEL: 'info' },
+        env: { ...process.env, DATABASE_URL: s.databaseUrl, LOG_LEVEL: 'info' },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
@@ -112,7 +86,7 @@ requireMariadb()('database create jobs under SIGKILL', () => {
       });
     }
 
-    const db = () => t.store.db;
+    const db = () => s.t.store.db;
     const liveCount = async () =>
       Number((await sql<{ n: string }>`select count(*) as n from databases where state = 'live'`.execute(db())).rows[0].n);
     // Only the create jobs count: the workers also enqueue and run scheduled jobs of their own.
@@ -135,14 +109,13 @@ requireMariadb()('database create jobs under SIGKILL', () => {
     }
 
     it(`${DATABASES} creates, ${WORKERS} worker processes, ${KILL_AT_LIVE.length} SIGKILLed mid-run: every job done, every database created exactly once and working`, async () => {
-      const { planId } = await t.admin.createPlan({ name: names.next('plan'), maxDatabases: DATABASES + 10, databaseVersions: [`mariadb-${version}`] });
-      const linuxUser = names.next();
-      const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId, name: linuxUser, linuxUser });
-      const token = x.end1.token;
+      const { id: packageId, linuxUser } = await s.newPackage({ maxDatabases: DATABASES + 10 });
+      const { t, version } = s;
+      const token = s.x.end1.token;
 
       // The client's side: all POSTs answered 202 before any worker runs, each keeps its one-time password.
       const posted = await Promise.all(
-        Array.from({ length: DATABASES }, () => postDatabase(t, token, { package_id: String(packageId), db_type: 'mariadb', version })),
+        Array.from({ length: DATABASES }, () => postDatabase(t, token, { package_id: packageId, db_type: 'mariadb', version })),
       );
       const postedAt = Date.now();
       expect(posted.map((r) => r.status)).toEqual(posted.map(() => 202));
