@@ -41,12 +41,15 @@ export async function currentSchema(db: Kysely<any>): Promise<string | null> {
 }
 
 /**
- * PostgreSQL: `NOTIFY channel` with the current schema as payload; inside a transaction it is
+ * PostgreSQL: `NOTIFY channel` with the current schema (and ` <tag>`, when given) as payload; inside a transaction it is
  * delivered when (and only if) the transaction commits. SQLite has no such thing: a no-op.
  * `await notifySchema(trx, 'hostplane_dns')`.
  */
-export async function notifySchema(db: Kysely<any>, channel: string): Promise<void> {
-  if (isPostgres(db)) await sql`select pg_notify(${channel}, current_schema())`.execute(db);
+export async function notifySchema(db: Kysely<any>, channel: string, tag?: string): Promise<void> {
+  if (!isPostgres(db)) return;
+  // `schema tag`: schema names never contain a space.
+  if (tag === undefined) await sql`select pg_notify(${channel}, current_schema())`.execute(db);
+  else await sql`select pg_notify(${channel}, current_schema() || ' ' || ${tag}::text)`.execute(db);
 }
 
 /**

@@ -13,6 +13,15 @@ import { notifySchema } from '../db/dialect.js';
 /** The PostgreSQL channel workers LISTEN on. */
 export const JOBS_CHANNEL = 'hostplane_jobs';
 
+/**
+ * This process, in the payload of its NOTIFYs (`<schema> <tag>`): its own workers were woken in
+ * memory already, so they skip their own notification instead of claiming a second time.
+ */
+export const PROCESS_TAG = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+/** Whether a notification `payload` should wake a worker of `schema` in this process. */
+export const wakesUs = (payload: string, schema: string): boolean => payload === schema || (payload.startsWith(`${schema} `) && payload !== `${schema} ${PROCESS_TAG}`);
+
 // Keyed by Store.where (file path, or server + database + schema): two Store objects on the same
 // database in one process wake each other too.
 const local = new Map<string, Set<() => void>>();
@@ -25,7 +34,7 @@ const local = new Map<string, Set<() => void>>();
 export async function notifyEnqueued(store: Store): Promise<void> {
   for (const wake of local.get(store.where) ?? []) wake();
   try {
-    await notifySchema(store.db, JOBS_CHANNEL);
+    await notifySchema(store.db, JOBS_CHANNEL, PROCESS_TAG);
   } catch {
     // Polling covers it.
   }

@@ -26,7 +26,7 @@ import { currentSchema, freeSessionLocks } from '../db/dialect.js';
 import { nowIso } from '../db/time.js';
 import type { Drivers } from '../provisioning/drivers.js';
 import { DONE_JOB_RETENTION_MS, type QueueJobRow } from './jobs.js';
-import { JOBS_CHANNEL, notifyEnqueued, onEnqueued } from './notify.js';
+import { JOBS_CHANNEL, notifyEnqueued, onEnqueued, wakesUs } from './notify.js';
 import { QueueRepository } from './queue.repository.js';
 import { withJobs } from './enqueue.js';
 import { JobRegistry, LeaseLostError, PermanentJobError, type JobContext, type JobDefinition, type JobResult } from './types.js';
@@ -522,7 +522,7 @@ export class Worker {
       const stop = await store.listen(
         JOBS_CHANNEL,
         (payload) => {
-          if (payload === schema) this.wake();
+          if (wakesUs(payload, schema)) this.wake();
         },
         (err) => {
           this.unlisten = null;

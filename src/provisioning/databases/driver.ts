@@ -4,7 +4,7 @@
 // CREATE USER are a parse error under `execute()`), every operation idempotent so that a job re-run
 // after a kill at any point ends in the same state.
 import mysql from 'mysql2/promise';
-import type { Pool, PoolConnection, RowDataPacket } from 'mysql2/promise';
+import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { isNativePasswordHash } from './password.js';
 
 /** A registered database server as the driver needs it (the admin URL carries its credentials). */
@@ -193,7 +193,17 @@ export function mysqlDatabaseDriver(opts: MysqlDatabaseDriverOptions = {}): Data
     async create(server, db) {
       const statements = createStatements(server, db);
       await withAdmin(server, async (conn) => {
-        for (const sql of statements) await conn.query(sql);
+        // The ALTER after a CREATE USER is needed only when the user was there already (a retried
+        // job, or a reset that ran meanwhile): MariaDB and MySQL then answer with note 1973.
+        let justCreated = false;
+        for (const sql of statements) {
+          if (justCreated && sql.startsWith('ALTER USER')) {
+            justCreated = false;
+            continue;
+          }
+          const [result] = await conn.query<ResultSetHeader>(sql);
+          justCreated = sql.startsWith('CREATE USER') && result.warningStatus === 0;
+        }
       });
     },
 

@@ -8,7 +8,7 @@ export type DatabaseServerRow = Selectable<Database['database_servers']>;
 export type NewDatabaseServerRow = Insertable<Database['database_servers']>;
 
 /** A registered server as the driver needs it: `driver.create(serverConn(row), spec)`. */
-export const serverConn = (row: DatabaseServerRow): DatabaseServerConn => ({
+export const serverConn = (row: Pick<DatabaseServerRow, 'name' | 'url' | 'access_hosts'>): DatabaseServerConn => ({
   name: row.name,
   url: row.url,
   accessHosts: JSON.parse(row.access_hosts) as string[],

@@ -11,7 +11,7 @@ import { Type, type Static } from 'typebox';
 import { parseNumericId } from '../../db/ids.js';
 import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
-import { DatabaseServersRepository, serverConn } from '../../provisioning/databases/servers.repository.js';
+import { serverConn } from '../../provisioning/databases/servers.repository.js';
 import { refreshDatabaseUsage, usageFailures } from './databases.usage.js';
 import { DatabasesRepository, type DatabaseRow } from './databases.repository.js';
 
@@ -21,19 +21,17 @@ export type DatabaseJobPayload = Static<typeof DatabaseJobPayload>;
 
 const DONE: JobResult = { status: 'done' };
 
-/** The job's database row, or undefined when it is gone. */
-async function databaseOf(ctx: JobContext<unknown>): Promise<{ repo: DatabasesRepository; id: number; row: DatabaseRow | undefined }> {
+/** The job's database row (undefined when it is gone) and, lazily, the server it lives on as the driver needs it. */
+async function databaseOf(ctx: JobContext<unknown>) {
   const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
   if (id === null) throw new PermanentJobError('job has no database');
   const repo = new DatabasesRepository(ctx.store.db);
-  return { repo, id, row: await repo.byId(id) };
-}
-
-/** The registered server a database lives on, as the driver needs it. */
-async function serverOf(ctx: JobContext<unknown>, row: DatabaseRow): Promise<DatabaseServerConn> {
-  const server = await new DatabaseServersRepository(ctx.store.db).byName(row.server_name);
-  if (!server) throw new PermanentJobError(`database server ${row.server_name} is not registered`);
-  return serverConn(server);
+  const found = await repo.byIdWithServer(id);
+  const server = (): DatabaseServerConn => {
+    if (!found?.server) throw new PermanentJobError(`database server ${found?.row.server_name} is not registered`);
+    return serverConn(found.server);
+  };
+  return { repo, id, row: found?.row, server };
 }
 
 /** Fails the run (to be retried) unless the server shows the database with this password. */
@@ -48,9 +46,9 @@ export const createDatabaseJob = defineJob({
   action: 'create',
   payload: DatabaseJobPayload,
   run: async (ctx) => {
-    const { repo, id, row } = await databaseOf(ctx);
+    const { repo, id, row, server: serverOf } = await databaseOf(ctx);
     if (!row || row.state === 'deleting') return DONE;
-    const server = await serverOf(ctx, row);
+    const server = serverOf();
     await ctx.drivers.databases.create(server, { name: row.name, passwordHash: ctx.payload.passwordHash });
     await checkCreated(ctx, server, row);
     await repo.transition(id, 'pending', 'live');
@@ -67,9 +65,9 @@ export const updateDatabaseJob = defineJob({
   action: 'update',
   payload: DatabaseJobPayload,
   run: async (ctx) => {
-    const { repo, id, row } = await databaseOf(ctx);
+    const { repo, id, row, server: serverOf } = await databaseOf(ctx);
     if (!row || row.state === 'deleting') return DONE;
-    const server = await serverOf(ctx, row);
+    const server = serverOf();
     const spec = { name: row.name, passwordHash: ctx.payload.passwordHash };
     if (row.state === 'pending') await ctx.drivers.databases.create(server, spec);
     else await ctx.drivers.databases.setPassword(server, spec);
@@ -85,9 +83,9 @@ export const deleteDatabaseJob = defineJob({
   action: 'delete',
   payload: Type.Object({}),
   run: async (ctx) => {
-    const { repo, id, row } = await databaseOf(ctx);
+    const { repo, id, row, server: serverOf } = await databaseOf(ctx);
     if (!row) return DONE;
-    const server = await serverOf(ctx, row);
+    const server = serverOf();
     await ctx.drivers.databases.drop(server, { name: row.name });
     if (!(await ctx.drivers.databases.isDropped(server, { name: row.name }))) {
       throw new Error(`database ${row.name} on ${server.name} is not gone yet`);

@@ -3,6 +3,7 @@
 // service and the job runs.
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
+import type { DatabaseServerRow } from '../../provisioning/databases/servers.repository.js';
 import type { Database, DatabasesTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
@@ -77,39 +78,47 @@ export class DatabasesRepository {
       .execute();
   }
 
-  /** Databases of a package in any state (pending ones count against the limit). */
-  async countInPackage(packageId: number): Promise<number> {
-    const r = await this.db
-      .selectFrom('databases')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('package_id', '=', packageId)
-      .executeTakeFirstOrThrow();
-    return Number(r.n);
-  }
-
   /**
-   * Names on any server that begin with `prefix` (`_` and `%` in it are escaped: SQLite has no
-   * default LIKE escape). Names need only be unique per server, but numbering over all servers
-   * keeps a package's databases apart for its customer when the default server changes.
+   * What a create needs to know in one query: how many databases the package has in any state
+   * (pending ones count against the limit), and the names on any server that begin with `prefix`
+   * (`_` and `%` in it escaped: SQLite has no default LIKE escape). Names need only be unique per
+   * server, but numbering over all servers keeps a package's databases apart for its customer
+   * when the default server changes; two Linux users may share a prefix, hence not by package.
    */
-  async namesLike(prefix: string): Promise<string[]> {
+  async countAndNames(packageId: number, prefix: string): Promise<{ count: number; names: string[] }> {
     const pattern = `${prefix.replace(/[!%_]/g, '!$&')}%`;
     const rows = await this.db
       .selectFrom('databases')
-      .select('name')
-      .where((eb) => sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`)
+      .select(['name', 'package_id'])
+      .where((eb) => eb.or([eb('package_id', '=', packageId), sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`]))
       .execute();
-    return rows.map((r) => r.name);
+    return { count: rows.filter((r) => r.package_id === packageId).length, names: rows.filter((r) => r.name.startsWith(prefix)).map((r) => r.name) };
   }
 
-  async insert(d: NewDatabase): Promise<number> {
-    const { id } = await this.db
+  /** A database and where its server is (null when that server is no longer registered), in one query, for its jobs. */
+  async byIdWithServer(id: number): Promise<{ row: DatabaseRow; server: Pick<DatabaseServerRow, 'name' | 'url' | 'access_hosts'> | null } | undefined> {
+    const r = await this.db
+      .selectFrom('databases')
+      .leftJoin('database_servers as s', 's.name', 'databases.server_name')
+      .selectAll('databases')
+      .select(['s.url as server_url', 's.access_hosts as server_access_hosts'])
+      .where('databases.id', '=', id)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    const { server_url, server_access_hosts, ...row } = r;
+    const server = server_url === null || server_access_hosts === null ? null : { name: row.server_name, url: server_url, access_hosts: server_access_hosts };
+    return { row, server };
+  }
+
+  /** Stores a pending database and answers its row. */
+  insert(d: NewDatabase): Promise<DatabaseRow> {
+    return this.db
       .insertInto('databases')
       .values({ ...d, state: 'pending', created_at: nowIso() })
-      .returning('id')
+      .returningAll()
       .executeTakeFirstOrThrow();
-    return id;
   }
+
 
   async setDescription(id: number, description: string) {
     await this.db.updateTable('databases').set({ description }).where('id', '=', id).execute();

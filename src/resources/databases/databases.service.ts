@@ -98,7 +98,7 @@ export class DatabasesService {
    */
   async create(actor: Actor, input: DatabaseCreateInput): Promise<DatabaseWithPassword> {
     const packageId = parseNumericId(input.package_id);
-    if (packageId === null || !(await this.repo.findPackage(actor, packageId))) throw notFound('package');
+    if (packageId === null) throw notFound('package');
     const password = generateDatabasePassword();
     const payload: DatabaseJobPayload = { passwordHash: nativePasswordHash(password) };
     for (let attempt = 1; ; attempt++) {
@@ -109,23 +109,24 @@ export class DatabasesService {
           const pkg = await repo.findPackage(actor, packageId);
           if (!pkg) throw notFound('package');
           const server = await this.offeredServer(trx, pkg.database_versions, input);
-          if ((await repo.countInPackage(pkg.id)) >= pkg.max_databases) {
+          const prefix = namePrefix(pkg.linux_user);
+          const taken = await repo.countAndNames(pkg.id, prefix);
+          if (taken.count >= pkg.max_databases) {
             throw limitReached(
               `This package has reached its limit of ${pkg.max_databases} database${pkg.max_databases === 1 ? '' : 's'} (max_databases of its plan).`,
             );
           }
-          const prefix = namePrefix(pkg.linux_user);
-          const id = await repo.insert({
+          const row = await repo.insert({
             customer_id: pkg.customer_id,
             package_id: pkg.id,
             server_name: server.name,
             db_type: server.db_type,
             version: server.version,
-            name: nextName(prefix, await repo.namesLike(prefix)),
+            name: nextName(prefix, taken.names),
             description: input.description ?? '',
           });
-          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(id), payload });
-          return { row: (await repo.byId(id))!, job };
+          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(row.id), payload });
+          return { row, job };
         });
         return { row, job, password };
       } catch (e) {

@@ -1,0 +1,473 @@
+// Databases benchmark (issue 8; docs/performance.md "Databases (issue 8)"), on SQLite and, when
+// BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL, against the MariaDB at
+// BENCH_MARIADB_URL, TEST_MARIADB_URL or mysql://root@127.0.0.1:3306:
+//
+//   product: POST /databases over HTTP, then log in with the returned password (mysql2, into the
+//            new database) every BENCH_DB_POLL_MS until the login works: the time from sending
+//            the POST to the first successful login.
+//   floor:   the same server, one admin connection: CREATE DATABASE, CREATE USER … IDENTIFIED BY,
+//            GRANT ALL, then the first successful login, timed the same way.
+//
+// BENCH_DB_CREATES of each, one at a time, floor and product alternating (A/B/A/B) so that drift
+// of the machine hits both. Target: product p50 < 300 ms and ≤ 3 × the floor's p50. Everything the
+// bench creates on MariaDB starts with `bench_<random>_` and is dropped at the end, also after an
+// error or Ctrl-C.
+//
+//   npm run bench:databases
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:databases
+//
+// Settings (environment): BENCH_DB_CREATES [50], BENCH_DB_WARMUP [5] (untimed runs of each first),
+// BENCH_DB_POLL_MS [5] (interval of the login attempts), BENCH_LOG_LEVEL [info], BENCH_JSON=1
+// prints the rows as JSON as well. The worker runs with the product's JOB_* defaults.
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance } from 'fastify';
+import mysql from 'mysql2/promise';
+import { freshBenchStore } from './store.js';
+import { discard, fmt, markdownTable } from './report.js';
+import { buildApp } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { nowIso } from '../src/db/time.js';
+import type { Store } from '../src/db/index.js';
+import { MemoryLimiter } from '../src/limits/limiter.js';
+import { AdminService } from '../src/admin/admin.service.js';
+import { loadDemoData, type DemoCustomer } from '../src/admin/demo.js';
+import { DEFAULT_LEASE_MS, Worker, workerSettings } from '../src/queue/worker.js';
+import { buildJobs } from '../src/resources/jobs.js';
+import { buildDrivers, closeDrivers, type Drivers } from '../src/provisioning/drivers.js';
+import type { DatabaseDriver } from '../src/provisioning/databases/driver.js';
+import { DatabaseServersRepository } from '../src/provisioning/databases/servers.repository.js';
+
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const CREATES = num('BENCH_DB_CREATES', 50);
+const WARMUP = num('BENCH_DB_WARMUP', 5);
+const POLL_MS = num('BENCH_DB_POLL_MS', 5);
+/** How often the client polls the job once the login works (its `done` time is read from finished_at). */
+const JOB_POLL_MS = 20;
+const LOGIN_LIMIT_MS = 30_000;
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+const MARIADB_URL = process.env.BENCH_MARIADB_URL ?? process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
+const BASE_URL = 'https://api.example.com';
+const ACCEPT = 'application/vnd.hostplane.v1+json';
+const JSONAPI = 'application/vnd.api+json';
+const SERVER = 'bench-db';
+/** Targets of issue 8. */
+const TARGET_P50_MS = 300;
+const TARGET_X_FLOOR = 3;
+
+/** Everything on MariaDB carries it: the package's Linux user (so its database names) and the floor's names. */
+const PREFIX = `bench_${crypto.randomBytes(6).readUIntBE(0, 6).toString(36).padStart(8, '0').slice(-8)}`;
+
+type EngineName = 'sqlite' | 'postgres';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Nearest-rank percentile of `xs` (any order). */
+function pct(xs: number[], p: number): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+/** Set by SIGINT/SIGTERM: the runs stop at the next step and the cleanup runs. */
+let interrupted = false;
+const checkInterrupted = () => {
+  if (interrupted) throw new Error('interrupted');
+};
+
+// ---- MariaDB -----------------------------------------------------------------------------------
+
+const mariadb = new URL(MARIADB_URL);
+
+/** A refusal of the credentials or of the database: the change is not there yet. */
+const NOT_YET = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);
+
+/**
+ * Logs in as `user` into database `user` every POLL_MS (from the start of one attempt to the
+ * next) until it works; resolves with performance.now() when it did and the number of attempts.
+ */
+async function firstLogin(user: string, password: string): Promise<{ at: number; attempts: number }> {
+  const end = performance.now() + LOGIN_LIMIT_MS;
+  for (let attempts = 1; ; attempts++) {
+    const started = performance.now();
+    try {
+      const conn = await mysql.createConnection({ host: mariadb.hostname, port: Number(mariadb.port || 3306), user, password, database: user, connectTimeout: 5_000 });
+      const at = performance.now();
+      await conn.end();
+      return { at, attempts };
+    } catch (err) {
+      const code = String((err as { code?: string }).code);
+      if (!NOT_YET.has(code)) throw err;
+      if (performance.now() > end) throw new Error(`no login as ${user} within ${LOGIN_LIMIT_MS} ms (last: ${code})`);
+    }
+    checkInterrupted();
+    await sleep(Math.max(0, started + POLL_MS - performance.now()));
+  }
+}
+
+/** Drops every user and database starting with PREFIX_ (LIKE wildcards in it escaped). */
+async function dropBenchObjects(): Promise<{ users: number; databases: number }> {
+  const conn = await mysql.createConnection({ uri: MARIADB_URL });
+  try {
+    const like = `${PREFIX}_`.replace(/[\\%_]/g, (c) => `\\${c}`) + '%';
+    const [users] = await conn.query<mysql.RowDataPacket[]>('SELECT User, Host FROM mysql.user WHERE User LIKE ?', [like]);
+    for (const u of users) await conn.query('DROP USER IF EXISTS ?@?', [u.User, u.Host]);
+    const [dbs] = await conn.query<mysql.RowDataPacket[]>('SELECT SCHEMA_NAME AS name FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ?', [like]);
+    for (const d of dbs) await conn.query(`DROP DATABASE IF EXISTS ${mysql.escapeId(String(d.name))}`);
+    return { users: users.length, databases: dbs.length };
+  } finally {
+    await conn.end();
+  }
+}
+
+/** major.minor of the server, as an operator registers it: '10.11'. */
+async function serverVersion(): Promise<string> {
+  const conn = await mysql.createConnection({ uri: MARIADB_URL });
+  try {
+    const [rows] = await conn.query<mysql.RowDataPacket[]>('SELECT VERSION() AS v');
+    return /^(\d+\.\d+)/.exec(String(rows[0].v))![1];
+  } finally {
+    await conn.end();
+  }
+}
+
+// ---- the instance ------------------------------------------------------------------------------
+
+/** When the job's driver calls started and ended (performance.now()), by database name. */
+interface DriverMarks {
+  createStart?: number;
+  createEnd?: number;
+  checkEnd?: number;
+}
+
+interface Instance {
+  engine: EngineName;
+  store: Store;
+  config: Config;
+  app: FastifyInstance;
+  base: string;
+  owner: DemoCustomer;
+  packageId: string;
+  version: string;
+  marks: Map<string, DriverMarks>;
+  close(): Promise<void>;
+}
+
+/**
+ * The driver as the worker uses it, with the times of its `create` and `isCreated` calls noted
+ * (the statements themselves are the driver's).
+ */
+function timedDriver(inner: DatabaseDriver, marks: Map<string, DriverMarks>): DatabaseDriver {
+  const mark = (name: string) => marks.get(name) ?? marks.set(name, {}).get(name)!;
+  return {
+    ...inner,
+    async create(server, db) {
+      const m = mark(db.name);
+      m.createStart ??= performance.now();
+      await inner.create(server, db);
+      m.createEnd ??= performance.now();
+    },
+    async isCreated(server, db) {
+      const ok = await inner.isCreated(server, db);
+      if (ok) mark(db.name).checkEnd ??= performance.now();
+      return ok;
+    },
+  };
+}
+
+/**
+ * As `serve` builds it (src/cli/serve.ts), on a listening socket: the app, then the worker with
+ * the application's jobs and drivers and the JOB_* defaults. The MariaDB is registered as the
+ * default server of its version; the independent demo customer gets a package whose plan offers
+ * it, with room for every create of the run.
+ */
+async function startInstance(engine: EngineName, version: string): Promise<Instance> {
+  const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
+  // Production defaults, except: limits out of the way (one client sends everything), no DNS server.
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    PUBLIC_BASE_URL: BASE_URL,
+    RATE_LIMIT_MAX: '1000000000',
+    ERROR_BLOCK_MAX: '1000000000',
+    LOG_LEVEL,
+    DNS_LISTEN: 'off',
+  });
+  let limiter: MemoryLimiter | null = null;
+  let app: FastifyInstance | null = null;
+  let drivers: Drivers | null = null;
+  let worker: Worker | null = null;
+  const marks = new Map<string, DriverMarks>();
+  // Whatever was started, in reverse; the worker first, so no job creates anything after the cleanup.
+  const close = async () => {
+    await worker?.stop();
+    if (drivers) await closeDrivers(drivers);
+    await app?.close();
+    await limiter?.close();
+    await cleanup();
+  };
+  try {
+    const admin = new AdminService(store, config);
+    const { data } = await loadDemoData(admin, config.publicBaseUrl);
+    const owner = data.customers.find((c) => c.role === 'customer')!;
+    await new DatabaseServersRepository(store.db).add({
+      name: SERVER,
+      db_type: 'mariadb',
+      version,
+      url: MARIADB_URL,
+      access_hosts: JSON.stringify(['%']),
+      is_default: 1,
+      is_dedicated: 0,
+      created_at: nowIso(),
+    });
+    const { planId } = await admin.createPlan({ name: `${PREFIX} plan`, maxDatabases: 2 * (CREATES + WARMUP), databaseVersions: [`mariadb-${version}`] });
+    // Per engine: the databases of the previous engine's run must not be found existing.
+    const linuxUser = `${PREFIX}_${engine[0]}`;
+    const { packageId } = await admin.createPackage({ customerId: Number(owner.id), planId, name: linuxUser, linuxUser });
+
+    limiter = new MemoryLimiter(config);
+    app = await buildApp(config, { store, limiter, logStream: discard() });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const addr = app.server.address();
+    if (!addr || typeof addr === 'string') throw new Error('no TCP address');
+    const built = buildDrivers({ config, store });
+    drivers = { ...built, databases: timedDriver(built.databases, marks) };
+    worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log, ...workerSettings(config) });
+    await worker.start();
+    return { engine, store, config, app, base: `http://127.0.0.1:${addr.port}`, owner, packageId: String(packageId), version, marks, close };
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
+  }
+}
+
+// ---- the runs ----------------------------------------------------------------------------------
+
+/** One product create, ms from sending the POST. */
+interface ProductRun {
+  /** 202 received. */
+  post: number;
+  /** The job's driver began `create` (wake-up, claim and the job's reads before it). */
+  createStart: number;
+  /** `create` returned: its statements ran. */
+  createEnd: number;
+  /** First successful login with the returned password. */
+  login: number;
+  /** `isCreated` confirmed the change. */
+  checked: number;
+  /** The job's finished_at (1 ms resolution, wall clock). */
+  done: number;
+  attempts: number;
+}
+
+/** One floor run, ms from sending the first statement. */
+interface FloorRun {
+  /** CREATE DATABASE, CREATE USER, GRANT returned. */
+  statements: number;
+  login: number;
+  attempts: number;
+}
+
+async function productRun(h: Instance): Promise<ProductRun> {
+  checkInterrupted();
+  const headers = { authorization: `token ${h.owner.token}`, accept: ACCEPT };
+  const wall0 = Date.now();
+  const t0 = performance.now();
+  const res = await fetch(`${h.base}/databases`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': JSONAPI },
+    body: JSON.stringify({ data: { type: 'database', attributes: { package_id: h.packageId, db_type: 'mariadb', version: h.version } } }),
+  });
+  const body = (await res.json()) as { data?: { attributes: { username: string; password: string } } };
+  const t202 = performance.now();
+  if (res.status !== 202 || !body.data) throw new Error(`POST /databases on ${h.engine}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  const { username, password } = body.data.attributes;
+  const login = await firstLogin(username, password);
+  // The job (its check of the change) has to finish before the next run starts.
+  const jobUrl = String(res.headers.get('content-location')).replace(BASE_URL, h.base);
+  let finishedAt = NaN;
+  for (const end = Date.now() + LOGIN_LIMIT_MS; ; await sleep(JOB_POLL_MS)) {
+    const r = await fetch(jobUrl, { headers });
+    const a = ((await r.json()) as { data?: { attributes: { status: string; finished_at: string | null; error: string | null } } }).data?.attributes;
+    if (a?.status === 'done' && a.finished_at) {
+      finishedAt = Date.parse(a.finished_at);
+      break;
+    }
+    if (a?.status === 'failed') throw new Error(`job ${jobUrl} failed: ${a.error}`);
+    if (Date.now() > end) throw new Error(`job ${jobUrl} not done within ${LOGIN_LIMIT_MS} ms`);
+  }
+  const m = h.marks.get(username) ?? {};
+  h.marks.delete(username);
+  return {
+    post: t202 - t0,
+    createStart: (m.createStart ?? NaN) - t0,
+    createEnd: (m.createEnd ?? NaN) - t0,
+    login: login.at - t0,
+    checked: (m.checkEnd ?? NaN) - t0,
+    done: finishedAt - wall0,
+    attempts: login.attempts,
+  };
+}
+
+let floorSeq = 0;
+
+/** The bare statements on `admin` for a new name, then the first login: as an operator would by hand. */
+async function floorRun(admin: mysql.Connection): Promise<FloorRun> {
+  checkInterrupted();
+  const name = `${PREFIX}_f${++floorSeq}`;
+  const password = crypto.randomBytes(15).toString('base64url').slice(0, 20);
+  const t0 = performance.now();
+  await admin.query(`CREATE DATABASE ${mysql.escapeId(name)}`);
+  await admin.query(`CREATE USER ?@'%' IDENTIFIED BY ?`, [name, password]);
+  await admin.query(`GRANT ALL ON ${mysql.escapeId(name.replace(/_/g, '\\_'))}.* TO ?@'%'`, [name]);
+  const t1 = performance.now();
+  const login = await firstLogin(name, password);
+  return { statements: t1 - t0, login: login.at - t0, attempts: login.attempts };
+}
+
+interface EngineResult {
+  engine: EngineName;
+  product: ProductRun[];
+  floor: FloorRun[];
+  loadBefore: number[];
+  loadAfter: number[];
+  seconds: number;
+}
+
+async function engineRun(engine: EngineName, version: string, log: (s: string) => void): Promise<EngineResult> {
+  const h = await startInstance(engine, version);
+  const admin = await mysql.createConnection({ uri: MARIADB_URL });
+  try {
+    const w = workerSettings(h.config);
+    log(`${engine}: app on ${h.base}, worker concurrency ${w.concurrency}, poll ${w.pollMs} ms, lease ${w.leaseMs ?? (h.store.holdLock ? DEFAULT_LEASE_MS.sessionLock : DEFAULT_LEASE_MS.leaseOnly)} ms; package ${h.packageId} (${PREFIX})`);
+    for (let i = 0; i < WARMUP; i++) {
+      await floorRun(admin);
+      await productRun(h);
+    }
+    const out: EngineResult = { engine, product: [], floor: [], loadBefore: os.loadavg(), loadAfter: [], seconds: 0 };
+    const started = performance.now();
+    for (let i = 0; i < CREATES; i++) {
+      out.floor.push(await floorRun(admin));
+      out.product.push(await productRun(h));
+    }
+    out.seconds = (performance.now() - started) / 1000;
+    out.loadAfter = os.loadavg();
+    return out;
+  } finally {
+    await admin.end().catch(() => {});
+    await h.close();
+    const dropped = await dropBenchObjects();
+    log(`${engine}: dropped ${dropped.databases} databases and ${dropped.users} users named ${PREFIX}_*`);
+  }
+}
+
+// ---- output ------------------------------------------------------------------------------------
+
+function summaryRows(results: EngineResult[]): string[][] {
+  return results.flatMap((r) => {
+    const floor = r.floor.map((f) => f.login);
+    const product = r.product.map((p) => p.login);
+    const f50 = pct(floor, 50);
+    const row = (what: string, xs: number[], attempts: number[]) => [
+      r.engine, what, String(xs.length), fmt(pct(xs, 50), 1), fmt(pct(xs, 99), 1), fmt(Math.max(...xs), 1), fmt(mean(xs), 1), fmt(pct(xs, 50) / f50, 2), fmt(pct(attempts, 50)),
+    ];
+    return [
+      row('floor: CREATE DATABASE + CREATE USER + GRANT → login', floor, r.floor.map((f) => f.attempts)),
+      row('POST /databases → login', product, r.product.map((p) => p.attempts)),
+    ];
+  });
+}
+
+function stepRows(results: EngineResult[]): string[][] {
+  return results.flatMap((r) => {
+    const steps: [string, (p: ProductRun) => number][] = [
+      ['202 received', (p) => p.post],
+      ['job: driver create begins', (p) => p.createStart],
+      ['job: create statements done', (p) => p.createEnd],
+      ['first successful login', (p) => p.login],
+      ['job: isCreated confirmed', (p) => p.checked],
+      ['job done (finished_at, 1 ms resolution)', (p) => p.done],
+    ];
+    const floor: [string, (f: FloorRun) => number][] = [
+      ['floor: statements done', (f) => f.statements],
+      ['floor: first successful login', (f) => f.login],
+    ];
+    return [
+      ...steps.map(([s, f]) => {
+        const xs = r.product.map(f);
+        return [r.engine, s, fmt(pct(xs, 50), 1), fmt(pct(xs, 99), 1)];
+      }),
+      ...floor.map(([s, f]) => {
+        const xs = r.floor.map(f);
+        return [r.engine, s, fmt(pct(xs, 50), 1), fmt(pct(xs, 99), 1)];
+      }),
+    ];
+  });
+}
+
+async function main() {
+  const started = Date.now();
+  const cpus = os.cpus();
+  console.log(
+    `hostplane databases bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}, ` +
+      `load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, LOG_LEVEL=${LOG_LEVEL}`,
+  );
+  if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
+  const log = (s: string) => console.log(s);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`${signal}: stopping after the current step and dropping ${PREFIX}_* (again to quit at once)`);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const results: EngineResult[] = [];
+  let version = '?';
+  try {
+    version = await serverVersion();
+    log(`MariaDB ${version} at ${mariadb.hostname}:${mariadb.port || 3306}; names ${PREFIX}_*; ${CREATES} creates of each after ${WARMUP} untimed, login attempts every ${POLL_MS} ms`);
+    for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) results.push(await engineRun(engine, version, log));
+  } finally {
+    // Also after an error before or between the engines' own cleanups: nothing of the run is left.
+    const dropped = await dropBenchObjects();
+    if (dropped.databases + dropped.users) log(`cleanup: dropped ${dropped.databases} databases and ${dropped.users} users named ${PREFIX}_*`);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  console.log();
+  console.log(`1. Time to the first successful login (ms), ${CREATES} sequential creates each, floor and product alternating; MariaDB ${version}`);
+  console.log(
+    markdownTable(['engine', 'what', 'n', 'p50', 'p99', 'max', 'mean', '× floor p50', 'login attempts p50'], summaryRows(results), 2),
+  );
+  console.log(`   p99 of ${CREATES} samples is the ${Math.ceil(0.99 * CREATES)}th smallest (nearest rank)`);
+  console.log();
+  console.log('2. Where the product time goes (ms from sending the POST; floor: from its first statement)');
+  console.log(markdownTable(['engine', 'step', 'p50', 'p99'], stepRows(results), 2));
+  for (const r of results) {
+    console.log(`   ${r.engine}: ${fmt(r.seconds, 1)} s, load average ${r.loadBefore.map((l) => l.toFixed(2)).join(' ')} → ${r.loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
+  }
+  console.log();
+  const missed = results.flatMap((r) => {
+    const p50 = pct(r.product.map((p) => p.login), 50);
+    const f50 = pct(r.floor.map((f) => f.login), 50);
+    return [
+      ...(p50 >= TARGET_P50_MS ? [`${r.engine}: p50 ${fmt(p50, 1)} ms (< ${TARGET_P50_MS} ms)`] : []),
+      ...(p50 > TARGET_X_FLOOR * f50 ? [`${r.engine}: ${fmt(p50 / f50, 2)} × floor (≤ ${TARGET_X_FLOOR} ×)`] : []),
+    ];
+  });
+  console.log(missed.length ? `targets missed: ${missed.join('; ')}` : `targets met: POST → login p50 < ${TARGET_P50_MS} ms and ≤ ${TARGET_X_FLOOR} × the floor's p50`);
+  if (process.env.BENCH_JSON) console.log(JSON.stringify(results, null, 1));
+  console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
+}
+
+main().catch((err) => {
+  // The cleanup ran (and said so) before an interruption gets here; its own failure is printed.
+  if (interrupted && (err as Error).message === 'interrupted') console.error('interrupted');
+  else console.error(err);
+  process.exitCode = interrupted ? 130 : 1;
+});
