@@ -51,6 +51,12 @@ export const EnvSchema = Type.Object({
   JOB_LEASE_MS: Type.Optional(Int('how long a claimed job stays reserved without a heartbeat [30000 on PostgreSQL, 3000 on SQLite]')),
   JOB_MAX_ATTEMPTS: Type.Optional(Int('runs of a failing job before it is marked failed [10]')),
   JOB_POLL_MS: Type.Optional(Int('how often an idle worker looks for due jobs [200]')),
+  WEB_SERVER: Type.Optional(
+    Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'name of the web server whose jobs this host runs (serve: besides the general jobs; worker: only those) [none]' }),
+  ),
+  WEB_TLS_ISSUER: Type.Optional(
+    Type.Union([Type.Literal('acme'), Type.Literal('internal')], { description: "who issues the web servers' on-demand certificates: acme (Let's Encrypt) or internal (Caddy's own CA, for tests) [acme]" }),
+  ),
   DEMO_DATA: Type.Optional(
     Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
       description: 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]',
@@ -83,6 +89,10 @@ export interface Config {
   rdap: { servers: Record<string, string>; timeoutMs: number };
   http: { bodyLimit: number; requestTimeoutMs: number; headersTimeoutMs: number; keepAliveTimeoutMs: number };
   demoData: 'auto' | 'on' | 'off';
+  /** The web server this host runs (WEB_SERVER), whose jobs its worker claims; null: none. */
+  webServer: string | null;
+  /** Issuer of on-demand certificates (WEB_TLS_ISSUER). */
+  webTlsIssuer: 'acme' | 'internal';
   /** A server the demo dataset registers as the default of its type and version, or null. */
   demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
@@ -192,6 +202,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       keepAliveTimeoutMs: positive('KEEP_ALIVE_TIMEOUT_MS', num(e.KEEP_ALIVE_TIMEOUT_MS, 5_000)),
     },
     demoData: e.DEMO_DATA ?? 'auto',
+    webServer: e.WEB_SERVER ?? null,
+    webTlsIssuer: e.WEB_TLS_ISSUER ?? 'acme',
     demoMariadbUrl: e.DEMO_MARIADB_URL ?? null,
     jobs: {
       concurrency: positive('JOB_CONCURRENCY', num(e.JOB_CONCURRENCY, 4)),

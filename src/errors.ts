@@ -62,5 +62,8 @@ export const notFound = (what = 'resource') => new AppError('resource_not_found'
  * `invalidField('ttl', 'ttl must be 300 to 86400.')`, or with another code:
  * `invalidField('external_customer_id', 'Taken.', 'conflict')`.
  */
+/** 409 `limit_reached` (API-NOTES §3), the id every plan limit answers with. */
+export const limitReached = (detail: string): AppError => new AppError('limit_reached', detail);
+
 export const invalidField = (attribute: string, detail: string, code: ErrorCode = 'invalid_api_data') =>
   new AppError(code, detail, { pointer: `/data/attributes/${attribute}` });

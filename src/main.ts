@@ -27,7 +27,10 @@ function program(io: CliIo): Command {
     .addCommand(
       new Command('worker')
         .description('run the job worker alone (settings JOB_* and DATABASE_URL; see docs/operator-guide.md)')
-        .action(async () => (await import('./cli/worker.js')).runWorker(io.env)),
+        .option('--web-server <name>', "run only the jobs of this web server's sites, on its host (same as WEB_SERVER)")
+        .action(async (o: { webServer?: string }) =>
+          (await import('./cli/worker.js')).runWorker(o.webServer ? { ...io.env, WEB_SERVER: o.webServer } : io.env),
+        ),
     )
     .addCommand(
       new Command('dns')

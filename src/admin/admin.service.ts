@@ -12,6 +12,8 @@ import { loadConfig } from '../config.js';
 import { DnsRecordsService, type BaseRecordReset, type DnsRecordsSettings, type PreparedBaseRecords } from '../resources/dns-records/dns-records.service.js';
 import { isEmailAddress } from '../email-address.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
+import { WebServersRepository } from '../provisioning/web/servers.repository.js';
+import { SubdomainsService } from '../resources/subdomains/subdomains.service.js';
 
 export interface NewCustomer {
   organization?: string | null;
@@ -79,10 +81,35 @@ const defaults = () => (defaultSettings ??= loadConfig({}));
 export class AdminService {
   readonly repo: AdminRepository;
   private readonly dnsRecords: DnsRecordsService;
+  private readonly subdomains: SubdomainsService;
   /** `new AdminService(store, config)`; settings default to the built-in defaults. */
   constructor(store: Store, settings?: AdminSettings) {
     this.repo = new AdminRepository(store.db);
     this.dnsRecords = new DnsRecordsService(store, settings ?? defaults());
+    this.subdomains = new SubdomainsService(store, this.dnsRecords, settings ?? defaults());
+  }
+
+  /**
+   * A subdomain made in the customer menu (API-NOTES §10): as the domain's owner would through the
+   * API, except that a redirect may come without a target (uninitialized). Answers the row and its job.
+   */
+  async createSubdomain(v: { domain: string; subdomain: string; type: string; target?: string; dynamic?: boolean; path?: string; php?: string; description?: string }) {
+    const ace = aceOf(v.domain);
+    const domain = ace === null ? undefined : await this.repo.domain(ace);
+    if (!domain) throw new AppError('resource_not_found', `No domain ${v.domain}.`);
+    const owner = { customerId: domain.customer_id, isReseller: false, contactId: null };
+    return this.subdomains.create(
+      owner,
+      {
+        subdomain_type: v.type,
+        domain: domain.name,
+        subdomain: v.subdomain,
+        description: v.description,
+        webspace: v.path !== undefined || v.php !== undefined ? { path: v.path, php_version: v.php } : undefined,
+        redirect: v.target !== undefined || v.dynamic !== undefined ? { target: v.target, dynamic: v.dynamic } : undefined,
+      },
+      { fromMenu: true },
+    );
   }
 
   /** Creates a customer with its main contact; returns both ids. */
@@ -251,13 +278,19 @@ export class AdminService {
     return { planId: id };
   }
 
-  async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string }) {
+  /** A package; `webServer` places its sites (else the default web server at its first subdomain, API-NOTES §10). */
+  async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string; webServer?: string }) {
     if (!(await this.repo.customer(p.customerId))) throw new AppError('resource_not_found', `No customer ${p.customerId}.`);
     if (!(await this.repo.plan(p.planId))) throw new AppError('resource_not_found', `No plan ${p.planId}.`);
+    if (p.webServer !== undefined && !(await new WebServersRepository(this.repo.db).byName(p.webServer))) {
+      throw new AppError('resource_not_found', `No web server is named "${p.webServer}" (see \`hostplane admin web-server list\`).`);
+    }
     const linuxUser = p.linuxUser ?? `u${p.customerId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
     if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(linuxUser)) throw invalid('linux user: lower-case letters, digits, _ and -, at most 32 characters.');
     try {
-      const { id } = await this.repo.insertPackage({ customer_id: p.customerId, plan_id: p.planId, name: p.name, linux_user: linuxUser, created_at: nowIso() });
+      const { id } = await this.repo.insertPackage({
+        customer_id: p.customerId, plan_id: p.planId, name: p.name, linux_user: linuxUser, created_at: nowIso(), web_server_name: p.webServer ?? null,
+      });
       return { packageId: id, linuxUser };
     } catch (e) {
       if (isUniqueViolation(e)) throw new AppError('conflict', `Linux user ${linuxUser} exists.`);

@@ -16,6 +16,7 @@ import { formatDemo } from './demo.js';
 import { Worker, workerSettings } from '../queue/worker.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
+import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
 import { DnsServer } from '../provisioning/dns/server.js';
 import { dnsListenFailure, httpListenFailure } from './listen.js';
 
@@ -34,6 +35,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
   let worker: Worker | null = null;
   let dns: DnsServer | null = null;
   let drivers: Drivers | null = null;
+  let stopReconciler: (() => Promise<void>) | null = null;
   try {
     await migrate(store);
     // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
@@ -54,11 +56,14 @@ export async function serve(env: Record<string, string | undefined> = process.en
     drivers = buildDrivers({ config, store });
     worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
     await worker.start();
+    // The web server of this host (WEB_SERVER) is held to its desired state between jobs.
+    if (config.webServer) stopReconciler = startWebReconciler({ store, web: drivers.web, name: config.webServer, log: app.log.child({ component: 'web' }) });
     // Only once the port is ours: tokens created for a server that then fails to start would
     // never be shown, and the database would no longer count as new.
     const admin = new AdminService(store, config);
     if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
   } catch (err) {
+    await stopReconciler?.().catch(() => {});
     await worker?.stop().catch(() => {});
     if (drivers) await closeDrivers(drivers);
     await dns?.stop().catch(() => {});
@@ -74,10 +79,12 @@ export async function serve(env: Record<string, string | undefined> = process.en
     // asynchronously, so they may land just before or after it).
     process.stdout.write(`\nhostplane serves ${config.publicBaseUrl} (API docs: ${config.publicBaseUrl}/docs)\n\n${formatDemo(demo)}\n`);
   }
-  handleSignals(app, limiter, store, worker, drivers, dns);
+  handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler);
 }
 
-function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, drivers: Drivers, dns: DnsServer | null) {
+function handleSignals(
+  app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, drivers: Drivers, dns: DnsServer | null, stopReconciler: (() => Promise<void>) | null,
+) {
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -101,6 +108,7 @@ function handleSignals(app: FastifyInstance, limiter: Limiter, store: Store, wor
     }
     // Running jobs get what is left of the grace period; unfinished ones are taken over by
     // another worker once their lease expires.
+    await stopReconciler?.();
     await worker.stop({ graceMs: SHUTDOWN_GRACE_MS / 2 });
     await closeDrivers(drivers);
     // Last: jobs still finishing wait for it to answer their changes.

@@ -8,10 +8,12 @@ import * as m003dnsRecords from './migrations/003-dns-records.js';
 import * as m004queueOrder from './migrations/004-queue-order.js';
 import * as m005databases from './migrations/005-databases.js';
 import * as m006queueSchedules from './migrations/006-queue-schedules.js';
+import * as m007subdomains from './migrations/007-subdomains.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
   '005-databases': m005databases, '006-queue-schedules': m006queueSchedules,
+  '007-subdomains': m007subdomains,
 };
 
 /** Every migration's name, in order. */

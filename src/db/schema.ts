@@ -57,6 +57,8 @@ export interface PackagesTable {
   name: string;
   linux_user: string;
   created_at: string;
+  /** The web server of its sites (migration 007); null until its first subdomain places it. */
+  web_server_name: string | null;
 }
 
 export interface DomainsTable {
@@ -95,6 +97,8 @@ export interface QueueJobsTable {
   finished_at: string | null;
   /** Handler progress (JSON), e.g. the dns_changes id a DNS job waits for. */
   progress: string | null;
+  /** `web:<server>`: only that web server's worker runs it (migration 007); null: any worker. */
+  queue: Generated<string | null>;
 }
 
 export interface DnsRecordsTable {
@@ -108,6 +112,8 @@ export interface DnsRecordsTable {
   state: 'pending' | 'active' | 'deleting';
   created_at: string;
   updated_at: string;
+  /** The subdomain whose base records these are (migration 007), else null. */
+  subdomain_id: number | null;
 }
 
 export interface DnsChangesTable {
@@ -153,6 +159,39 @@ export interface DatabasesTable {
   created_at: string;
 }
 
+export interface WebServersTable {
+  id: Generated<number>;
+  name: string;
+  caddy_admin: string;
+  http_listen: string;
+  https_listen: string | null;
+  addresses: string; // JSON array of IPs
+  home_root: string;
+  state_dir: string;
+  php: string; // JSON object version → php-fpm binary
+  is_default: Bool;
+  created_at: string;
+}
+
+export interface SubdomainsTable {
+  id: Generated<number>;
+  customer_id: number;
+  package_id: number;
+  domain: string; // ACE of the parent domain
+  name: string; // the label(s), ACE
+  kind: 'webspace' | 'redirect' | 'email';
+  description: string;
+  webspace_path: string | null;
+  php_version: string | null;
+  webspace_https: Bool;
+  redirect_target: string | null; // null on a redirect: uninitialized
+  redirect_dynamic: Bool;
+  redirect_https: Bool;
+  state: 'pending' | 'live' | 'deleting';
+  created_at: string;
+  updated_at: string;
+}
+
 /** When the next job of each scheduled job definition is due (src/queue/queue.repository.ts scheduleDue). */
 export interface QueueSchedulesTable {
   name: string;
@@ -173,4 +212,6 @@ export interface Database {
   database_servers: DatabaseServersTable;
   databases: DatabasesTable;
   queue_schedules: QueueSchedulesTable;
+  web_servers: WebServersTable;
+  subdomains: SubdomainsTable;
 }

@@ -6,18 +6,25 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import { changeLogDnsDriver, type DnsDriver } from './dns/driver.js';
 import { mysqlDatabaseDriver, type DatabaseDriver } from './databases/driver.js';
+import { caddyWebDriver, type WebDriver } from './web/driver.js';
+
+/** Where a web server's Caddy asks whether a host may get a certificate (src/ops: GET /internal/tls-allowed). */
+export const tlsAskUrl = (publicBaseUrl: string) => `${publicBaseUrl}/internal/tls-allowed`;
 
 export interface Drivers {
   dns: DnsDriver;
   /** Admin connections to the registered database servers, opened on first use. */
   databases: DatabaseDriver;
+  /** Caddy and PHP-FPM of the web servers whose jobs this process runs. */
+  web: WebDriver;
 }
 
 /** `const drivers = buildDrivers({ config, store })` … `await closeDrivers(drivers)`. */
-export function buildDrivers({ config, store }: { config: Pick<Config, 'dns'>; store: Store }): Drivers {
+export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer'>; store: Store }): Drivers {
   return {
     dns: changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs }),
     databases: mysqlDatabaseDriver(),
+    web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer }),
   };
 }
 

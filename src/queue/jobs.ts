@@ -23,6 +23,19 @@ export const DONE_JOB_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export type QueueJobRow = Selectable<QueueJobsTable>;
 
+/** The queue of the jobs that must run on web server `name`'s host. */
+export const webQueue = (name: string) => `web:${name}`;
+
+/**
+ * Which jobs a worker claims: the general ones (queue null) unless `general` is false, and those
+ * of the named queues: `{ general: true, named: [] }` for the usual worker, `{ general: false,
+ * named: ['web:web1'] }` for `hostplane worker --web-server web1`.
+ */
+export interface QueueSelection {
+  general: boolean;
+  named: string[];
+}
+
 export interface NewQueueJob {
   /** The owning customer (relationships.owner); null only for jobs nobody may see. */
   customerId: number | null;
@@ -32,6 +45,8 @@ export interface NewQueueJob {
   objectId: string | null;
   /** What the job's run needs; stored as JSON, never shown, checked against the job's payload schema. */
   payload?: unknown;
+  /** `web:<server>` for work only that web server's worker can do (docs/decisions/0008-web-servers.md); default null: any worker. */
+  queue?: string | null;
   /** Started from the customer menu / operator CLI: never listed (spec §3.1). */
   fromMenu?: boolean;
   /** Defaults: a pending job created now, runnable at once. Tests set finished states directly. */

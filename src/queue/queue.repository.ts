@@ -8,11 +8,11 @@
 // worker whose lease expired or was ended (and whose job another worker took) changes nothing: it
 // learns it lost the job from the count of updated rows. How a dead worker's leases end early:
 // docs/decisions/0005-dead-workers.md.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { isPostgres } from '../db/dialect.js';
 import { nowIso } from '../db/time.js';
-import type { JobAction, JobType, NewQueueJob, QueueJobRow } from './jobs.js';
+import type { JobAction, JobType, NewQueueJob, QueueJobRow, QueueSelection } from './jobs.js';
 
 const updated = (r: { numUpdatedRows: bigint } | undefined) => Number(r?.numUpdatedRows ?? 0) > 0;
 
@@ -49,6 +49,7 @@ export class QueueRepository {
         from_menu: job.fromMenu ? 1 : 0,
         created_at: createdAt,
         finished_at: job.finishedAt ?? null,
+        queue: job.queue ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -79,7 +80,7 @@ export class QueueRepository {
    * Jobs on one object run in the order they were enqueued: a job waits while an older job of the
    * same type on the same object is still pending (a DELETE queued behind a CREATE waits for it).
    */
-  async claim(token: string, limit: number, now: string, leaseUntil: string): Promise<QueueJobRow[]> {
+  async claim(token: string, limit: number, now: string, leaseUntil: string, queues: QueueSelection = { general: true, named: [] }): Promise<QueueJobRow[]> {
     return this.db
       .updateTable('queue_jobs')
       .set((eb) => ({
@@ -98,6 +99,10 @@ export class QueueRepository {
           .select('q.id')
           .where('q.status', '=', 'pending')
           .where('q.run_after', '<=', now)
+          .where((w) => {
+            const of = [...(queues.general ? [w('q.queue', 'is', null)] : []), ...(queues.named.length ? [w('q.queue', 'in', queues.named)] : [])];
+            return of.length ? w.or(of) : sql<boolean>`1 = 0`;
+          })
           .where((w) => w.or([w('q.lease_until', 'is', null), w('q.lease_until', '<', now)]))
           .where(({ not, exists, selectFrom }) =>
             not(

@@ -25,7 +25,7 @@ import type { HeldLock, Store } from '../db/index.js';
 import { currentSchema, freeSessionLocks } from '../db/dialect.js';
 import { nowIso } from '../db/time.js';
 import type { Drivers } from '../provisioning/drivers.js';
-import { DONE_JOB_RETENTION_MS, type QueueJobRow } from './jobs.js';
+import { DONE_JOB_RETENTION_MS, webQueue, type QueueJobRow, type QueueSelection } from './jobs.js';
 import { JOBS_CHANNEL, notifyEnqueued, onEnqueued, wakesUs } from './notify.js';
 import { QueueRepository } from './queue.repository.js';
 import { withJobs } from './enqueue.js';
@@ -55,6 +55,11 @@ export interface WorkerOptions {
   /** How often done jobs past retention are deleted [60000], and the retention [24 h]. */
   purgeEveryMs?: number;
   doneRetentionMs?: number;
+  /**
+   * Which jobs it claims [general ones only]; `{ general: false, named: [webQueue('web1')] }` for
+   * the worker on web server web1's host (docs/decisions/0008-web-servers.md).
+   */
+  queues?: QueueSelection;
   /** How often the worker looks for scheduled jobs that are due (JobDefinition.every) [60000]. */
   scheduleEveryMs?: number;
   /** PostgreSQL: LISTEN for wake-ups from other processes [true]. */
@@ -81,7 +86,10 @@ const workerOf = (token: string) => token.slice(0, token.lastIndexOf('#'));
 /** The worker settings of `config` (JOB_*): `new Worker({ store, jobs, drivers, log, ...workerSettings(config) })`. */
 export function workerSettings(config: Config) {
   const j = config.jobs;
-  return { concurrency: j.concurrency, leaseMs: j.leaseMs ?? undefined, maxAttempts: j.maxAttempts, pollMs: j.pollMs };
+  // With WEB_SERVER the jobs of that web server too: it runs on this host (`hostplane worker`
+  // with WEB_SERVER takes those only; docs/decisions/0008-web-servers.md).
+  const queues: QueueSelection = { general: true, named: config.webServer ? [webQueue(config.webServer)] : [] };
+  return { concurrency: j.concurrency, leaseMs: j.leaseMs ?? undefined, maxAttempts: j.maxAttempts, pollMs: j.pollMs, queues };
 }
 
 interface Running {
@@ -152,6 +160,7 @@ export class Worker {
       purgeEveryMs: opts.purgeEveryMs ?? 60_000,
       doneRetentionMs: opts.doneRetentionMs ?? DONE_JOB_RETENTION_MS,
       scheduleEveryMs: opts.scheduleEveryMs ?? 60_000,
+      queues: opts.queues ?? { general: true, named: [] },
       listen: opts.listen ?? true,
       deadWorkerCheckMs: opts.deadWorkerCheckMs ?? 1_000,
     };
@@ -179,7 +188,7 @@ export class Worker {
     this.every(this.o.pollMs, () => this.wake());
     this.every(this.o.purgeEveryMs, () => void this.purge());
     void this.purge();
-    if (this.opts.jobs.scheduled().length) {
+    if (this.o.queues.general && this.opts.jobs.scheduled().length) {
       this.every(this.o.scheduleEveryMs, () => void this.enqueueScheduled());
       void this.enqueueScheduled();
     }
@@ -246,7 +255,7 @@ export class Worker {
         let jobs: QueueJobRow[];
         try {
           const now = Date.now();
-          jobs = await this.repo.claim(token, want, new Date(now).toISOString(), new Date(now + this.o.leaseMs).toISOString());
+          jobs = await this.repo.claim(token, want, new Date(now).toISOString(), new Date(now + this.o.leaseMs).toISOString(), this.o.queues);
         } catch (err) {
           if (this.stopping) return;
           this.logError('claim', err, 'claiming jobs failed; retrying at the next poll');

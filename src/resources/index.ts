@@ -24,6 +24,8 @@ import { DnsRecordsService } from './dns-records/dns-records.service.js';
 import { dnsRecordsRoutes } from './dns-records/dns-records.routes.js';
 import { DatabasesService } from './databases/databases.service.js';
 import { databasesRoutes } from './databases/databases.routes.js';
+import { SubdomainsService } from './subdomains/subdomains.service.js';
+import { subdomainsRoutes } from './subdomains/subdomains.routes.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -42,10 +44,8 @@ export function registerResources(app: TypedApp, { config, store, links }: Resou
     new DomainAvailabilityService(new DomainAvailabilityRepository(store.db), new RdapClient(config.rdap)),
     links,
   );
-  dnsRecordsRoutes(
-    app,
-    new DnsRecordsService(store, config),
-    links,
-  );
+  const dnsRecords = new DnsRecordsService(store, config);
+  dnsRecordsRoutes(app, dnsRecords, links);
   databasesRoutes(app, new DatabasesService(store), links);
+  subdomainsRoutes(app, new SubdomainsService(store, dnsRecords, config), links);
 }

@@ -16,6 +16,7 @@ import { requirable } from '../helpers/required.js';
 import { seedTenants } from '../helpers/tenants.js';
 import { loadDemoData } from '../../src/admin/demo.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
+import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
 import { nowIso } from '../../src/db/time.js';
 
 const VND = 'application/vnd.hostplane.v1+json';
@@ -46,6 +47,11 @@ const OPERATION_IDS = {
   'PATCH /databases/{id}': 'updateDatabase',
   'POST /databases/{id}/password': 'resetDatabasePassword',
   'DELETE /databases/{id}': 'deleteDatabase',
+  'GET /subdomains': 'listSubdomains',
+  'POST /subdomains': 'createSubdomain',
+  'GET /subdomains/{id}': 'getSubdomain',
+  'PATCH /subdomains/{id}': 'updateSubdomain',
+  'DELETE /subdomains/{id}': 'deleteSubdomain',
 };
 
 interface Operation {
@@ -204,12 +210,12 @@ describe('the OpenAPI document', () => {
 
   it('promises only what the server has: a tag per group with routes, the groups to come named as not available yet, and those answer 404', async () => {
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual([
-      'customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'databases',
+      'customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases',
     ]);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
-    expect(doc.info.description).toContain('Not available yet: subdomains, email-addresses;');
+    expect(doc.info.description).toContain('Not available yet: email-addresses;');
     const x = await seedTenants(t.admin);
-    for (const segment of ['subdomains', 'email-addresses']) {
+    for (const segment of ['email-addresses']) {
       expect(Object.keys(doc.paths).some((p) => p.startsWith(`/${segment}`)), segment).toBe(false);
       const r = await call(t.app, 'GET', `/${segment}`, { token: x.reseller.token });
       expect(r.status, segment).toBe(404);
@@ -275,6 +281,11 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     // when DEMO_MARIADB_URL is set. No worker runs here, so this server is never contacted.
     await new DatabaseServersRepository(t.store.db).add({
       name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
+    });
+    // The subdomain examples need a web server; no worker runs here, so it is never contacted.
+    await new WebServersRepository(t.store.db).add({
+      name: 'web1', caddy_admin: 'http://127.0.0.1:9', http_listen: '127.0.0.1:9', https_listen: null, addresses: '["192.0.2.10"]',
+      home_root: '/srv/www', state_dir: '/srv/www/.hostplane', php: '{}', is_default: 1, created_at: nowIso(),
     });
     const reseller = demo.customers.find((c) => c.role === 'reseller')!.token;
     const shop = demo.customers.find((c) => c.domain === 'shop-demo.example')!.token;
@@ -428,7 +439,7 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Not available yet: subdomains, email-addresses');
+    expect(text).toContain('Not available yet: email-addresses');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);
     const shown = [...dom.matchAll(/json-schema-2020-12__title">([^<]+)</g)].map((m) => m[1]);

@@ -32,8 +32,8 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
       expect(out).toContain(`"leaseMs":${engine === 'postgres' ? 30000 : 3000},"lock":${engine === 'postgres'}`);
       // No definition for it (buildJobs): the other process marks it failed, which shows it ran it.
       const t0 = Date.now();
-      const id = await enqueue({ jobType: 'subdomain', action: 'update' });
-      expect(await settled(id)).toMatchObject({ status: 'failed', error: 'no handler for subdomain update' });
+      const id = await enqueue({ jobType: 'email-address', action: 'update' });
+      expect(await settled(id)).toMatchObject({ status: 'failed', error: 'no handler for email-address update' });
       expect(Date.now() - t0).toBeLessThan(2_000);
       const leaseOwner = out.match(/"worker":"([^"]+)"/)?.[1];
       expect(leaseOwner).toContain(`:${child.pid}:`);

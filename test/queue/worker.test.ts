@@ -473,13 +473,13 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
   it('createTestApp(…, { worker: true }) runs jobs with the application job definitions (buildJobs)', async () => {
     const t = await createTestApp(engine, { JOB_POLL_MS: '50' }, { worker: true });
     try {
-      const { id } = await new QueueRepository(t.store.db).insert({ customerId: null, jobType: 'subdomain', action: 'update', objectId: '1' });
+      const { id } = await new QueueRepository(t.store.db).insert({ customerId: null, jobType: 'email-address', action: 'update', objectId: '1' });
       await notifyEnqueued(t.store);
       const r = await waitFor('app worker', async () => {
         const j = await t.store.db.selectFrom('queue_jobs').selectAll().where('id', '=', id).executeTakeFirst();
         return j?.status === 'failed' ? j : undefined;
       });
-      expect(r.error).toBe('no handler for subdomain update');
+      expect(r.error).toBe('no handler for email-address update');
       expect(t.worker).not.toBeNull();
     } finally {
       await t.close();

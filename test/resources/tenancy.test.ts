@@ -9,13 +9,16 @@ import { QueueRepository } from '../../src/queue/queue.repository.js';
 import { nowIso } from '../../src/db/time.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
+import { SubdomainsRepository } from '../../src/resources/subdomains/subdomains.repository.js';
 
 type Key = 'reseller' | 'end1' | 'end2' | 'solo';
-type Kind = 'customers' | 'domains' | 'packages' | 'plans' | 'queue-jobs' | 'databases';
-const KINDS: Kind[] = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'databases'];
-const WHAT: Record<Kind, string> = { customers: 'customer', domains: 'domain', packages: 'package', plans: 'plan', 'queue-jobs': 'queue-job', databases: 'database' };
+type Kind = 'customers' | 'domains' | 'packages' | 'plans' | 'queue-jobs' | 'databases' | 'subdomains';
+const KINDS: Kind[] = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'databases', 'subdomains'];
+const WHAT: Record<Kind, string> = {
+  customers: 'customer', domains: 'domain', packages: 'package', plans: 'plan', 'queue-jobs': 'queue-job', databases: 'database', subdomains: 'subdomain',
+};
 /** Kinds whose objects a customer may change with PATCH (the others are read-only: 405). */
-const WRITABLE = new Set<Kind>(['customers', 'domains', 'databases']);
+const WRITABLE = new Set<Kind>(['customers', 'domains', 'databases', 'subdomains']);
 
 // attacker → victim: customer ↔ customer, end customer → sibling, end customer → its reseller,
 // and the reseller → a customer that is not its own.
@@ -49,6 +52,8 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
       name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
     });
     const databases = new DatabasesRepository(t.store.db);
+    // Subdomain rows as POST /subdomains stores them; no worker runs, so no web server is contacted.
+    const subdomains = new SubdomainsRepository(t.store.db);
     for (const k of ['reseller', 'end1', 'end2', 'solo'] as Key[]) {
       const customerId = Number(tenant(k).customerId);
       pendingJob[k] = String((await jobs.insert({ customerId, jobType: 'dns-record', action: 'create', objectId: `${k}-rec` })).id);
@@ -61,9 +66,15 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
         plans: [tenant(k).planId],
         'queue-jobs': [pendingJob[k], done, failed],
         databases: [
-          String(await databases.insert({
+          String((await databases.insert({
             customer_id: customerId, package_id: Number(tenant(k).packageId), server_name: 'db1', db_type: 'mariadb', version: '10.11', name: `u_${k}_1`, description: '',
-          })),
+          })).id),
+        ],
+        subdomains: [
+          String((await subdomains.insert({
+            customer_id: customerId, package_id: Number(tenant(k).packageId), domain: tenant(k).domain, name: 'blog', description: '',
+            kind: 'redirect', webspace_path: null, php_version: null, webspace_https: 0, redirect_target: 'https://example.com/', redirect_dynamic: 0, redirect_https: 0,
+          })).id),
         ],
       };
     }
@@ -86,7 +97,9 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
         ? { data: { type: 'domain', id, attributes: { presence: { dns_update_lock: true, dns_migration_mode: { enabled: true } } } } }
         : kind === 'databases'
           ? { data: { type: 'database', id, attributes: { description: 'hijacked' } } }
-          : { data: { type: WHAT[kind], id, attributes: { name: 'hijacked' } } };
+          : kind === 'subdomains'
+            ? { data: { type: 'subdomain', id, attributes: { redirect: { target: 'https://hijacked.example/' } } } }
+            : { data: { type: WHAT[kind], id, attributes: { name: 'hijacked' } } };
 
   /** Every object of `victim` as its owner reads it. */
   const snapshot = async (victim: Key) => {
@@ -136,6 +149,10 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
           const d = await call(t.app, 'DELETE', url, { token: tenant(attacker).token });
           expect(d.json, `DELETE ${url}`).toEqual(notFound(url, kind));
         }
+        if (kind === 'subdomains') {
+          const d = await call(t.app, 'DELETE', url, { token: tenant(attacker).token });
+          expect(d.json, `DELETE ${url}`).toEqual(notFound(url, kind));
+        }
         checked++;
       }
     }
@@ -145,7 +162,7 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
   });
 
   it('an unknown id answers exactly like a foreign one (no existence leak)', async () => {
-    for (const [kind, unknown] of [['customers', '99999'], ['domains', 'nobody.example'], ['packages', '99999'], ['plans', '99999'], ['queue-jobs', '99999'], ['databases', '99999']] as [Kind, string][]) {
+    for (const [kind, unknown] of [['customers', '99999'], ['domains', 'nobody.example'], ['packages', '99999'], ['plans', '99999'], ['queue-jobs', '99999'], ['databases', '99999'], ['subdomains', '99999']] as [Kind, string][]) {
       const url = `/${kind}/${unknown}`;
       const r = await call(t.app, 'GET', url, { token: x.end1.token });
       expect(r.json).toEqual(notFound(url, kind));
@@ -174,6 +191,8 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
       `/packages?filter[owner_id]=${v.customerId}`,
       `/packages?filter[linux_user]=u_${victim}`,
       `/databases?filter[package_id]=${v.packageId}`,
+      `/subdomains?filter[package_id]=${v.packageId}`,
+      `/subdomains?filter[domain]=${v.domain}`,
       ...(visible(attacker, 'plans').has(v.planId) ? [] : [`/packages?filter[plan_id]=${v.planId}`]),
     ];
     for (const url of queries) {

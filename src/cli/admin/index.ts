@@ -14,10 +14,12 @@ import { domainCommand } from './domains.js';
 import { resellerCommand } from './reseller.js';
 import { databaseServerCommand } from './database-servers.js';
 import { databaseCommand } from './databases.js';
+import { webServerCommand } from './web-servers.js';
+import { subdomainCommand } from './subdomains.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -26,5 +28,7 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(domainCommand(io))
     .addCommand(resellerCommand(io))
     .addCommand(databaseServerCommand(io))
-    .addCommand(databaseCommand(io));
+    .addCommand(databaseCommand(io))
+    .addCommand(webServerCommand(io))
+    .addCommand(subdomainCommand(io));
 }

@@ -10,9 +10,10 @@ export function packageCommand(io: CliIo): Command {
     .requiredOption('--plan <id>', 'plan id', parseId)
     .requiredOption('--name <name>', 'package name')
     .option('--linux-user <user>', 'Linux user of the webspace [generated]')
-    .action((o: Json & { customer: number; plan: number; name: string; linuxUser?: string }) =>
+    .option('--web-server <name>', 'the web server of its sites [the default web server at its first subdomain]')
+    .action((o: Json & { customer: number; plan: number; name: string; linuxUser?: string; webServer?: string }) =>
       withStore(io, async ({ admin, out }) => {
-        const { packageId } = await admin.createPackage({ customerId: o.customer, planId: o.plan, name: o.name, linuxUser: o.linuxUser });
+        const { packageId } = await admin.createPackage({ customerId: o.customer, planId: o.plan, name: o.name, linuxUser: o.linuxUser, webServer: o.webServer });
         const p = packageView(await admin.package(packageId));
         printResult(out, o, p, `Created package ${p.id} (Linux user ${p.linux_user}).\n`);
       }),

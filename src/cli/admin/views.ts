@@ -67,6 +67,7 @@ export const packageView = (p: Row<'packages'>) => ({
   customer_id: String(p.customer_id),
   plan_id: String(p.plan_id),
   linux_user: p.linux_user,
+  web_server: p.web_server_name,
   created_at: p.created_at,
 });
 

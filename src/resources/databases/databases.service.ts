@@ -13,7 +13,7 @@ import type { Actor } from '../../auth/actor.js';
 import type { Store } from '../../db/index.js';
 import type { Database } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
-import { AppError, invalidField, notFound } from '../../errors.js';
+import { AppError, invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
 import { withJobs } from '../../queue/enqueue.js';
@@ -38,8 +38,6 @@ export interface DatabaseWithPassword {
   password: string;
 }
 
-/** 409 `limit_reached` (API-NOTES §3), the id every plan limit answers with. */
-export const limitReached = (detail: string): AppError => new AppError('limit_reached', detail);
 
 /** MySQL 8 allows user names of at most 32 characters (MariaDB more): names stay within both. */
 const NAME_MAX = 32;

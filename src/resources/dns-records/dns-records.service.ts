@@ -72,11 +72,11 @@ export class DnsRecordsService {
   }
 
   /**
-   * The presence domain a record is created in. Unknown or foreign → 404 (no existence leaks);
-   * a domain without presence, a subdomain of one of the caller's domains or a name that cannot
-   * be a domain → 422 on `domain`.
+   * The presence domain a record (or a subdomain, API-NOTES §10) is created in. Unknown or foreign
+   * → 404 (no existence leaks); a domain without presence, a subdomain of one of the caller's
+   * domains or a name that cannot be a domain → 422 on `domain`.
    */
-  private async zone(actor: Actor, input: string, name: string) {
+  async presenceZone(actor: Actor, input: string, name: string) {
     const ace = aceOf(input);
     const row = ace === null ? undefined : await this.repo.findDomain(actor, ace);
     if (row) {
@@ -102,7 +102,7 @@ export class DnsRecordsService {
     const checked = normaliseRecord(input, this.settings.dnsDefaultTtl);
     if ('problems' in checked) throw new AppErrors(checked.problems.map(fieldError));
     const { record } = checked;
-    const zone = await this.zone(actor, input.domain, input.name ?? '');
+    const zone = await this.presenceZone(actor, input.domain, input.name ?? '');
     try {
       checkFqdnLength(record.name.ace, zone.name);
     } catch (e) {

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Stops the local stack deploy/local/up.sh started in <dir> (issue 9 item 6), by PID:
+#
+#   deploy/local/down.sh <dir> [--purge]
+#
+# Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid) and
+# the PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid — gets
+# SIGTERM, then SIGKILL (with its child processes) after 10 s; only when it is alive and its
+# /proc/<pid>/cmdline looks like one of the stack's programs, so a process that reused a pid is
+# never touched. The pid files are removed; the rest of <dir> (the packages' files under www/)
+# stays unless --purge is given, which removes <dir>. Customer-writable trees (www/, web/tmp/) are
+# never searched for pid files. Exit 0 when everything named is stopped or nothing was running,
+# 1 when a process could not be stopped, 2 on a wrong call.
+#
+# Stop `npm start` (WEB_SERVER=<name>) first: its web worker starts PHP-FPM again on its next job.
+set -euo pipefail
+
+prog=down.sh
+usage() {
+  printf 'usage: %s <dir> [--purge]\n' "$0" >&2
+  exit 2
+}
+
+purge=
+dir_arg=
+for arg in "$@"; do
+  case $arg in
+    --purge) purge=1 ;;
+    -*) usage ;;
+    *) [[ -z $dir_arg ]] || usage; dir_arg=$arg ;;
+  esac
+done
+[[ -n $dir_arg ]] || usage
+
+if [[ ! -d $dir_arg ]]; then
+  printf '%s: %s does not exist: nothing to stop.\n' "$prog" "$dir_arg"
+  exit 0
+fi
+dir=$(cd -- "$dir_arg" && pwd -P)
+
+# What a pid file of the stack may name (later components add theirs here).
+PROGRAMS=(caddy php-fpm)
+
+# The process's state letter (R, S, Z, …), or nothing when there is no such process.
+state_of() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+  stat=${stat##*) }
+  printf '%s' "${stat%% *}"
+}
+
+# Whether <pid> is alive (a zombie is gone: it only waits for its parent).
+alive() {
+  local s
+  s=$(state_of "$1")
+  [[ -n $s && $s != Z && $s != X ]]
+}
+
+# Which of PROGRAMS <pid>'s command line is (argv[0]'s name, or php-fpm's title "php-fpm: master
+# process (…)"), or nothing.
+program_of() {
+  local argv0='' cmd p
+  IFS= read -r -d '' argv0 2>/dev/null <"/proc/$1/cmdline" || true
+  cmd=${argv0%% *}
+  cmd=${cmd##*/}
+  for p in "${PROGRAMS[@]}"; do
+    # php-fpm8.2, php-fpm: master process (…), caddy.
+    if [[ $cmd == "$p" || $cmd == "$p"[0-9]* || $cmd == "$p:"* ]]; then
+      printf '%s' "$p"
+      return 0
+    fi
+  done
+}
+
+# The pids whose parent is <pid>.
+children_of() {
+  local f stat rest ppid
+  for f in /proc/[0-9]*/stat; do
+    stat=$(cat "$f" 2>/dev/null) || continue
+    rest=${stat##*) }
+    read -r _ ppid _ <<<"$rest"
+    if [[ $ppid == "$1" ]]; then
+      f=${f#/proc/}
+      printf '%s\n' "${f%/stat}"
+    fi
+  done
+}
+
+failed=0
+stopped=0
+# Stops the process of one pid file; removes the file.
+stop_one() {
+  local file=$1 pid prog_name kids
+  pid=$(head -n 1 -- "$file" 2>/dev/null || true)
+  pid=${pid//[[:space:]]/}
+  if ! [[ $pid =~ ^[1-9][0-9]*$ ]] || ! alive "$pid"; then
+    rm -f -- "$file"
+    return 0
+  fi
+  prog_name=$(program_of "$pid")
+  if [[ -z $prog_name ]]; then
+    printf '%s: pid %s of %s is not %s any more (left alone).\n' "$prog" "$pid" "$file" "${PROGRAMS[*]}"
+    rm -f -- "$file"
+    return 0
+  fi
+  if ! kill -TERM "$pid" 2>/dev/null; then
+    printf '%s: could not signal %s (pid %s of %s): not ours to stop?\n' "$prog" "$prog_name" "$pid" "$file" >&2
+    failed=1
+    return 0
+  fi
+  for _ in $(seq 1 100); do
+    alive "$pid" || break
+    sleep 0.1
+  done
+  if alive "$pid"; then
+    # Killed masters leave their workers holding the sockets: they go too.
+    kids=$(children_of "$pid")
+    kill -KILL "$pid" 2>/dev/null || true
+    for k in $kids; do
+      if [[ -n $(program_of "$k") ]]; then kill -KILL "$k" 2>/dev/null || true; fi
+    done
+    for _ in $(seq 1 50); do
+      alive "$pid" || break
+      sleep 0.1
+    done
+  fi
+  if alive "$pid"; then
+    printf '%s: %s (pid %s of %s) does not stop.\n' "$prog" "$prog_name" "$pid" "$file" >&2
+    failed=1
+    return 0
+  fi
+  printf '%s: stopped %s (pid %s).\n' "$prog" "$prog_name" "$pid"
+  stopped=$((stopped + 1))
+  rm -f -- "$file"
+}
+
+shopt -s nullglob
+for file in "$dir"/*/*.pid "$dir"/web/php/*/*.pid; do
+  case $file in
+    "$dir"/www/*) continue ;;
+    *) if [[ -f $file ]]; then stop_one "$file"; fi ;;
+  esac
+done
+shopt -u nullglob
+
+((stopped)) || printf '%s: nothing was running in %s.\n' "$prog" "$dir"
+if ((failed)); then
+  exit 1
+fi
+
+if [[ -n $purge ]]; then
+  # Only a stack's directory: never a directory that was given by mistake.
+  if [[ ! -e $dir/stack.json && ! -d $dir/caddy ]]; then
+    printf '%s: %s does not look like a stack (no stack.json, no caddy/): not purged.\n' "$prog" "$dir" >&2
+    exit 1
+  fi
+  rm -rf -- "$dir"
+  printf '%s: removed %s.\n' "$prog" "$dir"
+fi

@@ -1,0 +1,55 @@
+// `hostplane admin web-server …`: the web servers subdomains are served by (operator data; issue 9
+// item 2; docs/decisions/0008-web-servers.md).
+import { Command } from 'commander';
+import { withStore, type CliIo } from '../context.js';
+import { WebServersService } from '../../admin/web-servers.service.js';
+import { leaf, printList, printResult, type Json } from './views.js';
+
+const COLUMNS = ['name', 'http_listen', 'https_listen', 'addresses', 'home_root', 'php', 'default'];
+const collect = (value: string, previous: string[]) => [...previous, value];
+const list = (value: string, previous: string[]) => [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
+
+export function webServerCommand(io: CliIo): Command {
+  const cmd = new Command('web-server').description('the web servers (Caddy and PHP-FPM) that serve subdomains');
+
+  leaf(cmd.command('add').description('register a web server; the first one is the default'))
+    .requiredOption('--name <name>', 'a short name, e.g. web1')
+    .requiredOption('--caddy-admin <url>', "Caddy's admin API as the web server's host reaches it, e.g. http://127.0.0.1:2019")
+    .requiredOption('--http-listen <host:port>', 'where Caddy serves plain HTTP, e.g. 0.0.0.0:80')
+    .option('--https-listen <host:port>', 'where Caddy serves HTTPS with on-demand certificates, e.g. 0.0.0.0:443')
+    .requiredOption('--address <ip[,ip]>', 'the IP address(es) DNS serves for the sites (A/AAAA); repeat or separate with commas', list, [])
+    .requiredOption('--home-root <dir>', 'the directory holding every package\'s home (<dir>/<linux user>)')
+    .option('--state-dir <dir>', "hostplane's own files on that host (PHP-FPM configs, sockets) [<home-root>/.hostplane]")
+    .option('--php <version=binary>', 'an installed PHP version and its php-fpm binary, e.g. 8.2=/usr/sbin/php-fpm8.2; repeat for several', collect, [])
+    .option('--default', 'make it the default (the first server is anyway)')
+    .action((o: Json & {
+      name: string; caddyAdmin: string; httpListen: string; httpsListen?: string; address: string[]; homeRoot: string; stateDir?: string; php: string[]; default?: boolean;
+    }) =>
+      withStore(io, async ({ store, out }) => {
+        const s = await new WebServersService(store.db).add({
+          name: o.name, caddyAdmin: o.caddyAdmin, httpListen: o.httpListen, httpsListen: o.httpsListen ?? null,
+          addresses: o.address, homeRoot: o.homeRoot, stateDir: o.stateDir, php: o.php, isDefault: o.default,
+        });
+        printResult(out, o, s, `Registered web server ${s.name} (HTTP on ${s.http_listen}${s.https_listen ? `, HTTPS on ${s.https_listen}` : ''}${s.default ? ', the default' : ''}).\n`);
+      }),
+    );
+
+  leaf(cmd.command('list').description('list the web servers')).action((o: Json) =>
+    withStore(io, async ({ store, out }) => {
+      const rows = (await new WebServersService(store.db).list()).map((s) => ({
+        ...s, addresses: s.addresses.join(','), php: Object.keys(s.php).join(',') || '-', https_listen: s.https_listen ?? '-',
+      }));
+      printList(out, o, o.json ? await new WebServersService(store.db).list() : rows, COLUMNS);
+    }),
+  );
+
+  leaf(cmd.command('set-default').description('make a web server the default: packages without one are placed there at their first subdomain'))
+    .argument('<name>', 'server name')
+    .action((name: string, o: Json) =>
+      withStore(io, async ({ store, out }) => {
+        const s = await new WebServersService(store.db).setDefault(name);
+        printResult(out, o, s, `${s.name} is now the default web server.\n`);
+      }),
+    );
+  return cmd;
+}

@@ -1,0 +1,143 @@
+// Caddy's admin API as the web worker uses it (issue 9 item 3; docs/decisions/0008-web-servers.md
+// "Caddy: the whole desired state, pushed and re-pushed"): read what Caddy runs, load the whole
+// desired config only when it differs (Caddy re-provisions everything on each change), and let a
+// burst of jobs share one load. A Caddy that restarted without its config reports something else
+// and is loaded again on the next call.
+//
+// node:http with a fresh connection per request: loading a config restarts Caddy's admin
+// endpoint, and a kept-alive connection to the old one would fail the next request.
+import http from 'node:http';
+
+export interface CaddyClientOptions {
+  /** Per admin request (default 30 000 ms: a load re-provisions every site). */
+  timeoutMs?: number;
+}
+
+/** Structural equality of parsed JSON; object keys in any order, arrays in order. */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => sameJson(v, bb[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = Object.keys(ao);
+  if (keys.length !== Object.keys(bo).length) return false;
+  return keys.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && sameJson(ao[k], bo[k]));
+}
+
+interface Waiter {
+  resolve: (loaded: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+export class CaddyClient {
+  private readonly base: URL;
+  private readonly timeoutMs: number;
+  /** The batch waiting for the running one to end: only its last desired config is applied. */
+  private pending: { body: string; waiters: Waiter[] } | null = null;
+  private running = false;
+
+  /** `new CaddyClient('http://127.0.0.1:2019')`. */
+  constructor(adminUrl: string, opts: CaddyClientOptions = {}) {
+    this.base = new URL(adminUrl);
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  /** GET /config/ (null config → null). */
+  async current(): Promise<unknown> {
+    const { status, body } = await this.request('GET', '/config/');
+    if (status !== 200) throw new Error(`Caddy at ${this.base.origin} answered GET /config/ with ${status}: ${caddyMessage(body)}`);
+    try {
+      return JSON.parse(body);
+    } catch {
+      throw new Error(`Caddy at ${this.base.origin} answered GET /config/ with something that is not JSON: ${body.slice(0, 200)}`);
+    }
+  }
+
+  /**
+   * Makes Caddy's config `desired`: GET /config/, POST /load only when different (deep compare,
+   * order-insensitive for object keys). Concurrent calls coalesce: while a load runs, later
+   * calls wait and only the LAST desired config is loaded afterwards (one load for a burst).
+   * Returns true when it loaded. Throws a clear Error (status + Caddy's message) when Caddy refuses.
+   * Every caller of a batch gets that batch's outcome (its error too).
+   */
+  ensure(desired: object): Promise<boolean> {
+    // Serialized now: a caller changing its object afterwards changes nothing here.
+    const body = JSON.stringify(desired);
+    return new Promise<boolean>((resolve, reject) => {
+      if (this.pending) this.pending.body = body;
+      else this.pending = { body, waiters: [] };
+      this.pending.waiters.push({ resolve, reject });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.pending) {
+        const batch = this.pending;
+        this.pending = null;
+        try {
+          const loaded = await this.apply(batch.body);
+          for (const w of batch.waiters) w.resolve(loaded);
+        } catch (err) {
+          for (const w of batch.waiters) w.reject(err);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async apply(body: string): Promise<boolean> {
+    if (sameJson(await this.current(), JSON.parse(body))) return false;
+    const res = await this.request('POST', '/load', body);
+    if (res.status < 200 || res.status > 299) {
+      throw new Error(`Caddy at ${this.base.origin} refused the configuration (HTTP ${res.status}): ${caddyMessage(res.body)}`);
+    }
+    return true;
+  }
+
+  private request(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; body: string }> {
+    const what = `${method} ${this.base.origin}${path}`;
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          protocol: this.base.protocol,
+          hostname: this.base.hostname.replace(/^\[|\]$/g, ''),
+          port: this.base.port || 80,
+          path,
+          method,
+          agent: false,
+          headers: body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+          timeout: this.timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', (err) => reject(new Error(`Caddy admin API: ${what} failed: ${err.message}`)));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
+      req.on('error', (err) => reject(new Error(`Caddy admin API: ${what} failed: ${err.message}`)));
+      req.end(body);
+    });
+  }
+}
+
+/** Caddy's `{"error":"…"}`, or the body as it came. */
+function caddyMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown };
+    if (typeof parsed?.error === 'string') return parsed.error;
+  } catch {
+    // not JSON: the text itself
+  }
+  return body.trim().slice(0, 2000) || '(no message)';
+}

@@ -1,0 +1,66 @@
+// The web backend as job runs see it (DESIGN "The real components"; API-NOTES §10; issue 9 item 3;
+// docs/decisions/0008-web-servers.md): Caddy through its admin API (the whole desired config,
+// loaded only when it differs, bursts coalesced), PHP-FPM pools per (Linux user, version), the
+// webspace directories, and the probe that tells whether the web server answers a host as
+// configured. One Caddy client and one PHP-FPM supervisor per web server, made on first use.
+import { caddyConfig } from './caddy-config.js';
+import { CaddyClient } from './caddy-client.js';
+import { PhpFpmSupervisor } from './php-fpm.js';
+import { probeSite, type ProbeAnswer } from './probe.js';
+import type { SiteSpec, WebServerConn } from './sites.js';
+import { ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
+
+export interface WebDriverOptions {
+  /** The on-demand TLS question (`GET <askUrl>?domain=<host>` → 200 for our hosts); null: no check. */
+  askUrl: string | null;
+  /** Certificates for on-demand TLS: Let's Encrypt & co. (`acme`) or Caddy's own CA (`internal`, tests). */
+  tls: 'acme' | 'internal';
+  log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
+}
+
+export interface WebDriver {
+  /** Makes the web server serve exactly `sites` (its whole desired state); true when a new config was loaded. */
+  apply(server: WebServerConn, sites: SiteSpec[]): Promise<boolean>;
+  /** The socket of the pool of (Linux user, PHP version), started or reloaded when needed. */
+  ensurePool(server: WebServerConn, linuxUser: string, version: string): Promise<string>;
+  /** Where that pool's socket is (whether or not it runs yet). */
+  poolSocket(server: WebServerConn, linuxUser: string, version: string): string;
+  /** The webspace directory inside the home, created when missing; WebspaceEscapeError when it leads outside. */
+  ensureDir(server: WebServerConn, linuxUser: string, path: string): Promise<string>;
+  /** What the web server answers for `host` + `path` (plain HTTP, or HTTPS). */
+  probe(server: WebServerConn, host: string, path?: string, https?: boolean): Promise<ProbeAnswer>;
+  /** A marker file in a webspace directory for the probe: its URL path; and its removal. */
+  writeMarker(dir: string, token: string): Promise<string>;
+  removeMarker(dir: string, token: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `const web = caddyWebDriver({ askUrl, tls: 'acme' })` … `await web.close()`. */
+export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
+  const clients = new Map<string, CaddyClient>();
+  const supervisors = new Map<string, PhpFpmSupervisor>();
+  const caddy = (s: WebServerConn) => {
+    let c = clients.get(s.caddyAdmin);
+    if (!c) clients.set(s.caddyAdmin, (c = new CaddyClient(s.caddyAdmin)));
+    return c;
+  };
+  const php = (s: WebServerConn) => {
+    let p = supervisors.get(s.stateDir);
+    if (!p) supervisors.set(s.stateDir, (p = new PhpFpmSupervisor(s, { log: opts.log })));
+    return p;
+  };
+  return {
+    apply: (server, sites) => caddy(server).ensure(caddyConfig(server, sites, { askUrl: opts.askUrl, tls: opts.tls })),
+    ensurePool: (server, user, version) => php(server).ensurePool(user, version),
+    poolSocket: (server, user, version) => php(server).socketPath(version, user),
+    ensureDir: (server, user, path) => ensureWebspaceDir(server, user, path),
+    probe: (server, host, path = '/', https = false) => probeSite(server, host, path, { https }),
+    writeMarker,
+    removeMarker,
+    // Caddy and the PHP-FPM masters run on: they serve the sites whether a worker runs or not.
+    close: async () => {
+      clients.clear();
+      supervisors.clear();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+// All SQL of the registry of web servers (operator data, issue 9 item 2;
+// docs/decisions/0008-web-servers.md), and the conversion of a row to what the web driver needs.
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { WebServerConn } from './sites.js';
+
+export type WebServerRow = Selectable<Database['web_servers']>;
+export type NewWebServerRow = Insertable<Database['web_servers']>;
+
+/** A registered web server as the driver needs it: `caddy.ensure(webServerConn(row), …)`. */
+export const webServerConn = (row: WebServerRow): WebServerConn => ({
+  name: row.name,
+  caddyAdmin: row.caddy_admin,
+  httpListen: row.http_listen,
+  httpsListen: row.https_listen,
+  homeRoot: row.home_root,
+  stateDir: row.state_dir,
+  php: JSON.parse(row.php) as Record<string, string>,
+});
+
+export class WebServersRepository {
+  constructor(readonly db: Kysely<Database>) {}
+
+  async add(v: NewWebServerRow): Promise<WebServerRow> {
+    return this.db.insertInto('web_servers').values(v).returningAll().executeTakeFirstOrThrow();
+  }
+
+  list(): Promise<WebServerRow[]> {
+    return this.db.selectFrom('web_servers').selectAll().orderBy('name').execute();
+  }
+
+  byName(name: string): Promise<WebServerRow | undefined> {
+    return this.db.selectFrom('web_servers').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  defaultServer(): Promise<WebServerRow | undefined> {
+    return this.db.selectFrom('web_servers').selectAll().where('is_default', '=', 1).executeTakeFirst();
+  }
+
+  /** Makes `name` the default (the old one cleared first: the partial unique index allows one). In the caller's transaction. */
+  async setDefault(name: string): Promise<void> {
+    await this.db.updateTable('web_servers').set({ is_default: 0 }).where('is_default', '=', 1).where('name', '!=', name).execute();
+    await this.db.updateTable('web_servers').set({ is_default: 1 }).where('name', '=', name).execute();
+  }
+}

@@ -1,0 +1,401 @@
+// The local stack (issue 9 item 6; docs/decisions/0008-web-servers.md): deploy/local/up.sh run as an
+// operator runs it — private Caddy under a temp dir on three consecutive loopback ports, the web
+// server registered through the admin CLI in a fresh store of each engine, stack.json, the
+// printout — then refusals (a running stack in the dir, a port in use, no DATABASE_URL, a store
+// nobody migrated, the name registered for another stack: the Caddy it started does not stay),
+// deploy/local/down.sh stopping Caddy and the PHP-FPM master hostplane started by their pids and
+// keeping the customers' files, and up.sh again on the same dir and store. Needs caddy, bash, jq,
+// curl and a /usr/sbin/php-fpm<version>; skipped without, failed under CI_REQUIRE_ALL=1.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EnvSchema } from '../../src/config.js';
+import { PhpFpmSupervisor } from '../../src/provisioning/web/php-fpm.js';
+import type { WebServerConn } from '../../src/provisioning/web/sites.js';
+import { ENGINES } from '../helpers/app.js';
+import { freePort, newDatabase, runCli, type CliRun, type TestDb } from '../helpers/cli.js';
+import { requirable } from '../helpers/required.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const UP = path.join(ROOT, 'deploy/local/up.sh');
+const DOWN = path.join(ROOT, 'deploy/local/down.sh');
+const STEP_MS = 60_000;
+
+/** The installed PHP-FPM binaries up.sh registers: { '8.2': '/usr/sbin/php-fpm8.2' }. */
+const PHP: Record<string, string> = Object.fromEntries(
+  (existsSync('/usr/sbin') ? readdirSync('/usr/sbin') : [])
+    .map((f) => /^php-fpm(\d+\.\d+)$/.exec(f))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => [m[1], `/usr/sbin/${m[0]}`]),
+);
+
+function missing(): string | null {
+  const absent = ['caddy', 'bash', 'jq', 'curl', 'setsid'].filter((bin) => spawnSync('bash', ['-c', `command -v ${bin}`]).status !== 0);
+  if (absent.length) return `${absent.join(', ')} not installed`;
+  if (!Object.keys(PHP).length) return 'no /usr/sbin/php-fpm<version> installed (Debian package php8.2-fpm)';
+  return null;
+}
+const describeStack = requirable(missing());
+
+/** The environment an operator's shell gives the scripts: none of hostplane's settings but `env`. */
+function scriptEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of [...Object.keys(EnvSchema.properties), 'HOSTPLANE', 'STACK_WEB_NAME']) delete clean[key];
+  return { ...clean, ...env };
+}
+
+/** Runs a script of deploy/local to its end: exit code and output. */
+function script(file: string, args: string[], env: Record<string, string>): Promise<CliRun> {
+  const child = spawn(file, args, { cwd: ROOT, env: scriptEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** A port-base whose next two ports were free a moment ago too. */
+async function freeBase(): Promise<number> {
+  for (;;) {
+    const base = await freePort();
+    if (base + 2 <= 65535 && (await canListen(base + 1)) && (await canListen(base + 2))) return base;
+  }
+}
+
+/** up.sh on a fresh port-base; a port another process took meanwhile gets new ones, as the caddy helper does. */
+async function upOnFreePorts(dir: string, env: Record<string, string>): Promise<{ run: CliRun; base: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const base = await freeBase();
+    const run = await script(UP, [dir, String(base)], env);
+    if (run.code !== 0 && attempt < 5 && /is in use|address already in use/i.test(run.stderr)) continue;
+    return { run, base };
+  }
+}
+
+/** Whether `pid` is a live process (a zombie is not: it has ended, only nobody has reaped it yet). */
+async function alive(pid: number): Promise<boolean> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return false;
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state !== 'Z' && state !== 'X';
+}
+
+async function argv0(pid: number): Promise<string> {
+  return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0];
+}
+
+/** GET <admin>/config/ → status and parsed body; rejects when nothing answers. */
+async function caddyConfig(admin: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${admin}/config/`, { signal: AbortSignal.timeout(5_000) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function listServers(url: string): Promise<unknown> {
+  const r = await runCli(['admin', 'web-server', 'list', '--json'], { DATABASE_URL: url });
+  expect(r).toMatchObject({ code: 0, stderr: '' });
+  return JSON.parse(r.stdout);
+}
+
+const tempRoots: string[] = [];
+async function tempRoot(): Promise<string> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-stack-'));
+  tempRoots.push(root);
+  return root;
+}
+
+/** Every stack dir a test made: down.sh runs on each in afterAll, should a test have failed half-way. */
+const stackDirs: string[] = [];
+afterAll(async () => {
+  for (const dir of stackDirs) await script(DOWN, [dir], {}).catch(() => undefined);
+  for (const root of tempRoots) await fs.rm(root, { recursive: true, force: true });
+}, STEP_MS);
+
+describeStack('deploy/local/up.sh and down.sh: refusals that need no store', () => {
+  it('without DATABASE_URL: exit 1 with what to set, nothing started', async () => {
+    const dir = path.join(await tempRoot(), 'stack');
+    stackDirs.push(dir);
+    const run = await script(UP, [dir, String(await freeBase())], {});
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'up.sh: DATABASE_URL is not set: name the store to register the stack in, e.g. DATABASE_URL=/tmp/hostplane.db (migrated with `hostplane migrate`).\n',
+    });
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('a wrong call: exit 2 with the usage', async () => {
+    expect(await script(UP, ['only-a-dir'], { DATABASE_URL: '/nonexistent.db' })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `usage: DATABASE_URL=<store> ${UP} <dir> <port-base>\n`,
+    });
+    const bad = await script(UP, ['/tmp/x', '65534'], { DATABASE_URL: '/nonexistent.db' });
+    expect(bad).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: "up.sh: port-base must be a port number from 1 to 65533 (the stack uses it and the next two); got '65534'.\n",
+    });
+    expect(await script(DOWN, [], {})).toEqual({ code: 2, stdout: '', stderr: `usage: ${DOWN} <dir> [--purge]\n` });
+  });
+
+  it('down.sh on a dir that holds no stack: exit 0, nothing to stop', async () => {
+    const root = await tempRoot();
+    expect(await script(DOWN, [path.join(root, 'none')], {})).toEqual({
+      code: 0,
+      stdout: `down.sh: ${path.join(root, 'none')} does not exist: nothing to stop.\n`,
+      stderr: '',
+    });
+    expect(await script(DOWN, [root], {})).toEqual({ code: 0, stdout: `down.sh: nothing was running in ${await fs.realpath(root)}.\n`, stderr: '' });
+  });
+
+  it('a store nobody migrated: exit 1 saying so, and the Caddy it started is stopped again', async () => {
+    const db = await newDatabase('sqlite');
+    try {
+      const dir = path.join(await tempRoot(), 'stack');
+      stackDirs.push(dir);
+      const { run, base } = await upOnFreePorts(dir, { DATABASE_URL: db.url });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toContain('(is the database migrated? run `hostplane migrate`)');
+      expect(run.stderr).toContain('up.sh: could not read the web servers of DATABASE_URL');
+      expect(run.stderr).toMatch(/up\.sh: stopped the Caddy it had started\.\n$/);
+      expect(existsSync(path.join(dir, 'caddy/caddy.pid'))).toBe(false);
+      expect(existsSync(path.join(dir, 'stack.json'))).toBe(false);
+      await expect(caddyConfig(`http://127.0.0.1:${base}`)).rejects.toThrow();
+    } finally {
+      await db.drop();
+    }
+  }, STEP_MS);
+});
+
+describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh store', () => {
+  describe.each(ENGINES)('%s', (engine) => {
+    let db: TestDb;
+    let root: string;
+    let dir: string;
+    let base: number;
+    let admin: string;
+    let caddyPid: number;
+    let phpPid: number;
+    const supervisors: PhpFpmSupervisor[] = [];
+
+    const expectedServer = () => ({
+      id: expect.stringMatching(/^[1-9][0-9]*$/),
+      name: 'local',
+      caddy_admin: admin,
+      http_listen: `127.0.0.1:${base + 1}`,
+      https_listen: `127.0.0.1:${base + 2}`,
+      addresses: ['127.0.0.1'],
+      home_root: path.join(dir, 'www'),
+      state_dir: path.join(dir, 'web'),
+      php: PHP,
+      default: true,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
+    });
+
+    beforeAll(async () => {
+      db = await newDatabase(engine);
+      expect((await runCli(['migrate'], { DATABASE_URL: db.url })).code).toBe(0);
+      root = await tempRoot();
+      // The resolved path: what up.sh writes (no symlinks in it, as in /tmp on macOS).
+      dir = path.join(await fs.realpath(root), 'stack');
+      stackDirs.push(dir);
+    }, STEP_MS);
+
+    afterAll(async () => {
+      await script(DOWN, [dir], {}).catch(() => undefined);
+      for (const s of supervisors) await s.stopAll();
+      await db?.drop();
+    }, STEP_MS);
+
+    it('a port of the range in use: exit 1 naming it, nothing started or registered', async () => {
+      const taken = net.createServer();
+      let port = 0;
+      for (;;) {
+        const b = await freeBase();
+        const ok = await new Promise<boolean>((resolve) => {
+          taken.once('error', () => resolve(false));
+          taken.listen(b + 1, '127.0.0.1', () => resolve(true));
+        });
+        if (ok) {
+          port = b + 1;
+          break;
+        }
+      }
+      try {
+        const run = await script(UP, [dir, String(port - 1)], { DATABASE_URL: db.url });
+        expect(run).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `up.sh: port ${port} on 127.0.0.1 is in use; the stack needs ${port - 1}, ${port} and ${port + 1}: pick another port-base.\n`,
+        });
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+      expect(existsSync(dir)).toBe(false);
+      expect(await listServers(db.url)).toEqual([]);
+    });
+
+    it('up.sh starts Caddy, registers web server "local", writes stack.json and says how to use it', async () => {
+      const up = await upOnFreePorts(dir, { DATABASE_URL: db.url });
+      base = up.base;
+      admin = `http://127.0.0.1:${base}`;
+      expect(up.run.stderr).toBe('');
+      expect(up.run.code).toBe(0);
+
+      expect(JSON.parse(await fs.readFile(path.join(dir, 'stack.json'), 'utf8'))).toEqual({
+        web: {
+          name: 'local',
+          http: `127.0.0.1:${base + 1}`,
+          https: `127.0.0.1:${base + 2}`,
+          caddy_admin: admin,
+          home_root: path.join(dir, 'www'),
+        },
+      });
+      expect(await listServers(db.url)).toEqual([expectedServer()]);
+
+      // Caddy runs from the pid file, answers on its admin port with only the admin config.
+      caddyPid = Number.parseInt(await fs.readFile(path.join(dir, 'caddy/caddy.pid'), 'utf8'), 10);
+      expect(await alive(caddyPid)).toBe(true);
+      expect(path.basename(await argv0(caddyPid))).toBe('caddy');
+      expect(await caddyConfig(admin)).toEqual({ status: 200, body: { admin: { listen: `127.0.0.1:${base}` } } });
+      // Its autosave stays in the stack's dir (XDG_CONFIG_HOME), not the user's home.
+      expect(existsSync(path.join(dir, 'caddy/config/caddy/autosave.json'))).toBe(true);
+
+      const out = up.run.stdout;
+      expect(out).toMatch(new RegExp(`^hostplane local stack in ${dir}; registered web server "local" in this store\\.\n`));
+      expect(out).toContain(`Caddy    admin ${admin}, HTTP 127.0.0.1:${base + 1}, HTTPS 127.0.0.1:${base + 2} (pid ${caddyPid}, log ${dir}/caddy/caddy.log)`);
+      for (const [v, bin] of Object.entries(PHP)) expect(out).toContain(`${v} (${bin})`);
+      expect(out).toContain(`starts one master per version on demand, under ${dir}/web/php`);
+      // The command line pastes as is: its DATABASE_URL is the store's, quoted for the shell.
+      const quoted = /\n {2}WEB_SERVER=local WEB_TLS_ISSUER=internal DATABASE_URL=(\S+) npm start\n/.exec(out)?.[1];
+      expect(spawnSync('bash', ['-c', `printf %s ${quoted}`], { encoding: 'utf8' }).stdout).toBe(db.url);
+      expect(out).toContain(`curl -s -H 'Host: <fqdn>' http://127.0.0.1:${base + 1}/`);
+      expect(out).toContain(`${DOWN} ${dir}\n`);
+    }, STEP_MS);
+
+    it('a second up.sh on the running stack: exit 1, the running one untouched', async () => {
+      const again = await script(UP, [dir, String(base)], { DATABASE_URL: db.url });
+      expect(again).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `up.sh: ${dir} already has a running stack (caddy pid ${caddyPid}); stop it first with ${DOWN} ${dir}\n`,
+      });
+      expect(await fs.readFile(path.join(dir, 'caddy/caddy.pid'), 'utf8')).toBe(`${caddyPid}\n`);
+      expect(await alive(caddyPid)).toBe(true);
+      expect((await caddyConfig(admin)).status).toBe(200);
+    });
+
+    it('down.sh stops Caddy and the PHP-FPM master hostplane started, by pid; pid files go, customer files stay', async () => {
+      // A PHP pool as the web worker of "local" makes one: its master's pid file is under <dir>/web.
+      const [registered] = (await listServers(db.url)) as Array<{ php: Record<string, string>; state_dir: string; home_root: string }>;
+      const server: WebServerConn = {
+        name: 'local',
+        caddyAdmin: admin,
+        httpListen: `127.0.0.1:${base + 1}`,
+        httpsListen: `127.0.0.1:${base + 2}`,
+        homeRoot: registered.home_root,
+        stateDir: registered.state_dir,
+        php: registered.php,
+      };
+      const supervisor = new PhpFpmSupervisor(server);
+      supervisors.push(supervisor);
+      const version = Object.keys(PHP).sort()[0];
+      await supervisor.ensurePool('hp_stack', version);
+      const phpPidFile = path.join(dir, 'web/php', version, 'php-fpm.pid');
+      phpPid = Number.parseInt(await fs.readFile(phpPidFile, 'utf8'), 10);
+      expect(await alive(phpPid)).toBe(true);
+      await fs.mkdir(path.join(dir, 'www/hp_stack'), { recursive: true });
+      await fs.writeFile(path.join(dir, 'www/hp_stack/index.html'), 'customer file');
+
+      const down = await script(DOWN, [dir], {});
+      expect(down.stderr).toBe('');
+      expect(down.code).toBe(0);
+      expect(down.stdout.split('\n').sort()).toEqual(['', `down.sh: stopped caddy (pid ${caddyPid}).`, `down.sh: stopped php-fpm (pid ${phpPid}).`]);
+      expect(await alive(caddyPid)).toBe(false);
+      expect(await alive(phpPid)).toBe(false);
+      expect(existsSync(path.join(dir, 'caddy/caddy.pid'))).toBe(false);
+      expect(existsSync(phpPidFile)).toBe(false);
+      await expect(caddyConfig(admin)).rejects.toThrow();
+      expect(await fs.readFile(path.join(dir, 'www/hp_stack/index.html'), 'utf8')).toBe('customer file');
+      expect(existsSync(path.join(dir, 'stack.json'))).toBe(true);
+
+      expect(await script(DOWN, [dir], {})).toEqual({ code: 0, stdout: `down.sh: nothing was running in ${dir}.\n`, stderr: '' });
+    }, STEP_MS);
+
+    it('a pid file naming a process that is not the stack\'s: left alone, the file removed', async () => {
+      // As when the pid was reused after a crash: alive, and neither caddy nor php-fpm.
+      const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+      try {
+        await fs.writeFile(path.join(dir, 'caddy/caddy.pid'), `${other.pid}\n`);
+        expect(await script(DOWN, [dir], {})).toEqual({
+          code: 0,
+          stdout: `down.sh: pid ${other.pid} of ${dir}/caddy/caddy.pid is not caddy php-fpm any more (left alone).\ndown.sh: nothing was running in ${dir}.\n`,
+          stderr: '',
+        });
+        expect(existsSync(path.join(dir, 'caddy/caddy.pid'))).toBe(false);
+        expect(await alive(other.pid!)).toBe(true);
+      } finally {
+        other.kill('SIGKILL');
+      }
+    });
+
+    it('up.sh again on the same dir and store: the server is not added again; then down.sh', async () => {
+      const again = await script(UP, [dir, String(base)], { DATABASE_URL: db.url });
+      expect(again.stderr).toBe('');
+      expect(again.code).toBe(0);
+      expect(again.stdout).toMatch(new RegExp(`^hostplane local stack in ${dir}; web server "local" was registered in this store already: not added again\\.\n`));
+      const servers = (await listServers(db.url)) as unknown[];
+      expect(servers).toEqual([expectedServer()]);
+      const pid = Number.parseInt(await fs.readFile(path.join(dir, 'caddy/caddy.pid'), 'utf8'), 10);
+      expect(pid).not.toBe(caddyPid);
+      expect(await alive(pid)).toBe(true);
+      expect(await caddyConfig(admin)).toEqual({ status: 200, body: { admin: { listen: `127.0.0.1:${base}` } } });
+      expect(await fs.readFile(path.join(dir, 'www/hp_stack/index.html'), 'utf8')).toBe('customer file');
+
+      expect(await script(DOWN, [dir], {})).toEqual({ code: 0, stdout: `down.sh: stopped caddy (pid ${pid}).\n`, stderr: '' });
+      expect(await alive(pid)).toBe(false);
+    }, STEP_MS);
+
+    it('the name registered for another stack: exit 1 saying which, the Caddy it started is stopped again', async () => {
+      const other = path.join(await fs.realpath(root), 'other');
+      stackDirs.push(other);
+      const { run, base: otherBase } = await upOnFreePorts(other, { DATABASE_URL: db.url });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `up.sh: web server "local" is registered in this store already, but for another stack (caddy admin ${admin}, HTTP 127.0.0.1:${base + 1}, ` +
+          `HTTPS 127.0.0.1:${base + 2}, home root ${dir}/www, state dir ${dir}/web); use the same <dir> and port-base, or another name: ` +
+          `STACK_WEB_NAME=<name> ${UP} ...\nup.sh: stopped the Caddy it had started.\n`,
+      );
+      expect(existsSync(path.join(other, 'caddy/caddy.pid'))).toBe(false);
+      await expect(caddyConfig(`http://127.0.0.1:${otherBase}`)).rejects.toThrow();
+      expect(await listServers(db.url)).toEqual([expectedServer()]);
+    }, STEP_MS);
+
+    it('down.sh --purge removes the stack\'s dir', async () => {
+      expect(await script(DOWN, [dir, '--purge'], {})).toEqual({
+        code: 0,
+        stdout: `down.sh: nothing was running in ${dir}.\ndown.sh: removed ${dir}.\n`,
+        stderr: '',
+      });
+      expect(existsSync(dir)).toBe(false);
+    });
+  });
+});
