@@ -184,6 +184,8 @@ export interface SubdomainsTable {
   webspace_path: string | null;
   php_version: string | null;
   webspace_https: Bool;
+  /** The webspace directory as its job checked it (realpath inside the home); only this is served. */
+  webspace_root: string | null;
   redirect_target: string | null; // null on a redirect: uninitialized
   redirect_dynamic: Bool;
   redirect_https: Bool;

@@ -7,85 +7,19 @@
 // keeping the customers' files, and up.sh again on the same dir and store. Needs caddy, bash, jq,
 // curl and a /usr/sbin/php-fpm<version>; skipped without, failed under CI_REQUIRE_ALL=1.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EnvSchema } from '../../src/config.js';
 import { PhpFpmSupervisor } from '../../src/provisioning/web/php-fpm.js';
 import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { ENGINES } from '../helpers/app.js';
-import { freePort, newDatabase, runCli, type CliRun, type TestDb } from '../helpers/cli.js';
-import { requirable } from '../helpers/required.js';
+import { newDatabase, runCli, type TestDb } from '../helpers/cli.js';
+import { DOWN, PHP, UP, describeStack, freeBase, script, upOnFreePorts } from '../helpers/stack.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const UP = path.join(ROOT, 'deploy/local/up.sh');
-const DOWN = path.join(ROOT, 'deploy/local/down.sh');
 const STEP_MS = 60_000;
-
-/** The installed PHP-FPM binaries up.sh registers: { '8.2': '/usr/sbin/php-fpm8.2' }. */
-const PHP: Record<string, string> = Object.fromEntries(
-  (existsSync('/usr/sbin') ? readdirSync('/usr/sbin') : [])
-    .map((f) => /^php-fpm(\d+\.\d+)$/.exec(f))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => [m[1], `/usr/sbin/${m[0]}`]),
-);
-
-function missing(): string | null {
-  const absent = ['caddy', 'bash', 'jq', 'curl', 'setsid'].filter((bin) => spawnSync('bash', ['-c', `command -v ${bin}`]).status !== 0);
-  if (absent.length) return `${absent.join(', ')} not installed`;
-  if (!Object.keys(PHP).length) return 'no /usr/sbin/php-fpm<version> installed (Debian package php8.2-fpm)';
-  return null;
-}
-const describeStack = requirable(missing());
-
-/** The environment an operator's shell gives the scripts: none of hostplane's settings but `env`. */
-function scriptEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of [...Object.keys(EnvSchema.properties), 'HOSTPLANE', 'STACK_WEB_NAME']) delete clean[key];
-  return { ...clean, ...env };
-}
-
-/** Runs a script of deploy/local to its end: exit code and output. */
-function script(file: string, args: string[], env: Record<string, string>): Promise<CliRun> {
-  const child = spawn(file, args, { cwd: ROOT, env: scriptEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** A port-base whose next two ports were free a moment ago too. */
-async function freeBase(): Promise<number> {
-  for (;;) {
-    const base = await freePort();
-    if (base + 2 <= 65535 && (await canListen(base + 1)) && (await canListen(base + 2))) return base;
-  }
-}
-
-/** up.sh on a fresh port-base; a port another process took meanwhile gets new ones, as the caddy helper does. */
-async function upOnFreePorts(dir: string, env: Record<string, string>): Promise<{ run: CliRun; base: number }> {
-  for (let attempt = 1; ; attempt++) {
-    const base = await freeBase();
-    const run = await script(UP, [dir, String(base)], env);
-    if (run.code !== 0 && attempt < 5 && /is in use|address already in use/i.test(run.stderr)) continue;
-    return { run, base };
-  }
-}
 
 /** Whether `pid` is a live process (a zombie is not: it has ended, only nobody has reaped it yet). */
 async function alive(pid: number): Promise<boolean> {

@@ -16,6 +16,7 @@ import { Worker, workerSettings } from '../../src/queue/worker.js';
 import { buildJobs } from '../../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../../src/provisioning/drivers.js';
 import { DnsServer } from '../../src/provisioning/dns/server.js';
+import { startWebReconciler } from '../../src/resources/subdomains/subdomains.reconcile.js';
 
 export type EngineName = 'sqlite' | 'postgres';
 export const ENGINES: EngineName[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -98,7 +99,7 @@ export interface TestApp {
 export async function createTestApp(
   engine: EngineName,
   env: Record<string, string> = {},
-  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore; worker?: boolean; dns?: boolean } = {},
+  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore; worker?: boolean; dns?: boolean; reconcileMs?: number } = {},
 ): Promise<TestApp> {
   const config = testConfig(env);
   const ts = opts.store ?? (await freshStore(engine));
@@ -113,6 +114,10 @@ export async function createTestApp(
     ? new Worker({ store: ts.store, jobs: buildJobs(), drivers, log: app.log, ...workerSettings(config) })
     : null;
   await worker?.start();
+  // As under `serve` with WEB_SERVER: the web server is held to its desired state between jobs.
+  const stopReconciler = worker && config.webServer
+    ? startWebReconciler({ store: ts.store, web: drivers.web, name: config.webServer, log: app.log, everyMs: opts.reconcileMs })
+    : null;
   return {
     app,
     store: ts.store,
@@ -123,6 +128,7 @@ export async function createTestApp(
     dns,
     drivers,
     async close() {
+      await stopReconciler?.();
       await worker?.stop();
       await dns?.stop();
       await closeDrivers(drivers);

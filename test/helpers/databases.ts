@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import mysql from 'mysql2/promise';
 import { call, createTestApp, freshStore, processUrl, type EngineName, type TestApp } from './app.js';
 import { seedTenants, type Tenants } from './tenants.js';
-import { pollUntil } from './wait.js';
+import { jobDone } from './jobs.js';
 import { MARIADB_URL, testServer, useTestNames, withAdmin } from './mariadb.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { nowIso } from '../../src/db/time.js';
@@ -82,18 +82,6 @@ export function useDatabasesSuite(engine: EngineName, { worker = true } = {}): D
 /** POST /databases as `token`. */
 export const postDatabase = (t: TestApp, token: string, attributes: Record<string, unknown>) =>
   call(t.app, 'POST', '/databases', { token, body: { data: { type: 'database', attributes } } });
-
-/** Polls the job behind a 202 (its Content-Location) as `token` until it is done; a failed job fails the test with its error. */
-export async function jobDone(t: TestApp, token: string, accepted: { headers: Record<string, unknown> }): Promise<void> {
-  const url = String(accepted.headers['content-location']).replace(/^https?:\/\/[^/]+/, '');
-  const job = await pollUntil(
-    () => call(t.app, 'GET', url, { token }).then((r) => r.json.data.attributes),
-    (a) => a.status !== 'pending',
-    `job ${url}`,
-    20_000,
-  );
-  expect(job).toMatchObject({ status: 'done', error: null });
-}
 
 /** The databases the admin sees among `names` on `server` (the test server unless given): `schemasOn([n])` or `schemasOn(server, [n])`. */
 export async function schemasOn(...args: [string[]] | [DatabaseServerConn, string[]]): Promise<string[]> {

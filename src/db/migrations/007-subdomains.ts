@@ -3,7 +3,8 @@
 // - `web_servers`: Caddy's admin URL, listen addresses, the IPs DNS serves, the home root, the
 //   state dir and the installed PHP versions (JSON object version → php-fpm binary). One default.
 // - `packages.web_server_name`: where a package's sites are; fixed at its first subdomain.
-// - `subdomains`: one row per subdomain; `redirect_target` null on a redirect = uninitialized.
+// - `subdomains`: one row per subdomain; `redirect_target` null on a redirect = uninitialized;
+//   `webspace_root` the directory its job checked (realpath inside the home): only that is served.
 // - `dns_records.subdomain_id`: the base records a subdomain owns (they go with it, and a plan's
 //   base-record reset leaves them alone).
 // - `queue_jobs.queue`: `web:<server>` for the jobs only that server's worker may run; null for all others.
@@ -37,6 +38,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('webspace_path', 'text')
     .addColumn('php_version', 'text')
     .addColumn('webspace_https', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('webspace_root', 'text')
     .addColumn('redirect_target', 'text')
     .addColumn('redirect_dynamic', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('redirect_https', 'integer', (c) => c.notNull().defaultTo(0))

@@ -9,7 +9,6 @@
 // live DNS server answers the change of its base records. Every step converges, so a run killed
 // at any point and run again ends in the same state.
 import crypto from 'node:crypto';
-import path from 'node:path';
 import { Type, type Static } from 'typebox';
 import { parseNumericId } from '../../db/ids.js';
 import { fqdnOf } from '../../domain-name.js';
@@ -51,11 +50,13 @@ function siteSpec(site: SiteRow, server: WebServerConn, web: WebDriver): SiteSpe
   if (site.kind === 'redirect') {
     return { ...base, kind: 'redirect', target: asciiTarget(site.redirect_target!), dynamic: site.redirect_dynamic === 1, https: site.redirect_https === 1 };
   }
+  // Only a directory a job checked is served: a path through a symlink out of the home never is.
+  if (site.webspace_root === null) return { ...base, kind: 'email' };
   const version = phpVersionOf(site, server);
   return {
     ...base,
     kind: 'webspace',
-    root: path.join(server.homeRoot, site.linux_user, site.webspace_path ?? '/'),
+    root: site.webspace_root,
     phpSocket: version ? web.poolSocket(server, site.linux_user, version) : null,
     https: site.webspace_https === 1,
   };
@@ -118,17 +119,22 @@ async function runSubdomainJob(ctx: JobContext<SubdomainJobPayload>): Promise<Jo
 
   // This subdomain's own directory and PHP pool (files stay when it changes kind or goes).
   let dir: string | null = null;
-  const spec: SiteSpec = deleting ? { id: String(site.id), host: hostOf(site), kind: 'email' } : siteSpec(site, server, web);
-  if (spec.kind === 'webspace') {
+  if (!deleting && site.kind === 'webspace') {
     try {
       dir = await web.ensureDir(server, site.linux_user, site.webspace_path ?? '/');
     } catch (e) {
-      if (e instanceof WebspaceEscapeError) throw new PermanentJobError(`webspace.path ${site.webspace_path} leads outside the home (a symbolic link)`);
+      if (e instanceof WebspaceEscapeError) {
+        await repo.setServedRoot(site.id, null);
+        throw new PermanentJobError(`webspace.path ${site.webspace_path} leads outside the home (a symbolic link)`);
+      }
       throw e;
     }
+    if (site.webspace_root !== dir) await repo.setServedRoot(site.id, dir);
+    site.webspace_root = dir;
     const version = phpVersionOf(site, server);
     if (version) await web.ensurePool(server, site.linux_user, version);
   }
+  const spec: SiteSpec = deleting ? { id: String(site.id), host: hostOf(site), kind: 'email' } : siteSpec(site, server, web);
 
   await web.apply(server, await desiredSites(ctx.store, serverRow, server, web));
   const problem = await answersAsConfigured(web, server, spec, dir);

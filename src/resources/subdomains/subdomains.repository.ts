@@ -105,6 +105,11 @@ export class SubdomainsRepository {
     return this.db.updateTable('subdomains').set({ ...v, updated_at: nowIso() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   }
 
+  /** The webspace directory its job checked; the web server serves this one. */
+  async setServedRoot(id: number, root: string | null): Promise<void> {
+    await this.db.updateTable('subdomains').set({ webspace_root: root }).where('id', '=', id).execute();
+  }
+
   /** Moves a subdomain from one state to another; false when it was not in `from`. */
   async transition(id: number, from: SubdomainRow['state'], to: SubdomainRow['state']): Promise<boolean> {
     const r = await this.db.updateTable('subdomains').set({ state: to }).where('id', '=', id).where('state', '=', from).executeTakeFirst();

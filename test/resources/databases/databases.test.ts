@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
 import { errorBody, invalidAttribute, notFoundAt } from '../../helpers/errors.js';
 import { login, loginResult, mariadbClient, requireMariadb, testServer } from '../../helpers/mariadb.js';
-import { SERVER, accountsOf, jobDone, postDatabase, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
+import { SERVER, accountsOf, postDatabase, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
+import { jobDone } from '../../helpers/jobs.js';
 
 const PASSWORD = /^[A-Za-z0-9]{20}$/;
 

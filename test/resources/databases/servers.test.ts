@@ -7,7 +7,8 @@ import { describe, expect, it, afterAll, beforeAll } from 'vitest';
 import { ENGINES, call } from '../../helpers/app.js';
 import { requirable } from '../../helpers/required.js';
 import { loginResult, privateMariadbMissing, startPrivateMariadb, testServer, type PrivateMariadb } from '../../helpers/mariadb.js';
-import { SERVER, jobDone, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
+import { SERVER, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
+import { jobDone } from '../../helpers/jobs.js';
 import { DatabaseServersService } from '../../../src/admin/database-servers.service.js';
 import type { DatabaseServerConn } from '../../../src/provisioning/databases/driver.js';
 
