@@ -43,6 +43,13 @@ export interface DemoOptions {
 /** Name of the demo's database server. */
 export const DEMO_DATABASE_SERVER = 'demo-db';
 
+/**
+ * PHP of the demo plans: the supported versions, then 8.2, which is what Debian 12 installs — so a
+ * webspace on the local stack (deploy/local/up.sh) runs PHP out of the box (the default is the
+ * first version the web server has).
+ */
+const DEMO_PHP_VERSIONS = ['8.3', '8.4', '8.5', '8.2'];
+
 /** What every plan offers: the common default, and the demo server's own type and version. */
 const planVersions = (server: DatabaseServerView | null) => [...new Set(['mariadb-10.11', ...(server ? [`${server.db_type}-${server.version}`] : [])])];
 
@@ -105,7 +112,7 @@ export async function loadDemoData(admin: AdminService, baseUrl: string, o: Demo
     }
   }
   const databaseVersions = planVersions(databaseServer);
-  const operatorPlan = (await admin.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50, databaseVersions })).planId;
+  const operatorPlan = (await admin.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })).planId;
 
   const create = async (spec: Spec, planId: number, resellerId: number | null): Promise<DemoCustomer & { customerId: number }> => {
     const { customerId, contactId } = await admin.createCustomer({
@@ -133,7 +140,7 @@ export async function loadDemoData(admin: AdminService, baseUrl: string, o: Demo
   reseller.legacy_password = await admin.setGeneratedLegacyPassword(reseller.customerId);
   // The reseller sells its own plan to its end customers.
   const resellerPlan = (
-    await admin.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10, databaseVersions })
+    await admin.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })
   ).planId;
   const ends = [];
   for (const spec of END_CUSTOMERS) ends.push(await create(spec, resellerPlan, reseller.customerId));

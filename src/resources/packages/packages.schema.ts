@@ -11,7 +11,7 @@ export const PACKAGE_FILTERS = ['owner_id', 'plan_id', 'linux_user'] as const;
  * API-NOTES §6 names `subdomains`, `databases` and `email-addresses` too; each joins here when its
  * resource lands (issues 8–10), so no package links to an endpoint that answers 404.
  */
-const ASSIGNED = ['domains', 'dns-records', 'databases'] as const;
+const ASSIGNED = ['domains', 'dns-records', 'databases', 'subdomains'] as const;
 
 /** The example is the package of the demo dataset's end customer 10002. */
 export const PackageIdParam = idParam('2');

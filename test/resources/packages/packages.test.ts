@@ -32,6 +32,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
         domains: related('domains'),
         'dns-records': related('dns-records'),
         databases: related('databases'),
+        subdomains: related('subdomains'),
       },
       links: { self: `${BASE}/packages/${id}` },
     };
