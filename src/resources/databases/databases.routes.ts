@@ -3,12 +3,11 @@
 // the description (200), DELETE answering 202 with the queue-job.
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
-import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
+import { operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { updateRoute } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedJob, acceptedResource } from '../queue-jobs/queue-jobs.accepted.js';
-import { QueueJobSchemas } from '../queue-jobs/queue-jobs.schema.js';
+import { acceptedResource, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
 import { DATABASE_FILTERS, DatabaseCreateBody, DatabaseIdParam, DatabaseSchemas, DatabaseUpdateBody, databaseResource } from './databases.schema.js';
 import type { DatabasesService, DatabaseWithPassword } from './databases.service.js';
 
@@ -81,22 +80,13 @@ export function databasesRoutes(app: TypedApp, service: DatabasesService, links:
     return acceptedResource(request, reply, links, resource, job);
   });
 
-  // DELETE answers with the job (acceptedJob); its documents are the queue-jobs ones.
-  addDocumentSchemas(app, QueueJobSchemas.resource, QueueJobSchemas.document);
-
-  const remove = operation('DELETE', {
+  deleteRoute(app, links, {
+    segment: 'databases',
     operationId: 'deleteDatabase',
-    tags: ['databases'],
-    summary: 'Delete a database and its user: 202 with the queue-job',
     params: DatabaseIdParam,
-    success: {
-      status: 202,
-      document: QueueJobSchemas.document,
-      description: 'Accepted: the job that removes database and user; a repeated DELETE before it ran answers the same job',
-    },
+    summary: 'Delete a database and its user: 202 with the queue-job',
+    accepted: 'the job that removes database and user',
     errors: { resource_not_found: 'no such database among those you may see' },
-  });
-  app.delete('/databases/:id', { schema: remove }, async (request, reply) => {
-    return acceptedJob(request, reply, links, await service.delete(actorOf(request), request.params.id));
+    remove: (request, id) => service.delete(actorOf(request), id),
   });
 }

@@ -5,7 +5,7 @@ import type { LinkBuilder } from '../../jsonapi/document.js';
 import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedJob } from '../queue-jobs/queue-jobs.accepted.js';
+import { acceptedJob, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
 import { QueueJobSchemas } from '../queue-jobs/queue-jobs.schema.js';
 import { DNS_RECORD_FILTERS, DnsRecordCreateBody, DnsRecordIdParam, DnsRecordSchemas, dnsRecordResource } from './dns-records.schema.js';
 import type { DnsRecordsService } from './dns-records.service.js';
@@ -46,23 +46,16 @@ export function dnsRecordsRoutes(app: TypedApp, service: DnsRecordsService, link
     return acceptedJob(request, reply, links, await service.create(actorOf(request), data.attributes));
   });
 
-  const remove = operation('DELETE', {
+  deleteRoute(app, links, {
+    segment: 'dns-records',
     operationId: 'deleteDnsRecord',
-    tags: ['dns-records'],
-    summary: 'Delete a DNS record: 202 with the queue-job; managed records answer 403',
     params: DnsRecordIdParam,
-    success: {
-      status: 202,
-      document: QueueJobSchemas.document,
-      description: 'Accepted: the job that removes the record; a repeated DELETE before it ran answers the same job',
-    },
+    summary: 'Delete a DNS record: 202 with the queue-job; managed records answer 403',
+    accepted: 'the job that removes the record',
     errors: {
       record_not_deletable: 'the record is managed by the service (e.g. the DKIM key)',
       resource_not_found: 'no such DNS record among those you may see',
     },
-  });
-  app.delete('/dns-records/:id', { schema: remove }, async (request, reply) => {
-    const { id } = request.params;
-    return acceptedJob(request, reply, links, await service.delete(actorOf(request), id));
+    remove: (request, id) => service.delete(actorOf(request), id),
   });
 }

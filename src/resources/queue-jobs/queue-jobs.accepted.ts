@@ -5,7 +5,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LinkBuilder, ResourceObject } from '../../jsonapi/document.js';
 import { resourceDocument } from '../../jsonapi/respond.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
-import { queueJobResource } from './queue-jobs.schema.js';
+import type { TObject } from 'typebox';
+import type { ErrorCode } from '../../errors.js';
+import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
+import type { TypedApp } from '../../jsonapi/typed-app.js';
+import { QueueJobSchemas, queueJobResource } from './queue-jobs.schema.js';
 
 function accept(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, job: QueueJobRow, data: ResourceObject) {
   reply.code(202).header('content-location', links.to('/queue-jobs/', String(job.id)));
@@ -24,4 +28,37 @@ export function acceptedJob(request: FastifyRequest, reply: FastifyReply, links:
 export function acceptedResource(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, resource: ResourceObject, job: QueueJobRow) {
   const data = { ...resource, links: { ...resource.links, 'queue-job': links.to('/queue-jobs/', String(job.id)) } };
   return accept(request, reply, links, job, data);
+}
+
+/** What a DELETE that runs as a job needs: `deleteRoute(app, links, { segment: 'databases', … })`. */
+export interface DeleteRoute {
+  /** The URL segment and OpenAPI tag, e.g. `databases`; the route is `DELETE /<segment>/:id`. */
+  segment: string;
+  /** `deleteDatabase` */
+  operationId: string;
+  params: TObject;
+  summary: string;
+  /** What the 202's job does. */
+  accepted: string;
+  errors: Partial<Record<ErrorCode, string>>;
+  remove(request: FastifyRequest, id: string): Promise<QueueJobRow>;
+}
+
+/**
+ * Registers `DELETE /<segment>/:id` answering 202 with the queue-job that removes the object (a
+ * repeated DELETE before it ran answers the same job: the services return the pending one).
+ */
+export function deleteRoute(app: TypedApp, links: LinkBuilder, o: DeleteRoute): void {
+  addDocumentSchemas(app, QueueJobSchemas.resource, QueueJobSchemas.document);
+  const schema = operation('DELETE', {
+    operationId: o.operationId,
+    tags: [o.segment],
+    summary: o.summary,
+    params: o.params,
+    success: { status: 202, document: QueueJobSchemas.document, description: `Accepted: ${o.accepted}; a repeated DELETE before it ran answers the same job` },
+    errors: o.errors,
+  });
+  app.delete(`/${o.segment}/:id`, { schema }, async (request, reply) => {
+    return acceptedJob(request, reply, links, await o.remove(request, (request.params as { id: string }).id));
+  });
 }

@@ -3,12 +3,11 @@
 // 202 with the queue-job.
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
-import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
+import { operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { assertUpdateTarget } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedJob, acceptedResource } from '../queue-jobs/queue-jobs.accepted.js';
-import { QueueJobSchemas } from '../queue-jobs/queue-jobs.schema.js';
+import { acceptedResource, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
 import { SUBDOMAIN_FILTERS, SubdomainCreateBody, SubdomainIdParam, SubdomainSchemas, SubdomainUpdateBody, subdomainResource } from './subdomains.schema.js';
 import type { SubdomainsService } from './subdomains.service.js';
 
@@ -81,22 +80,13 @@ export function subdomainsRoutes(app: TypedApp, service: SubdomainsService, link
     return reply.code(allowed ? 200 : 404).type('text/plain').send(allowed ? 'ok\n' : 'not a site of this service\n');
   });
 
-  // DELETE answers with the job (acceptedJob); its documents are the queue-jobs ones.
-  addDocumentSchemas(app, QueueJobSchemas.resource, QueueJobSchemas.document);
-
-  const remove = operation('DELETE', {
+  deleteRoute(app, links, {
+    segment: 'subdomains',
     operationId: 'deleteSubdomain',
-    tags: ['subdomains'],
-    summary: 'Delete a subdomain: its site and DNS records go, its files stay; 202 with the queue-job',
     params: SubdomainIdParam,
-    success: {
-      status: 202,
-      document: QueueJobSchemas.document,
-      description: 'Accepted: the job that removes the site; a repeated DELETE before it ran answers the same job',
-    },
+    summary: 'Delete a subdomain: its site and DNS records go, its files stay; 202 with the queue-job',
+    accepted: 'the job that removes the site',
     errors: { resource_not_found: 'no such subdomain among those you may see' },
-  });
-  app.delete('/subdomains/:id', { schema: remove }, async (request, reply) => {
-    return acceptedJob(request, reply, links, await service.delete(actorOf(request), request.params.id));
+    remove: (request, id) => service.delete(actorOf(request), id),
   });
 }
