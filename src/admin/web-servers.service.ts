@@ -25,6 +25,8 @@ export interface NewWebServer {
   stateDir?: string;
   /** `8.2=/usr/sbin/php-fpm8.2` entries. */
   php?: string[];
+  /** Caddy's group, when Caddy runs as another user than the web worker: it may then connect to the PHP sockets. */
+  socketGroup?: string | null;
   isDefault?: boolean;
 }
 
@@ -39,6 +41,7 @@ export type WebServerView = {
   home_root: string;
   state_dir: string;
   php: Record<string, string>;
+  socket_group: string | null;
   default: boolean;
   created_at: string;
 };
@@ -60,6 +63,7 @@ export function webServerView(row: WebServerRow): WebServerView {
     home_root: row.home_root,
     state_dir: row.state_dir,
     php: JSON.parse(row.php) as Record<string, string>,
+    socket_group: row.socket_group,
     default: row.is_default === 1,
     created_at: row.created_at,
   };
@@ -106,6 +110,7 @@ export class WebServersService {
     const stateDir = v.stateDir ?? path.join(v.homeRoot, '.hostplane');
     if (!path.isAbsolute(stateDir)) throw invalid(`--state-dir must be an absolute directory; got "${stateDir}".`);
     const php = checkPhp(v.php ?? []);
+    if (v.socketGroup && !/^[a-z_][a-z0-9_-]{0,31}$/.test(v.socketGroup)) throw invalid(`--socket-group takes a group name, e.g. caddy; got "${v.socketGroup}".`);
     return this.db.transaction().execute(async (trx) => {
       await serializeTransactions(trx, 'hostplane_web_servers');
       const repo = new WebServersRepository(trx);
@@ -121,6 +126,7 @@ export class WebServersService {
           home_root: path.resolve(v.homeRoot),
           state_dir: path.resolve(stateDir),
           php: JSON.stringify(php),
+          socket_group: v.socketGroup ?? null,
           is_default: 0,
           created_at: nowIso(),
         });

@@ -169,6 +169,8 @@ export interface WebServersTable {
   home_root: string;
   state_dir: string;
   php: string; // JSON object version → php-fpm binary
+  /** Group of the PHP-FPM sockets (Caddy's group when it runs as another user than the worker), or null. */
+  socket_group: string | null;
   is_default: Bool;
   created_at: string;
 }

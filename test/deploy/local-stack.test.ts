@@ -139,6 +139,7 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       home_root: path.join(dir, 'www'),
       state_dir: path.join(dir, 'web'),
       php: PHP,
+      socket_group: null,
       default: true,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
     });

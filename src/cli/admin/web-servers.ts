@@ -21,14 +21,16 @@ export function webServerCommand(io: CliIo): Command {
     .requiredOption('--home-root <dir>', 'the directory holding every package\'s home (<dir>/<linux user>)')
     .option('--state-dir <dir>', "hostplane's own files on that host (PHP-FPM configs, sockets) [<home-root>/.hostplane]")
     .option('--php <version=binary>', 'an installed PHP version and its php-fpm binary, e.g. 8.2=/usr/sbin/php-fpm8.2; repeat for several', collect, [])
+    .option('--socket-group <group>', "Caddy's group, when Caddy runs as another user than the web worker: it may then use the PHP-FPM sockets")
     .option('--default', 'make it the default (the first server is anyway)')
     .action((o: Json & {
-      name: string; caddyAdmin: string; httpListen: string; httpsListen?: string; address: string[]; homeRoot: string; stateDir?: string; php: string[]; default?: boolean;
+      name: string; caddyAdmin: string; httpListen: string; httpsListen?: string; address: string[]; homeRoot: string; stateDir?: string; php: string[];
+      socketGroup?: string; default?: boolean;
     }) =>
       withStore(io, async ({ store, out }) => {
         const s = await new WebServersService(store.db).add({
           name: o.name, caddyAdmin: o.caddyAdmin, httpListen: o.httpListen, httpsListen: o.httpsListen ?? null,
-          addresses: o.address, homeRoot: o.homeRoot, stateDir: o.stateDir, php: o.php, isDefault: o.default,
+          addresses: o.address, homeRoot: o.homeRoot, stateDir: o.stateDir, php: o.php, socketGroup: o.socketGroup ?? null, isDefault: o.default,
         });
         printResult(out, o, s, `Registered web server ${s.name} (HTTP on ${s.http_listen}${s.https_listen ? `, HTTPS on ${s.https_listen}` : ''}${s.default ? ', the default' : ''}).\n`);
       }),

@@ -21,6 +21,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('home_root', 'text', (c) => c.notNull())
     .addColumn('state_dir', 'text', (c) => c.notNull())
     .addColumn('php', 'text', (c) => c.notNull().defaultTo('{}'))
+    .addColumn('socket_group', 'text')
     .addColumn('is_default', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();

@@ -46,7 +46,7 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
   };
   const php = (s: WebServerConn) => {
     let p = supervisors.get(s.stateDir);
-    if (!p) supervisors.set(s.stateDir, (p = new PhpFpmSupervisor(s, { log: opts.log })));
+    if (!p) supervisors.set(s.stateDir, (p = new PhpFpmSupervisor(s, { log: opts.log, listenGroup: s.socketGroup ?? undefined })));
     return p;
   };
   return {

@@ -16,6 +16,7 @@ export const webServerConn = (row: WebServerRow): WebServerConn => ({
   homeRoot: row.home_root,
   stateDir: row.state_dir,
   php: JSON.parse(row.php) as Record<string, string>,
+  socketGroup: row.socket_group,
 });
 
 export class WebServersRepository {

@@ -18,6 +18,8 @@ export interface WebServerConn {
   stateDir: string;
   /** Installed PHP versions → php-fpm binary, e.g. { '8.2': '/usr/sbin/php-fpm8.2' }. */
   php: Record<string, string>;
+  /** Group given the PHP-FPM sockets (mode 0660): Caddy's, when it runs as another user than the worker; null: the worker's. */
+  socketGroup?: string | null;
 }
 
 /** One subdomain as the web server serves it. */
