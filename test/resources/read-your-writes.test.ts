@@ -7,6 +7,7 @@ import { useDomains } from '../helpers/domains.js';
 import { nowIso } from '../../src/db/time.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
+import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
 
 const PARALLEL = 20;
 
@@ -38,9 +39,9 @@ describe.each(ENGINES)('read-your-writes on %s', (engine) => {
       name: 'ryw', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
     });
     const id = String(
-      await new DatabasesRepository(t.store.db).insert({
+      (await new DatabasesRepository(t.store.db).insert({
         customer_id: Number(x.end1.customerId), package_id: Number(x.end1.packageId), server_name: 'ryw', db_type: 'mariadb', version: '10.11', name: 'u_ryw_1', description: '',
-      }),
+      })).id,
     );
     const sent = Array.from({ length: PARALLEL }, (_, i) => `parallel ${i}`);
     const answers = await Promise.all(
@@ -50,6 +51,31 @@ describe.each(ENGINES)('read-your-writes on %s', (engine) => {
     );
     expect(answers.map((r) => r.status)).toEqual(sent.map(() => 200));
     expect(answers.map((r) => r.json.data.attributes.description)).toEqual(sent);
+  });
+
+  it(`${PARALLEL} parallel PATCH /subdomains/{id}: each 202 shows the target and description it wrote`, async () => {
+    // A web server to place the package on; no worker runs, so it is never contacted.
+    await new WebServersRepository(t.store.db).add({
+      name: 'ryw', caddy_admin: 'http://127.0.0.1:9', http_listen: '127.0.0.1:80', https_listen: null, addresses: '["192.0.2.10"]',
+      home_root: '/srv/www', state_dir: '/srv/www/.hostplane', php: '{}', is_default: 1, created_at: nowIso(),
+    });
+    const made = await call(t.app, 'POST', '/subdomains', {
+      token: x.end1.token,
+      body: { data: { type: 'subdomain', attributes: { subdomain_type: 'redirect', domain: x.end1.domain, subdomain: 'ryw', redirect: { target: 'https://t.example/' } } } },
+    });
+    expect(made.status, made.body).toBe(202);
+    const id = made.json.data.id;
+    const sent = Array.from({ length: PARALLEL }, (_, i) => i);
+    const answers = await Promise.all(
+      sent.map((i) =>
+        call(t.app, 'PATCH', `/subdomains/${id}`, {
+          token: x.end1.token,
+          body: { data: { type: 'subdomain', id, attributes: { description: `parallel ${i}`, redirect: { target: `https://t${i}.example/` } } } },
+        }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(sent.map(() => 202));
+    expect(answers.map((r) => [r.json.data.attributes.description, r.json.data.attributes.redirect.target])).toEqual(sent.map((i) => [`parallel ${i}`, `https://t${i}.example/`]));
   });
 
   it(`${PARALLEL} parallel PATCH /domains/{name}: each answer shows the presence flags it wrote`, async () => {
