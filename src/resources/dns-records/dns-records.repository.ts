@@ -151,8 +151,9 @@ export class DnsRecordsRepository {
     return Number(r.numDeletedRows) > 0;
   }
 
+  /** Deletes the zone's records of one tag, except a subdomain's own base records (they go with the subdomain). */
   async deleteTagged(domain: string, tag: DnsRecordRow['tag']) {
-    const r = await this.db.deleteFrom('dns_records').where('domain', '=', domain).where('tag', '=', tag).executeTakeFirst();
+    const r = await this.db.deleteFrom('dns_records').where('domain', '=', domain).where('tag', '=', tag).where('subdomain_id', 'is', null).executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 

@@ -192,6 +192,18 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     expect(records).toEqual(['A', 'AAAA', 'MX']);
   });
 
+  it("a plan change resets the domain's base records, not a subdomain's own", async () => {
+    await clear();
+    const sub = (await post({ subdomain_type: 'email', domain: c.domain, subdomain: 'keep' })).json.data.id;
+    const own = () => t.store.db.selectFrom('dns_records').select(['record_type', 'data']).where('subdomain_id', '=', Number(sub)).orderBy('record_type').execute();
+    const before = await own();
+    expect(before.map((r) => r.record_type)).toEqual(['MX']);
+    const { planId } = await t.admin.createPlan({ name: 'next', maxSubdomains: 3, phpVersions: ['8.2'] });
+    const r = await t.admin.setPackagePlan(Number(c.packageId), planId);
+    expect(r.domains).toEqual([expect.objectContaining({ domain: c.domain, base_records: 'reset' })]);
+    expect(await own()).toEqual(before);
+  });
+
   it("the customer menu's uninitialized redirect: redirect null; dynamic and redirect_to_https → 409 until redirect.target sets it up (static)", async () => {
     await clear();
     const cli = await runCli(['admin', 'subdomain', 'create', '--domain', c.domain, '--subdomain', 'later', '--type', 'redirect', '--json'], { DATABASE_URL: processUrl(ts) });
