@@ -43,4 +43,32 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
     expect(await exited).toBe(0);
     expect(out).toContain('worker stopped');
   }, 30_000);
+
+  it('`hostplane worker --web-server web9` runs only the jobs of web9; a general job and another server\'s stay for other workers', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker', '--web-server', 'web9'], {
+      env: { ...process.env, DATABASE_URL: processUrl(ts), JOB_POLL_MS: '50', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor('worker ready', async () => out.includes('hostplane worker ready'), 20_000);
+      const general = await enqueue({ jobType: 'email-address', action: 'update', objectId: 'g' });
+      const other = await enqueue({ jobType: 'email-address', action: 'update', objectId: 'o', queue: 'web:web8' });
+      const mine = await enqueue({ jobType: 'email-address', action: 'update', objectId: 'm', queue: 'web:web9' });
+      expect(await settled(mine)).toMatchObject({ status: 'failed', error: 'no handler for email-address update' });
+      // Several polls later the others are still untouched.
+      await new Promise((r) => setTimeout(r, 300));
+      const rows = await ts.store.db.selectFrom('queue_jobs').select(['id', 'status', 'attempts', 'lease_owner']).where('id', 'in', [general, other]).orderBy('id').execute();
+      expect(rows).toEqual([
+        { id: general, status: 'pending', attempts: 0, lease_owner: null },
+        { id: other, status: 'pending', attempts: 0, lease_owner: null },
+      ]);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  }, 30_000);
 });
