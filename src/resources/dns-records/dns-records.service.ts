@@ -72,11 +72,11 @@ export class DnsRecordsService {
   }
 
   /**
-   * The presence domain a record (or a subdomain, API-NOTES §10) is created in. Unknown or foreign
+   * The presence domain a record (or a subdomain, API-NOTES §10: `member` 'subdomain') is created in. Unknown or foreign
    * → 404 (no existence leaks); a domain without presence, a subdomain of one of the caller's
    * domains or a name that cannot be a domain → 422 on `domain`.
    */
-  async presenceZone(actor: Actor, input: string, name: string) {
+  async presenceZone(actor: Actor, input: string, name: string, member = 'name') {
     const ace = aceOf(input);
     const row = ace === null ? undefined : await this.repo.findDomain(actor, ace);
     if (row) {
@@ -91,7 +91,7 @@ export class DnsRecordsService {
       const sub = labels.slice(0, labels.length - parent.split('.').length).join('.');
       // The record's own name stays in front: name "_x" in domain "www.shop.example" is "_x.www".
       const full = name === '' || name === '@' ? sub : `${name}.${sub}`;
-      throw invalidField('domain', `domain takes the domain without subdomains: use domain "${parent}" and name "${full}".`);
+      throw invalidField('domain', `domain takes the domain without subdomains: use domain "${parent}" and ${member} "${full}".`);
     }
     if (ace === null) throw invalidField('domain', 'Not ACE-encodable.');
     throw notFound('domain');

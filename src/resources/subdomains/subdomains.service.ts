@@ -99,7 +99,7 @@ export class SubdomainsService {
     }
     const type = input.subdomain_type as SubdomainType;
     const label = parseSubdomain(input.subdomain);
-    const zone = await this.dns.presenceZone(actor, input.domain, label.ace);
+    const zone = await this.dns.presenceZone(actor, input.domain, label.ace, 'subdomain');
     if (fqdnOf(label.ace, zone.name).length > 253) throw invalidField('subdomain', 'subdomain and domain together exceed 253 characters.');
     const packageId = await this.repo.packageIdOf(zone.name);
     if (packageId === null) throw invalidField('domain', `${zone.name} is not used in a package.`);

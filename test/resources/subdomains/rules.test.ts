@@ -93,7 +93,7 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
       [{ subdomain_type: 'redirect', domain: c.domain, subdomain: 'r' }, 'redirect/target', 'A redirect subdomain needs redirect.target, an absolute http or https URL.'],
       [{ ...redirect('https://t.example/'), webspace: { path: '/' } }, 'webspace', 'webspace belongs to a subdomain of type webspace, not redirect.'],
       [{ subdomain_type: 'email', domain: c.domain, subdomain: 'm', redirect: { target: 'https://t.example/' } }, 'redirect', 'redirect belongs to a subdomain of type redirect, not email.'],
-      [{ ...redirect('https://t.example/'), domain: `www.${c.domain}` }, 'domain', `domain takes the domain without subdomains: use domain "${c.domain}" and name "r.www".`],
+      [{ ...redirect('https://t.example/'), domain: `www.${c.domain}` }, 'domain', `domain takes the domain without subdomains: use domain "${c.domain}" and subdomain "r.www".`],
     ];
     for (const [body, member, detail] of cases) {
       const r = await post(body);
