@@ -3,13 +3,14 @@
 #
 #   deploy/local/down.sh <dir> [--purge]
 #
-# Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid) and
-# the PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid — gets
-# SIGTERM, then SIGKILL (with its child processes) after 10 s; only when it is alive and its
-# /proc/<pid>/cmdline looks like one of the stack's programs, so a process that reused a pid is
-# never touched. The pid files are removed; the rest of <dir> (the packages' files under www/)
-# stays unless --purge is given, which removes <dir>. Customer-writable trees (www/, web/tmp/) are
-# never searched for pid files. Exit 0 when everything named is stopped or nothing was running,
+# Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid), the
+# PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid, and the
+# masters of Dovecot (<dir>/mail/run/master.pid) and Postfix (<dir>/mail/spool/pid/master.pid), whose
+# children end with them — gets SIGTERM, then SIGKILL (with its child processes) after 10 s; only
+# when it is alive and its /proc/<pid>/cmdline looks like one of the stack's programs, so a process
+# that reused a pid is never touched. The pid files are removed; the rest of <dir> (the packages'
+# files under www/, the mailboxes under mail/vmail/) stays unless --purge is given, which removes
+# <dir>. Customer-writable trees (www/, web/tmp/) are never searched for pid files. Exit 0 when everything named is stopped or nothing was running,
 # 1 when a process could not be stopped, 2 on a wrong call.
 #
 # Stop `npm start` (WEB_SERVER=<name>) first: its web worker starts PHP-FPM again on its next job.
@@ -38,7 +39,8 @@ if [[ ! -d $dir_arg ]]; then
 fi
 dir=$(cd -- "$dir_arg" && pwd -P)
 
-# What a pid file of the stack may name (later components add theirs here).
+# What a pid file of the stack may name: <dir>/*/*.pid and the PHP-FPM masters' name PROGRAMS; the
+# mail servers' pid files name their own masters (Postfix's is called master).
 PROGRAMS=(caddy php-fpm)
 
 # The process's state letter (R, S, Z, …), or nothing when there is no such process.
@@ -56,14 +58,16 @@ alive() {
   [[ -n $s && $s != Z && $s != X ]]
 }
 
-# Which of PROGRAMS <pid>'s command line is (argv[0]'s name, or php-fpm's title "php-fpm: master
-# process (…)"), or nothing.
+# Which of the programs named after <pid> (PROGRAMS when none) <pid>'s command line is (argv[0]'s
+# name, or php-fpm's title "php-fpm: master process (…)"), or nothing.
 program_of() {
-  local argv0='' cmd p
-  IFS= read -r -d '' argv0 2>/dev/null <"/proc/$1/cmdline" || true
+  local argv0='' cmd p pid=$1
+  shift
+  (($#)) || set -- "${PROGRAMS[@]}"
+  IFS= read -r -d '' argv0 2>/dev/null <"/proc/$pid/cmdline" || true
   cmd=${argv0%% *}
   cmd=${cmd##*/}
-  for p in "${PROGRAMS[@]}"; do
+  for p in "$@"; do
     # php-fpm8.2, php-fpm: master process (…), caddy.
     if [[ $cmd == "$p" || $cmd == "$p"[0-9]* || $cmd == "$p:"* ]]; then
       printf '%s' "$p"
@@ -88,18 +92,22 @@ children_of() {
 
 failed=0
 stopped=0
-# Stops the process of one pid file; removes the file.
+# Stops the process of one pid file, which names one of the programs after it (PROGRAMS when
+# none); removes the file.
 stop_one() {
-  local file=$1 pid prog_name kids
+  local file=$1 pid prog_name kids programs
+  shift
+  programs=("$@")
+  ((${#programs[@]})) || programs=("${PROGRAMS[@]}")
   pid=$(head -n 1 -- "$file" 2>/dev/null || true)
   pid=${pid//[[:space:]]/}
   if ! [[ $pid =~ ^[1-9][0-9]*$ ]] || ! alive "$pid"; then
     rm -f -- "$file"
     return 0
   fi
-  prog_name=$(program_of "$pid")
+  prog_name=$(program_of "$pid" "${programs[@]}")
   if [[ -z $prog_name ]]; then
-    printf '%s: pid %s of %s is not %s any more (left alone).\n' "$prog" "$pid" "$file" "${PROGRAMS[*]}"
+    printf '%s: pid %s of %s is not %s any more (left alone).\n' "$prog" "$pid" "$file" "${programs[*]}"
     rm -f -- "$file"
     return 0
   fi
@@ -117,7 +125,7 @@ stop_one() {
     kids=$(children_of "$pid")
     kill -KILL "$pid" 2>/dev/null || true
     for k in $kids; do
-      if [[ -n $(program_of "$k") ]]; then kill -KILL "$k" 2>/dev/null || true; fi
+      if [[ -n $(program_of "$k" "${programs[@]}") ]]; then kill -KILL "$k" 2>/dev/null || true; fi
     done
     for _ in $(seq 1 50); do
       alive "$pid" || break
@@ -129,6 +137,7 @@ stop_one() {
     failed=1
     return 0
   fi
+  [[ $prog_name != master ]] || prog_name=postfix
   printf '%s: stopped %s (pid %s).\n' "$prog" "$prog_name" "$pid"
   stopped=$((stopped + 1))
   rm -f -- "$file"
@@ -142,6 +151,9 @@ for file in "$dir"/*/*.pid "$dir"/web/php/*/*.pid; do
   esac
 done
 shopt -u nullglob
+# The mail servers' masters: Postfix's first, so it hands nothing more to Dovecot's LMTP.
+if [[ -f $dir/mail/spool/pid/master.pid ]]; then stop_one "$dir/mail/spool/pid/master.pid" master; fi
+if [[ -f $dir/mail/run/master.pid ]]; then stop_one "$dir/mail/run/master.pid" dovecot; fi
 
 ((stopped)) || printf '%s: nothing was running in %s.\n' "$prog" "$dir"
 if ((failed)); then

@@ -5,8 +5,9 @@
 #
 #   DATABASE_URL=<store> deploy/local/up.sh <dir> <port-base>
 #
-# Today it runs Caddy (admin API on <port-base>, HTTP on <port-base>+1, HTTPS on <port-base>+2;
-# later components take <port-base>+10 and up). PHP-FPM masters are not started here: hostplane's
+# It runs Caddy (admin API on <port-base>, HTTP on <port-base>+1, HTTPS on <port-base>+2) and, for
+# e-mail (issue 10 item 5), Dovecot and Postfix with the configs of deploy/mail (SMTP on
+# <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API +13; all on 127.0.0.1). PHP-FPM masters are not started here: hostplane's
 # web worker starts one per version on demand under <dir>/web; this script only finds the installed
 # /usr/sbin/php-fpm<major.minor> binaries. It registers the stack as web server
 # ${STACK_WEB_NAME:-local} in the store DATABASE_URL names (which must be migrated: `hostplane
@@ -16,8 +17,26 @@
 #
 # Layout: <dir>/caddy (initial.json, caddy.pid, caddy.log, Caddy's HOME and XDG data/config, so its
 # storage and autosave stay here), <dir>/www (the packages' homes), <dir>/web (hostplane's PHP-FPM
-# configs, pools, sockets, pid files). Refuses (exit 1) when one of the ports is taken or <dir>
-# already has a running stack; exit 2 on a wrong call.
+# configs, pools, sockets, pid files), <dir>/mail (see below). Refuses (exit 1) when one of the
+# ports is taken or <dir> already has a running stack; exit 2 on a wrong call.
+#
+# Mail: Dovecot and Postfix read hostplane's mail directory (the tables mail_domains, mail_users,
+# mail_app_passwords, mail_aliases) straight from the store on every login and delivery. On
+# PostgreSQL they connect as a read-only role hostplane_mail_<database>_<schema> that up.sh creates
+# (or, when it exists, gives a new random password) with SELECT on exactly those four tables — the
+# ones that exist now: up.sh creates nothing else in the store, so after the migration that adds
+# them run up.sh again — or, when the DATABASE_URL user may not create roles, as that user. On
+# SQLite they open the store's file (its absolute path). <dir>/mail holds the rendered configs
+# (dovecot/, postfix/), Dovecot's base_dir run/ (master.pid), state/ and dovecot.log, Postfix's
+# queue spool/ (pid/master.pid), data/ and postfix.log, the mailboxes vmail/<domain>/<local part>
+# (owned by the system user mail) and doveadm.key (the doveadm HTTP API key, mode 0600).
+# This is a test and development tool: logins fail without Dovecot's 2-second delay
+# (auth_failure_delay = 0) and without its growing penalty for repeated failures (anvil), everything
+# listens on loopback without TLS, and on SQLite the SQL readers (Dovecot's auth-worker, Postfix's
+# proxymap) run as root so the store's directory may stay private. The mail part needs root,
+# dovecot, postfix, setpriv (psql on PostgreSQL) and a <dir> the users mail, dovecot and postfix can
+# enter (every directory above it o+x); without, up.sh starts the rest, says why mail is missing and
+# leaves "mail" out of stack.json.
 set -euo pipefail
 
 prog=up.sh
@@ -41,10 +60,32 @@ for tool in caddy curl jq setsid nohup; do
   command -v "$tool" >/dev/null || die "$tool is not installed (needed to run the stack)."
 done
 
+# Why the mail part cannot run here, or nothing (more reasons are found once <dir> and the store are known).
+mail_missing=
+if ((base + 13 > 65535)); then
+  mail_missing="it needs port-base+13 to be a port (port-base at most 65522)"
+elif ((EUID != 0)); then
+  mail_missing="Postfix and Dovecot need root (run up.sh as root)"
+else
+  for tool in dovecot postfix setpriv; do
+    if ! command -v "$tool" >/dev/null; then
+      mail_missing="$tool is not installed (Debian: dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite postfix postfix-pgsql postfix-sqlite)"
+      break
+    fi
+  done
+  for user in mail dovecot postfix; do
+    [[ -n $mail_missing ]] || getent passwd "$user" >/dev/null || mail_missing="there is no system user $user (the Dovecot and Postfix packages make it)"
+  done
+fi
+
 name=${STACK_WEB_NAME:-local}
 admin_port=$base
 http_port=$((base + 1))
 https_port=$((base + 2))
+smtp_port=$((base + 10))
+imap_port=$((base + 11))
+lmtp_port=$((base + 12))
+doveadm_port=$((base + 13))
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd -- "$here/../.." && pwd -P)
 
@@ -80,11 +121,30 @@ if [[ -f $dir_arg/$pidfile_rel ]]; then
     die "$dir_arg already has a running stack (caddy pid $old); stop it first with $here/down.sh $dir_arg"
   fi
 fi
+# Dovecot's and Postfix's master pid files.
+dovecot_pid_rel=mail/run/master.pid
+postfix_pid_rel=mail/spool/pid/master.pid
+for rel in "$dovecot_pid_rel:dovecot" "$postfix_pid_rel:master"; do
+  if [[ -f $dir_arg/${rel%:*} ]]; then
+    old=$(head -n 1 -- "$dir_arg/${rel%:*}" 2>/dev/null || true)
+    old=${old//[[:space:]]/}
+    if live_as "$old" "${rel#*:}"; then
+      die "$dir_arg already has a running stack (${rel#*:} pid $old); stop it first with $here/down.sh $dir_arg"
+    fi
+  fi
+done
 for p in "$admin_port" "$http_port" "$https_port"; do
   if port_taken "$p"; then
     die "port $p on 127.0.0.1 is in use; the stack needs $admin_port, $http_port and $https_port: pick another port-base."
   fi
 done
+if [[ -z $mail_missing ]]; then
+  for p in "$smtp_port" "$imap_port" "$lmtp_port" "$doveadm_port"; do
+    if port_taken "$p"; then
+      die "port $p on 127.0.0.1 is in use; the stack's mail servers need $smtp_port to $doveadm_port: pick another port-base."
+    fi
+  done
+fi
 
 # --- the directory ----------------------------------------------------------------------------------
 mkdir -p -- "$dir_arg"
@@ -105,7 +165,7 @@ fi
 
 # --- Caddy ------------------------------------------------------------------------------------------
 caddy_pid=
-registered=
+finished=
 # Our own child: its pid cannot be reused before this shell is gone, so being alive is enough.
 stop_caddy() {
   [[ -n $caddy_pid ]] || return 0
@@ -120,12 +180,36 @@ stop_caddy() {
   rm -f -- "$dir/$pidfile_rel"
   caddy_pid=
 }
-# Whatever goes wrong before the stack is registered, the Caddy started here does not stay behind.
+# Dovecot and Postfix, once this script has started them (their masters' pid files tell the pids).
+mail_started=
+stop_mail() {
+  [[ -n $mail_started ]] || return 0
+  local rel pid any=
+  for rel in "$postfix_pid_rel:master" "$dovecot_pid_rel:dovecot"; do
+    pid=$(head -n 1 -- "$dir/${rel%:*}" 2>/dev/null || true)
+    pid=${pid//[[:space:]]/}
+    live_as "$pid" "${rel#*:}" || continue
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      alive "$pid" || break
+      sleep 0.1
+    done
+    if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    rm -f -- "$dir/${rel%:*}"
+    any=1
+  done
+  mail_started=
+  if [[ -n $any ]]; then printf '%s: stopped the Dovecot and Postfix it had started.\n' "$prog" >&2; fi
+}
+# Whatever goes wrong before the stack is up, what was started here does not stay behind.
 on_exit() {
   local rc=$?
-  if [[ -z $registered && -n $caddy_pid ]]; then
-    stop_caddy
-    printf '%s: stopped the Caddy it had started.\n' "$prog" >&2
+  if [[ -z $finished ]]; then
+    stop_mail
+    if [[ -n $caddy_pid ]]; then
+      stop_caddy
+      printf '%s: stopped the Caddy it had started.\n' "$prog" >&2
+    fi
   fi
   exit "$rc"
 }
@@ -200,11 +284,216 @@ else
     die "could not register web server \"$name\" (the CLI said why above)."
   registration="registered web server \"$name\" in this store"
 fi
-registered=1
+
+
+# --- mail: Dovecot and Postfix on the store's mail directory -----------------------------------------
+# The users mail (mailboxes), dovecot and postfix (their daemons) must be able to enter <dir>.
+if [[ -z $mail_missing ]]; then
+  mkdir -p -- "$dir/mail"
+  for user in mail dovecot postfix; do
+    if ! setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups test -x "$dir/mail" 2>/dev/null; then
+      mail_missing="user $user cannot enter $dir (every directory above it needs o+x)"
+      break
+    fi
+  done
+fi
+
+# Writes <template> rendered to <output> (mode 0640, group <group>): every @NAME@ of the pairs in
+# `subst` outside comment lines, which keep the placeholders' descriptions as they are.
+subst=()
+render() {
+  local template=$1 out=$2 group=$3 expr=() i v
+  for ((i = 0; i < ${#subst[@]}; i += 2)); do
+    v=${subst[i + 1]}
+    v=${v//\\/\\\\}
+    v=${v//|/\\|}
+    v=${v//&/\\&}
+    expr+=(-e "/^[[:space:]]*#/!s|@${subst[i]}@|$v|g")
+  done
+  sed "${expr[@]}" -- "$template" >"$out.tmp"
+  if grep -v '^[[:space:]]*#' -- "$out.tmp" | grep -q '@[A-Z_]*@'; then
+    die "$template has a placeholder up.sh does not fill: $(grep -v '^[[:space:]]*#' -- "$out.tmp" | grep -o '@[A-Z_]*@' | head -n 1)"
+  fi
+  chmod 0640 -- "$out.tmp"
+  chgrp "$group" -- "$out.tmp"
+  mv -f -- "$out.tmp" "$out"
+}
+random_hex() {
+  od -An -tx1 -N16 /dev/urandom | tr -d ' \n'
+}
+# A libpq connection-string value: quoted when it holds anything but plain characters.
+pq_value() {
+  if [[ $1 =~ ^[A-Za-z0-9._/:+-]+$ ]]; then
+    printf '%s' "$1"
+  else
+    local v=${1//\\/\\\\}
+    printf "'%s'" "${v//\'/\\\'}"
+  fi
+}
+
+mail_db=
+if [[ -z $mail_missing ]]; then
+  if [[ $DATABASE_URL =~ ^postgres(ql)?:// ]]; then
+    command -v psql >/dev/null || mail_missing="psql is not installed (up.sh makes the mail servers' read-only role with it)"
+  fi
+fi
+if [[ -z $mail_missing && $DATABASE_URL =~ ^postgres(ql)?:// ]]; then
+  # The parts of postgres://user[:password]@host[:port]/database[?schema=name] (hostplane's ?schema=).
+  parts=$(node -e '
+    const u = new URL(process.argv[1]);
+    const d = (s) => decodeURIComponent(s);
+    console.log(JSON.stringify({ host: u.hostname.replace(/^\[|\]$/g, ""), port: u.port || "5432", user: d(u.username),
+      password: d(u.password), db: d(u.pathname.slice(1)), schema: u.searchParams.get("schema") ?? "" }));' "$DATABASE_URL") ||
+    die "DATABASE_URL is not a URL node can read."
+  pg_host=$(jq -r .host <<<"$parts")
+  pg_port=$(jq -r .port <<<"$parts")
+  pg_user=$(jq -r .user <<<"$parts")
+  pg_password=$(jq -r .password <<<"$parts")
+  pg_db=$(jq -r .db <<<"$parts")
+  pg_schema=$(jq -r .schema <<<"$parts")
+  if [[ -z $pg_host || -z $pg_db ]]; then
+    mail_missing="DATABASE_URL names no host or no database (the mail servers connect over TCP)"
+  fi
+fi
+if [[ -z $mail_missing && $DATABASE_URL =~ ^postgres(ql)?:// ]]; then
+  psql_admin() {
+    PGHOST=$pg_host PGPORT=$pg_port PGUSER=${pg_user:-$USER} PGPASSWORD=$pg_password PGDATABASE=$pg_db PGCONNECT_TIMEOUT=10 \
+      psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"
+  }
+  # The schema hostplane's tables are in: ?schema= or the session's first (public).
+  [[ -n $pg_schema ]] || pg_schema=$(psql_admin -c 'select current_schema()') ||
+    die "could not connect to DATABASE_URL with psql (it said why above)."
+  can_create=$(psql_admin -c 'select rolsuper or rolcreaterole from pg_roles where rolname = current_user') ||
+    die "could not connect to DATABASE_URL with psql (it said why above)."
+  tables="'mail_domains','mail_users','mail_app_passwords','mail_aliases'"
+  if [[ $can_create == t ]]; then
+    reader=$(printf 'hostplane_mail_%s_%s' "$pg_db" "$pg_schema" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_' '_')
+    if ((${#reader} > 63)); then
+      reader="${reader:0:54}_$(printf '%s' "$reader" | sha256sum | head -c 8)"
+    fi
+    reader_password=$(random_hex)
+    # A new password each time: nobody but this stack's configs knows it.
+    psql_admin -v role="$reader" -v pw="$reader_password" -v schema="$pg_schema" >/dev/null <<SQL ||
+SELECT format('CREATE ROLE %I LOGIN', :'role') WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'role') \gexec
+SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', :'role', :'pw') \gexec
+SELECT format('ALTER ROLE %I SET default_transaction_read_only = on', :'role') \gexec
+SELECT format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), :'role') \gexec
+SELECT format('GRANT USAGE ON SCHEMA %I TO %I', :'schema', :'role') \gexec
+SELECT format('GRANT SELECT ON %I.%I TO %I', table_schema, table_name, :'role') FROM information_schema.tables
+  WHERE table_schema = :'schema' AND table_name IN ($tables) \gexec
+SQL
+      die "could not make the mail servers' read-only role $reader (psql said why above)."
+    mail_db="PostgreSQL as the read-only role $reader"
+  else
+    reader=$pg_user
+    reader_password=$pg_password
+    mail_db="PostgreSQL as $pg_user (it may not create roles, so there is no read-only one)"
+  fi
+  missing_tables=$(psql_admin -v schema="$pg_schema" <<SQL
+SELECT string_agg(t, ', ' ORDER BY t) FROM unnest(ARRAY[$tables]) t
+  WHERE NOT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = :'schema' AND table_name = t)
+SQL
+  ) || die "could not read the tables of DATABASE_URL (psql said why above)."
+  sql_driver=pgsql
+  sql_connect="host=$(pq_value "$pg_host") port=$pg_port dbname=$(pq_value "$pg_db") user=$(pq_value "$reader") password=$(pq_value "$reader_password")"
+  table_prefix="\"$pg_schema\"."
+  map=pgsql
+  subst_db=(HOSTS "inet:$pg_host:$pg_port" USER "$reader" PASSWORD "$reader_password" DBNAME "$pg_db")
+  # The readers run as their own users (production's way).
+  auth_worker_user='$default_internal_user'
+  proxymap_unpriv=-
+elif [[ -z $mail_missing ]]; then
+  # A file path or sqlite: URL, as hostplane reads it; relative to the caller's directory.
+  db_file=$DATABASE_URL
+  shopt -s nocasematch
+  [[ $db_file != sqlite:* ]] || db_file=${db_file:7}
+  shopt -u nocasematch
+  if [[ $db_file == ///* || $db_file == //* ]]; then db_file=${db_file:2}; fi
+  [[ $db_file == /* ]] || db_file=$PWD/$db_file
+  if [[ $db_file == */:memory: ]]; then
+    mail_missing="an in-memory store cannot be read by other processes"
+  else
+    # No grants on SQLite: tables a later migration adds are read as they appear.
+    missing_tables=
+    sql_driver=sqlite
+    sql_connect=$db_file
+    table_prefix=
+    map=sqlite
+    subst_db=(DBPATH "$db_file")
+    mail_db="SQLite $db_file"
+    # The readers run as root: the store's directory may be one only root can enter (production:
+    # a directory group-writable for dovecot and postfix, as WAL readers write the -shm file).
+    auth_worker_user=root
+    proxymap_unpriv=n
+  fi
+fi
+
+mail_json=null
+if [[ -z $mail_missing ]]; then
+  mail=$dir/mail
+  conf=$here/../mail
+  mkdir -p -- "$mail/dovecot" "$mail/postfix" "$mail/run" "$mail/state" "$mail/spool" "$mail/data" "$mail/vmail"
+  chmod 0755 -- "$mail" "$mail/dovecot" "$mail/postfix"
+  chown mail:mail -- "$mail/vmail"
+  chmod 0700 -- "$mail/vmail"
+  chown postfix: -- "$mail/data"
+  if [[ ! -s $mail/doveadm.key ]]; then
+    (umask 077 && random_hex >"$mail/doveadm.key.tmp" && mv -f -- "$mail/doveadm.key.tmp" "$mail/doveadm.key")
+  fi
+  chmod 0600 -- "$mail/doveadm.key"
+
+  subst=(
+    BASE_DIR "$mail/run" STATE_DIR "$mail/state" LOG_PATH "$mail/dovecot.log" CONF_DIR "$mail/dovecot"
+    INSTANCE "hostplane-stack-$base" LISTEN 127.0.0.1 IMAP_PORT "$imap_port" LMTP_PORT "$lmtp_port"
+    DOVEADM_PORT "$doveadm_port" DOVEADM_KEY_FILE "$mail/doveadm.key" MAIL_HOME "$mail/vmail/%d/%n"
+    MAIL_USER mail MAIL_GROUP mail FIRST_VALID_UID "$(id -u mail)" FIRST_VALID_GID "$(id -g mail)"
+    AUTH_WORKER_USER "$auth_worker_user" AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
+    SQL_DRIVER "$sql_driver" SQL_CONNECT "$sql_connect" T "$table_prefix"
+  )
+  for f in dovecot.conf sql.conf.ext sql-app.conf.ext; do
+    render "$conf/dovecot/$f.in" "$mail/dovecot/$f" dovecot
+  done
+  subst=(
+    QUEUE_DIR "$mail/spool" DATA_DIR "$mail/data" MAILLOG "$mail/postfix.log" MAILLOG_PREFIX "$mail"
+    MYHOSTNAME mail.hostplane.test INET_INTERFACES loopback-only MYNETWORKS 127.0.0.0/8
+    CONF_DIR "$mail/postfix" MAP "$map" LMTP "inet:127.0.0.1:$lmtp_port"
+    SMTP_LISTEN "127.0.0.1:$smtp_port" PROXYMAP_UNPRIV "$proxymap_unpriv" T "$table_prefix" "${subst_db[@]}"
+  )
+  render "$conf/postfix/main.cf.in" "$mail/postfix/main.cf" postfix
+  render "$conf/postfix/master.cf.in" "$mail/postfix/master.cf" postfix
+  for f in domains mailboxes aliases; do
+    render "$conf/postfix/$map-$f.cf.in" "$mail/postfix/$map-$f.cf" postfix
+  done
+
+  mail_started=1
+  rm -f -- "$dir/$dovecot_pid_rel" "$dir/$postfix_pid_rel"
+  # Both daemonize; with stdio closed, as they do not let go of a terminal they were given.
+  dovecot -c "$mail/dovecot/dovecot.conf" </dev/null >>"$mail/dovecot.log" 2>&1 ||
+    die "dovecot did not start; the end of $mail/dovecot.log:
+$(tail -n 20 -- "$mail/dovecot.log")"
+  postfix -c "$mail/postfix" start </dev/null >>"$mail/postfix.log" 2>&1 ||
+    die "postfix did not start; the end of $mail/postfix.log:
+$(tail -n 20 -- "$mail/postfix.log")"
+  deadline=$((SECONDS + 15))
+  until port_taken "$smtp_port" && port_taken "$imap_port" && port_taken "$lmtp_port" && port_taken "$doveadm_port"; do
+    ((SECONDS < deadline)) || die "Dovecot and Postfix did not listen on $smtp_port to $doveadm_port within 15 s (logs: $mail/dovecot.log, $mail/postfix.log)."
+    sleep 0.1
+  done
+  dovecot_pid=$(head -n 1 -- "$dir/$dovecot_pid_rel" 2>/dev/null || true)
+  postfix_pid=$(head -n 1 -- "$dir/$postfix_pid_rel" 2>/dev/null || true)
+  dovecot_pid=${dovecot_pid//[[:space:]]/}
+  postfix_pid=${postfix_pid//[[:space:]]/}
+  live_as "$dovecot_pid" dovecot || die "dovecot's master is not running (log: $mail/dovecot.log)."
+  live_as "$postfix_pid" master || die "postfix's master is not running (log: $mail/postfix.log)."
+  mail_json=$(jq -n --arg smtp "127.0.0.1:$smtp_port" --arg imap "127.0.0.1:$imap_port" --arg lmtp "127.0.0.1:$lmtp_port" \
+    --arg doveadm "http://127.0.0.1:$doveadm_port" '{smtp: $smtp, imap: $imap, lmtp: $lmtp, doveadm: $doveadm}')
+fi
 
 # --- stack.json and the printout ------------------------------------------------------------------------
 jq -n --arg name "$name" --arg http "$http_listen" --arg https "$https_listen" --arg admin "$admin_url" --arg home "$home_root" \
-  '{web: {name: $name, http: $http, https: $https, caddy_admin: $admin, home_root: $home}}' >"$dir/stack.json.tmp"
+  --argjson mail "$mail_json" \
+  '{web: {name: $name, http: $http, https: $https, caddy_admin: $admin, home_root: $home}} + (if $mail then {mail: $mail} else {} end)' \
+  >"$dir/stack.json.tmp"
 mv -f -- "$dir/stack.json.tmp" "$dir/stack.json"
 
 if ((${#php_found[@]})); then
@@ -212,10 +501,24 @@ if ((${#php_found[@]})); then
 else
   php_line="PHP-FPM  none installed (no /usr/sbin/php-fpm<version>): webspaces serve files only"
 fi
+if [[ -n $mail_missing ]]; then
+  mail_lines="Mail     not started: $mail_missing"
+else
+  mail_lines="Mail     SMTP 127.0.0.1:$smtp_port (Postfix, pid $postfix_pid, log $mail/postfix.log), IMAP 127.0.0.1:$imap_port and
+           LMTP 127.0.0.1:$lmtp_port (Dovecot, pid $dovecot_pid, log $mail/dovecot.log), doveadm HTTP API
+           http://127.0.0.1:$doveadm_port (key in $mail/doveadm.key); they read the mail directory from
+           $mail_db"
+  if [[ -n $missing_tables ]]; then
+    mail_lines+="
+           which has no $missing_tables yet: after \`hostplane migrate\` adds them, run up.sh again"
+  fi
+fi
+finished=1
 cat <<EOF
 hostplane local stack in $dir; $registration.
   Caddy    admin $admin_url, HTTP $http_listen, HTTPS $https_listen (pid $caddy_pid, log $log)
   $php_line
+  $mail_lines
   homes    $home_root/<linux user>; details in $dir/stack.json
 
 Use it:

@@ -30,6 +30,18 @@ export function stackMissing(): string | null {
 /** `describeStack('suite', () => …)`: skips without caddy, bash, jq, curl or php-fpm; fails so under CI_REQUIRE_ALL=1. */
 export const describeStack = requirable(stackMissing());
 
+/** What the stack's mail part (issue 10 item 5) needs beyond the rest: root, Dovecot, Postfix, setpriv, psql. */
+export function mailMissing(): string | null {
+  if (process.getuid?.() !== 0) return 'the mail part of the stack runs Postfix and Dovecot, which need root';
+  const absent = ['dovecot', 'postfix', 'setpriv', 'psql'].filter(
+    (bin) => spawnSync('bash', ['-c', `PATH=$PATH:/usr/sbin command -v ${bin}`]).status !== 0,
+  );
+  if (absent.length) return `${absent.join(', ')} not installed (Debian: dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite postfix postfix-pgsql postfix-sqlite postgresql-client)`;
+  return null;
+}
+/** `describeMailStack('suite', () => …)`: as describeStack, and skips without what mailMissing() names. */
+export const describeMailStack = requirable(stackMissing() ?? mailMissing());
+
 /** The environment an operator's shell gives the scripts: none of hostplane's settings but `env`. */
 export function scriptEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = { ...process.env };
@@ -58,11 +70,17 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A port-base whose next two ports were free a moment ago too. */
+/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13. */
+const STACK_OFFSETS = [1, 2, 10, 11, 12, 13];
+
+/** A port-base whose other ports (STACK_OFFSETS) were free a moment ago too. */
 export async function freeBase(): Promise<number> {
   for (;;) {
     const base = await freePort();
-    if (base + 2 <= 65535 && (await canListen(base + 1)) && (await canListen(base + 2))) return base;
+    if (base + 13 > 65535) continue;
+    let free = true;
+    for (const off of STACK_OFFSETS) if (!(free = await canListen(base + off))) break;
+    if (free) return base;
   }
 }
 
