@@ -13,48 +13,47 @@ const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 describe.each(ENGINES)('job queue on %s', (engine) => {
   const { ts, enqueue, settled } = useQueue(engine);
 
-  it('`hostplane worker` runs jobs from another process (woken by NOTIFY on PostgreSQL) and exits 0 on SIGTERM', async () => {
-    const databaseUrl = processUrl(ts);
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker'], {
-      // PostgreSQL: no polling to speak of, so only LISTEN/NOTIFY can bring the job over in time.
-      env: { ...process.env, DATABASE_URL: databaseUrl, JOB_POLL_MS: engine === 'postgres' ? '600000' : '50', LOG_LEVEL: 'info' },
+  /** `hostplane worker <args>` as a child on the suite's store, its output collected. */
+  function startWorker(args: string[], env: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker', ...args], {
+      env: { ...process.env, DATABASE_URL: processUrl(ts), LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
+    const output = { text: '' };
+    child.stdout.on('data', (d) => (output.text += d));
+    child.stderr.on('data', (d) => (output.text += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    return { child, output, exited };
+  }
+
+  it('`hostplane worker` runs jobs from another process (woken by NOTIFY on PostgreSQL) and exits 0 on SIGTERM', async () => {
+    // PostgreSQL: no polling to speak of, so only LISTEN/NOTIFY can bring the job over in time.
+    const { child, output, exited } = startWorker([], { JOB_POLL_MS: engine === 'postgres' ? '600000' : '50' });
+    const out = () => output.text;
     try {
-      await waitFor('worker ready', async () => out.includes('hostplane worker ready'), 20_000);
-      expect(out).toContain(`"listen":${engine === 'postgres'}`);
+      await waitFor('worker ready', async () => out().includes('hostplane worker ready'), 20_000);
+      expect(out()).toContain(`"listen":${engine === 'postgres'}`);
       // PostgreSQL: its session lock shows it alive, so its lease can be long; SQLite: short leases
       // (docs/decisions/0005-dead-workers.md).
-      expect(out).toContain(`"leaseMs":${engine === 'postgres' ? 30000 : 3000},"lock":${engine === 'postgres'}`);
+      expect(out()).toContain(`"leaseMs":${engine === 'postgres' ? 30000 : 3000},"lock":${engine === 'postgres'}`);
       // No definition for it (buildJobs): the other process marks it failed, which shows it ran it.
       const t0 = Date.now();
       const id = await enqueue({ jobType: 'email-address', action: 'update' });
       expect(await settled(id)).toMatchObject({ status: 'failed', error: 'no handler for email-address update' });
       expect(Date.now() - t0).toBeLessThan(2_000);
-      const leaseOwner = out.match(/"worker":"([^"]+)"/)?.[1];
+      const leaseOwner = out().match(/"worker":"([^"]+)"/)?.[1];
       expect(leaseOwner).toContain(`:${child.pid}:`);
     } finally {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
-    expect(out).toContain('worker stopped');
+    expect(out()).toContain('worker stopped');
   }, 30_000);
 
   it('`hostplane worker --web-server web9` runs only the jobs of web9; a general job and another server\'s stay for other workers', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker', '--web-server', 'web9'], {
-      env: { ...process.env, DATABASE_URL: processUrl(ts), JOB_POLL_MS: '50', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child, output, exited } = startWorker(['--web-server', 'web9'], { JOB_POLL_MS: '50' });
     try {
-      await waitFor('worker ready', async () => out.includes('hostplane worker ready'), 20_000);
+      await waitFor('worker ready', async () => output.text.includes('hostplane worker ready'), 20_000);
       const general = await enqueue({ jobType: 'email-address', action: 'update', objectId: 'g' });
       const other = await enqueue({ jobType: 'email-address', action: 'update', objectId: 'o', queue: 'web:web8' });
       const mine = await enqueue({ jobType: 'email-address', action: 'update', objectId: 'm', queue: 'web:web9' });
