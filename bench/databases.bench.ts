@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, mean } from './report.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { nowIso } from '../src/db/time.js';
@@ -62,16 +62,6 @@ const PREFIX = `bench_${crypto.randomBytes(6).readUIntBE(0, 6).toString(36).padS
 
 type EngineName = 'sqlite' | 'postgres';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Nearest-rank percentile of `xs` (any order). */
-function pct(xs: number[], p: number): number {
-  if (!xs.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-}
-
-const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
 /** Set by SIGINT/SIGTERM: the runs stop at the next step and the cleanup runs. */
 let interrupted = false;

@@ -28,7 +28,7 @@ import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct } from './report.js';
 import { buildApp } from '../src/app.js';
 import type { Actor } from '../src/auth/actor.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -71,14 +71,6 @@ const LIST_ZONE_RECORDS = 100;
 type EngineName = 'sqlite' | 'postgres';
 
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Nearest-rank percentile of `xs` (any order). */
-function pct(xs: number[], p: number): number {
-  if (!xs.length) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-}
 
 // ---- the instance ------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-// What both benches share for output: number formatting, the Markdown table, a log sink.
+// What the benches share for output: number formatting, percentiles, the Markdown table, a log sink.
 import { Writable } from 'node:stream';
 
 /** `fmt(12.345, 1)` → `'12.3'`; NaN or infinity → `'–'`. */
@@ -15,3 +15,15 @@ export function markdownTable(head: string[], body: string[][], leftCols: number
 
 /** Discards log lines: the cost of producing them is measured, not the cost of a terminal. */
 export const discard = () => new Writable({ write: (_chunk, _enc, done) => done() });
+
+/** Nearest-rank percentile of `xs` (any order); NaN for none: `pct(samples, 99)`. */
+export function pct(xs: number[], p: number): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/** The mean of `xs`; NaN for none. */
+export const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,17 +1,10 @@
-// The local stack in tests (issue 9 item 6; deploy/local/up.sh, down.sh): what it needs, the scripts
-// run as an operator's shell runs them, and a port-base of three free consecutive ports.
-import { spawn, spawnSync } from 'node:child_process';
+// The local stack in tests (issue 9 item 6; deploy/local/up.sh, down.sh): what it needs (skipped
+// without, failed under CI_REQUIRE_ALL=1), and the scripts themselves (test/helpers/stack-scripts.ts).
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
-import { EnvSchema } from '../../src/config.js';
-import type { CliRun } from './cli.js';
-import { freePort } from './ports.js';
 import { requirable } from './required.js';
 
-export const ROOT = path.resolve(import.meta.dirname, '../..');
-export const UP = path.join(ROOT, 'deploy/local/up.sh');
-export const DOWN = path.join(ROOT, 'deploy/local/down.sh');
+export { DOWN, ROOT, UP, freeBase, script, scriptEnv, upOnFreePorts } from './stack-scripts.js';
 
 /** The installed PHP-FPM binaries up.sh registers: { '8.2': '/usr/sbin/php-fpm8.2' }. */
 export const PHP: Record<string, string> = Object.fromEntries(
@@ -42,55 +35,4 @@ export function mailMissing(): string | null {
 /** `describeMailStack('suite', () => …)`: as describeStack, and skips without what mailMissing() names. */
 export const describeMailStack = requirable(stackMissing() ?? mailMissing());
 
-/** The environment an operator's shell gives the scripts: none of hostplane's settings but `env`. */
-export function scriptEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of [...Object.keys(EnvSchema.properties), 'HOSTPLANE', 'STACK_WEB_NAME']) delete clean[key];
-  return { ...clean, ...env };
-}
-
-/** Runs a script of deploy/local to its end: exit code and output. */
-export function script(file: string, args: string[], env: Record<string, string>): Promise<CliRun> {
-  const child = spawn(file, args, { cwd: ROOT, env: scriptEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
-/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13. */
-const STACK_OFFSETS = [1, 2, 10, 11, 12, 13];
-
-/** A port-base whose other ports (STACK_OFFSETS) were free a moment ago too. */
-export async function freeBase(): Promise<number> {
-  for (;;) {
-    const base = await freePort();
-    if (base + 13 > 65535) continue;
-    let free = true;
-    for (const off of STACK_OFFSETS) if (!(free = await canListen(base + off))) break;
-    if (free) return base;
-  }
-}
-
-/** up.sh on a fresh port-base; a port another process took meanwhile gets new ones, as the caddy helper does. */
-export async function upOnFreePorts(dir: string, env: Record<string, string>): Promise<{ run: CliRun; base: number }> {
-  for (let attempt = 1; ; attempt++) {
-    const base = await freeBase();
-    const run = await script(UP, [dir, String(base)], env);
-    if (run.code !== 0 && attempt < 5 && /is in use|address already in use/i.test(run.stderr)) continue;
-    return { run, base };
-  }
-}
 
