@@ -38,7 +38,7 @@ export class CaddyClient {
   private readonly base: URL;
   private readonly timeoutMs: number;
   /** The batch waiting for the running one to end: only its last desired config is applied. */
-  private pending: { body: string; waiters: Waiter[] } | null = null;
+  private pending: { make: () => Promise<string>; waiters: Waiter[] } | null = null;
   private running = false;
 
   /** `new CaddyClient('http://127.0.0.1:2019')`. */
@@ -62,15 +62,18 @@ export class CaddyClient {
    * Makes Caddy's config `desired`: GET /config/, POST /load only when different (deep compare,
    * order-insensitive for object keys). Concurrent calls coalesce: while a load runs, later
    * calls wait and only the LAST desired config is loaded afterwards (one load for a burst).
-   * Returns true when it loaded. Throws a clear Error (status + Caddy's message) when Caddy refuses.
-   * Every caller of a batch gets that batch's outcome (its error too).
+   * `desired` may be a function that builds the config: it is called once per batch, when the
+   * batch runs, so a burst of callers costs one build (each caller's change must be readable by
+   * then, e.g. committed). Returns true when it loaded. Throws a clear Error (status + Caddy's
+   * message) when Caddy refuses. Every caller of a batch gets that batch's outcome (its error too).
    */
-  ensure(desired: object): Promise<boolean> {
-    // Serialized now: a caller changing its object afterwards changes nothing here.
-    const body = JSON.stringify(desired);
+  ensure(desired: object | (() => Promise<object>)): Promise<boolean> {
+    // An object is serialized now: a caller changing it afterwards changes nothing here.
+    const body = typeof desired === 'function' ? null : JSON.stringify(desired);
+    const make = body === null ? async () => JSON.stringify(await (desired as () => Promise<object>)()) : async () => body;
     return new Promise<boolean>((resolve, reject) => {
-      if (this.pending) this.pending.body = body;
-      else this.pending = { body, waiters: [] };
+      if (this.pending) this.pending.make = make;
+      else this.pending = { make, waiters: [] };
       this.pending.waiters.push({ resolve, reject });
       if (!this.running) void this.drain();
     });
@@ -83,7 +86,7 @@ export class CaddyClient {
         const batch = this.pending;
         this.pending = null;
         try {
-          const loaded = await this.apply(batch.body);
+          const loaded = await this.apply(await batch.make());
           for (const w of batch.waiters) w.resolve(loaded);
         } catch (err) {
           for (const w of batch.waiters) w.reject(err);

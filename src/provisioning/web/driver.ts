@@ -19,8 +19,11 @@ export interface WebDriverOptions {
 }
 
 export interface WebDriver {
-  /** Makes the web server serve exactly `sites` (its whole desired state); true when a new config was loaded. */
-  apply(server: WebServerConn, sites: SiteSpec[]): Promise<boolean>;
+  /**
+   * Makes the web server serve exactly `sites` (its whole desired state); true when a new config
+   * was loaded. Given as a function, the sites are read once per batch of concurrent applies.
+   */
+  apply(server: WebServerConn, sites: SiteSpec[] | (() => Promise<SiteSpec[]>)): Promise<boolean>;
   /** The socket of the pool of (Linux user, PHP version), started or reloaded when needed. */
   ensurePool(server: WebServerConn, linuxUser: string, version: string): Promise<string>;
   /** Where that pool's socket is (whether or not it runs yet). */
@@ -50,7 +53,10 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
     return p;
   };
   return {
-    apply: (server, sites) => caddy(server).ensure(caddyConfig(server, sites, { askUrl: opts.askUrl, tls: opts.tls })),
+    apply: (server, sites) => {
+      const config = (list: SiteSpec[]) => caddyConfig(server, list, { askUrl: opts.askUrl, tls: opts.tls });
+      return caddy(server).ensure(typeof sites === 'function' ? async () => config(await sites()) : config(sites));
+    },
     ensurePool: (server, user, version) => php(server).ensurePool(user, version),
     poolSocket: (server, user, version) => php(server).socketPath(version, user),
     ensureDir: (server, user, path) => ensureWebspaceDir(server, user, path),

@@ -136,7 +136,8 @@ async function runSubdomainJob(ctx: JobContext<SubdomainJobPayload>): Promise<Jo
   }
   const spec: SiteSpec = deleting ? { id: String(site.id), host: hostOf(site), kind: 'email' } : siteSpec(site, server, web);
 
-  await web.apply(server, await desiredSites(ctx.store, serverRow, server, web));
+  // The whole config, read once for all the jobs whose pushes coalesce with this one.
+  await web.apply(server, () => desiredSites(ctx.store, serverRow, server, web));
   const problem = await answersAsConfigured(web, server, spec, dir);
   if (problem) throw new Error(`${spec.host} on ${server.name} ${problem}`);
   if (ctx.payload.dnsChange !== null && !(await ctx.drivers.dns.isApplied(ctx.payload.dnsChange))) return { status: 'wait', ms: DNS_WAIT_MS };
@@ -156,5 +157,5 @@ export async function reconcileWebServer(store: Store, web: WebDriver, name: str
   const row = await new WebServersRepository(store.db).byName(name);
   if (!row) return false;
   const conn = webServerConn(row);
-  return web.apply(conn, await desiredSites(store, row, conn, web));
+  return web.apply(conn, () => desiredSites(store, row, conn, web));
 }

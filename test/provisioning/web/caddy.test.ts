@@ -321,6 +321,23 @@ requireCaddy()('Caddy answers as configured (issue 9 item 3, API-NOTES §10)', (
     }
   });
 
+  it('given a builder, a burst of 20 ensure() calls builds the config at most twice, from the state of the last caller', async () => {
+    let target = '';
+    let builds = 0;
+    const build = async () => {
+      builds++;
+      return desired([...sites, { id: 'b', host: 'built.example.com', kind: 'redirect', target, dynamic: false, https: false }]);
+    };
+    const calls = Array.from({ length: 20 }, (_, i) => {
+      target = `https://t.example/built-${i}`; // each caller's change is in place before it calls
+      return client.ensure(build);
+    });
+    await Promise.all(calls);
+    expect(builds).toBeGreaterThanOrEqual(1);
+    expect(builds).toBeLessThanOrEqual(2);
+    expect(await get('built.example.com')).toEqual(redirectTo('https://t.example/built-19'));
+  });
+
   it('a config Caddy refuses: ensure() throws with its status and message, the old config keeps serving', async () => {
     const bad = desired() as { apps: { http: { servers: { hp: { routes: object[] } } } } };
     bad.apps.http.servers.hp.routes.unshift({ match: [{ host: ['bad.example.com'] }], handle: [{ handler: 'no_such_handler' }] });
