@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { nowIso } from '../src/db/time.js';
@@ -400,10 +400,9 @@ function stepRows(results: EngineResult[]): string[][] {
 
 async function main() {
   const started = Date.now();
-  const cpus = os.cpus();
   console.log(
-    `hostplane databases bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}, ` +
-      `load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, LOG_LEVEL=${LOG_LEVEL}`,
+    `${benchHeader('databases')}, ` +
+      `load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`,
   );
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
   const log = (s: string) => console.log(s);
@@ -439,7 +438,7 @@ async function main() {
   console.log('2. Where the product time goes (ms from sending the POST; floor: from its first statement)');
   console.log(markdownTable(['engine', 'step', 'p50', 'p99'], stepRows(results), 2));
   for (const r of results) {
-    console.log(`   ${r.engine}: ${fmt(r.seconds, 1)} s, load average ${r.loadBefore.map((l) => l.toFixed(2)).join(' ')} → ${r.loadAfter.map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`   ${r.engine}: ${fmt(r.seconds, 1)} s, load average ${loadAverage(r.loadBefore)} → ${loadAverage(r.loadAfter)}`);
   }
   console.log();
   const missed = results.flatMap((r) => {
@@ -455,9 +454,4 @@ async function main() {
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 
-main().catch((err) => {
-  // The cleanup ran (and said so) before an interruption gets here; its own failure is printed.
-  if (interrupted && (err as Error).message === 'interrupted') console.error('interrupted');
-  else console.error(err);
-  process.exitCode = interrupted ? 130 : 1;
-});
+runBench(main, () => interrupted);

@@ -28,7 +28,7 @@ import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, benchHeader, loadAverage } from './report.js';
 import { buildApp } from '../src/app.js';
 import type { Actor } from '../src/auth/actor.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -518,14 +518,12 @@ async function listRuns(h: Instance, log: (s: string) => void): Promise<ListRow[
 
 // ---- output ------------------------------------------------------------------------------------
 
-
-
 async function main() {
   const started = Date.now();
   const cpus = os.cpus();
   console.log(
-    `hostplane DNS bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}, ` +
-      `load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, LOG_LEVEL=${LOG_LEVEL}`,
+    `${benchHeader('DNS')}, ` +
+      `load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`,
   );
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
   const log = (s: string) => console.log(s);

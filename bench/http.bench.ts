@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable } from './report.js';
+import { discard, fmt, markdownTable, benchHeader, loadAverage } from './report.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
@@ -174,9 +174,8 @@ function table(rows: Paired[]): string {
 
 async function main() {
   const started = Date.now();
-  const cpus = os.cpus();
   console.log(
-    `hostplane HTTP bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}, ` +
+    `${benchHeader('HTTP')}, ` +
       `${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per scenario, LOG_LEVEL=${LOG_LEVEL}`,
   );
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');

@@ -1,4 +1,5 @@
 // What the benches share for output: number formatting, percentiles, the Markdown table, a log sink.
+import os from 'node:os';
 import { Writable } from 'node:stream';
 
 /** `fmt(12.345, 1)` → `'12.3'`; NaN or infinity → `'–'`. */
@@ -27,3 +28,24 @@ export function pct(xs: number[], p: number): number {
 export const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The machine a bench ran on, first in its output: `hostplane DNS bench — <time> — node …, 2 × <cpu>`. */
+export function benchHeader(name: string): string {
+  const cpus = os.cpus();
+  return `hostplane ${name} bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}`;
+}
+
+/** `1.50 2.00 2.50`: the load averages now, or figures taken earlier with os.loadavg(). */
+export const loadAverage = (l = os.loadavg()) => l.map((x) => x.toFixed(2)).join(' ');
+
+/**
+ * Runs a bench's main: an interruption (Ctrl-C, after the bench's own cleanup) exits 130 with one
+ * line, any other failure 1 with its error.
+ */
+export function runBench(main: () => Promise<void>, interrupted: () => boolean): void {
+  main().catch((err) => {
+    if (interrupted() && (err as Error).message === 'interrupted') console.error('interrupted');
+    else console.error(err);
+    process.exitCode = interrupted() ? 130 : 1;
+  });
+}

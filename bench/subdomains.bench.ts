@@ -40,7 +40,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { DOWN, ROOT, script, scriptEnv, upOnFreePorts } from '../test/helpers/stack-scripts.js';
 import { buildApp } from '../src/app.js';
@@ -664,14 +664,12 @@ async function sizeRun(engine: EngineName, root: string, sites: number, log: (s:
 
 // ---- output --------------------------------------------------------------------------------------
 
-const loadavg = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
 
 async function main() {
   const started = Date.now();
-  const cpus = os.cpus();
   console.log(
-    `hostplane subdomains bench — ${new Date().toISOString()} — node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim()}, ` +
-      `load average ${loadavg(os.loadavg())}, LOG_LEVEL=${LOG_LEVEL}`,
+    `${benchHeader('subdomains')}, ` +
+      `load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`,
   );
   const caddy = spawnSync('caddy', ['version'], { encoding: 'utf8' });
   if (caddy.status !== 0) throw new Error('caddy is not installed (Debian package caddy): the bench drives a private one through deploy/local/up.sh');
@@ -783,7 +781,7 @@ async function main() {
   for (const r of results) {
     console.log(
       `   ${r.engine}, ${r.sites} sites: existing sites POSTed in ${fmt(r.bulkPostS, 1)} s and up ${fmt(r.bulkUpS, 1)} s later; ${CHANGES} changes in ${fmt(r.seconds, 1)} s, ` +
-        `load average ${loadavg(r.loadBefore)} → ${loadavg(r.loadAfter)}`,
+        `load average ${loadAverage(r.loadBefore)} → ${loadAverage(r.loadAfter)}`,
     );
   }
   console.log();
@@ -798,9 +796,4 @@ async function main() {
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 
-main().catch((err) => {
-  // The cleanup ran before an interruption gets here; its own failure is printed.
-  if (interrupted && (err as Error).message === 'interrupted') console.error('interrupted');
-  else console.error(err);
-  process.exitCode = interrupted ? 130 : 1;
-});
+runBench(main, () => interrupted);

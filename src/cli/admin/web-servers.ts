@@ -38,10 +38,10 @@ export function webServerCommand(io: CliIo): Command {
 
   leaf(cmd.command('list').description('list the web servers')).action((o: Json) =>
     withStore(io, async ({ store, out }) => {
-      const rows = (await new WebServersService(store.db).list()).map((s) => ({
-        ...s, addresses: s.addresses.join(','), php: Object.keys(s.php).join(',') || '-', https_listen: s.https_listen ?? '-',
-      }));
-      printList(out, o, o.json ? await new WebServersService(store.db).list() : rows, COLUMNS);
+      const servers = await new WebServersService(store.db).list();
+      // People get the lists as short cells; --json gets them as they are.
+      const cells = (s: (typeof servers)[number]) => ({ ...s, addresses: s.addresses.join(','), php: Object.keys(s.php).join(',') || '-', https_listen: s.https_listen ?? '-' });
+      printList(out, o, o.json ? servers : servers.map(cells), COLUMNS);
     }),
   );
 

@@ -21,6 +21,12 @@ export interface CaddyConfigOptions {
   tls: 'internal' | 'acme';
 }
 
+/** Where redirect_to_https sends `host`: `https://host`, with the HTTPS port when it is not 443. */
+export function httpsOrigin(server: Pick<WebServerConn, 'httpsListen'>, host: string): string {
+  const port = server.httpsListen === null ? 443 : splitListen(server.httpsListen).port;
+  return `https://${host}${port === 443 ? '' : `:${port}`}`;
+}
+
 /** `splitListen('[::]:443')` → { host: '::', port: 443 }; `':80'` → { host: '', port: 80 }. */
 export function splitListen(listen: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(listen);
@@ -128,9 +134,8 @@ export function caddyConfig(server: WebServerConn, sites: SiteSpec[], opts: Cadd
     .filter((s): s is Exclude<SiteSpec, { kind: 'email' }> => s.kind !== 'email')
     .sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
-  // Plain HTTP to https on the same host and URI; the port only when it is not 443.
-  const httpsPort = server.httpsListen === null ? 443 : splitListen(server.httpsListen).port;
-  const toHttps = (host: string) => redirect(301, `https://${host}${httpsPort === 443 ? '' : `:${httpsPort}`}{http.request.uri}`);
+  // Plain HTTP to https on the same host and URI.
+  const toHttps = (host: string) => redirect(301, `${httpsOrigin(server, host)}{http.request.uri}`);
 
   const route = (prefix: string, site: Exclude<SiteSpec, { kind: 'email' }>, handle: object[]) => ({
     '@id': `${prefix}-sd-${site.id}`,

@@ -16,7 +16,7 @@ import { defineJob, PermanentJobError, type JobContext, type JobResult } from '.
 import type { Store } from '../../db/index.js';
 import { WebServersRepository, webServerConn, type WebServerRow } from '../../provisioning/web/servers.repository.js';
 import type { SiteSpec, WebServerConn } from '../../provisioning/web/sites.js';
-import { escapeTarget } from '../../provisioning/web/caddy-config.js';
+import { escapeTarget, httpsOrigin } from '../../provisioning/web/caddy-config.js';
 import type { WebDriver } from '../../provisioning/web/driver.js';
 import { WebspaceEscapeError } from '../../provisioning/web/webspace-dirs.js';
 import { SubdomainsRepository, type SiteRow } from './subdomains.repository.js';
@@ -70,10 +70,7 @@ async function desiredSites(store: Store, server: WebServerRow, conn: WebServerC
 /** What the web server must answer on plain HTTP for `/` (the probe), or null when it must know nothing of the host. */
 function expectedLocation(spec: SiteSpec, server: WebServerConn): string | null {
   if (spec.kind === 'email') return null;
-  if (spec.https) {
-    const port = server.httpsListen ? Number(server.httpsListen.slice(server.httpsListen.lastIndexOf(':') + 1)) : 443;
-    return `https://${spec.host}${port === 443 ? '' : `:${port}`}/`;
-  }
+  if (spec.https) return `${httpsOrigin(server, spec.host)}/`;
   return spec.kind === 'redirect' ? escapeTarget(spec.target) : null;
 }
 

@@ -164,17 +164,19 @@ export class SubdomainsRepository {
       .executeTakeFirst();
   }
 
-  /** Whether `host` (ACE) is a subdomain served by `webServer` (the on-demand TLS question). */
-  async servesHost(webServer: string | null, domain: string, name: string): Promise<boolean> {
-    let q = this.db
+  /**
+   * Whether one of `splits` (a host cut into subdomain `name` and `domain`, ACE) is a subdomain
+   * with a site (the on-demand TLS question), in one query.
+   */
+  async hasSite(splits: { domain: string; name: string }[]): Promise<boolean> {
+    if (!splits.length) return false;
+    const row = await this.db
       .selectFrom('subdomains')
-      .innerJoin('packages', 'packages.id', 'subdomains.package_id')
-      .select('subdomains.id')
-      .where('subdomains.domain', '=', domain)
-      .where('subdomains.name', '=', name)
-      .where('subdomains.state', '!=', 'deleting')
-      .where((eb) => eb.or([eb('subdomains.kind', '=', 'webspace'), eb.and([eb('subdomains.kind', '=', 'redirect'), eb('subdomains.redirect_target', 'is not', null)])]));
-    if (webServer) q = q.where('packages.web_server_name', '=', webServer);
-    return (await q.executeTakeFirst()) !== undefined;
+      .select('id')
+      .where((eb) => eb.or(splits.map((s) => eb.and([eb('domain', '=', s.domain), eb('name', '=', s.name)]))))
+      .where('state', '!=', 'deleting')
+      .where((eb) => eb.or([eb('kind', '=', 'webspace'), eb.and([eb('kind', '=', 'redirect'), eb('redirect_target', 'is not', null)])]))
+      .executeTakeFirst();
+    return row !== undefined;
   }
 }

@@ -110,7 +110,7 @@ export class SubdomainsService {
         await new DnsRecordsRepository(trx).lockDomain(zone.name);
         const pkg = (await repo.packageOf(packageId))!;
         const server = await this.place(trx, pkg);
-        const ctx = await this.ruleContext(pkg, server);
+        const ctx = this.ruleContext(pkg, server);
         const uninitialized = o.fromMenu && type === 'redirect' && (input.redirect === undefined || input.redirect === null);
         const state: SubdomainState = uninitialized
           ? { kind: 'redirect', webspace_path: null, php_version: null, webspace_https: 0, redirect_target: null, redirect_dynamic: 0, redirect_https: 0 }
@@ -148,7 +148,7 @@ export class SubdomainsService {
       if (current.state === 'deleting') throw new AppError('invalid_state', 'This subdomain is being deleted.');
       const pkg = (await repo.packageOf(current.package_id))!;
       const server = await this.place(trx, pkg);
-      const next = patchState(stateOf(current), input.webspace, input.redirect, await this.ruleContext(pkg, server));
+      const next = patchState(stateOf(current), input.webspace, input.redirect, this.ruleContext(pkg, server));
       const row = await repo.update(current.id, { ...next, ...(input.description !== undefined ? { description: input.description ?? '' } : {}) });
       const dnsChange = await this.syncRecords(trx, row, server, pkg);
       return { row, job: await this.enqueue(enqueue, row, server, 'update', dnsChange) };
@@ -182,10 +182,8 @@ export class SubdomainsService {
   async servesHost(host: string): Promise<boolean> {
     if (host.length > 253) return false;
     const labels = host.toLowerCase().replace(/\.$/, '').split('.');
-    for (let i = 1; i < labels.length - 1; i++) {
-      if (await this.repo.servesHost(null, labels.slice(i).join('.'), labels.slice(0, i).join('.'))) return true;
-    }
-    return false;
+    const splits = labels.slice(1, -1).map((_, i) => ({ domain: labels.slice(i + 1).join('.'), name: labels.slice(0, i + 1).join('.') }));
+    return this.repo.hasSite(splits);
   }
 
   // ---- shared steps -----------------------------------------------------------------------------
@@ -205,7 +203,7 @@ export class SubdomainsService {
     return server;
   }
 
-  private async ruleContext(pkg: SubdomainPackage, server: WebServerRow): Promise<RuleContext> {
+  private ruleContext(pkg: SubdomainPackage, server: WebServerRow): RuleContext {
     return {
       homeRoot: server.home_root,
       phpChoices: phpChoices(JSON.parse(pkg.php_versions) as string[], Object.keys(JSON.parse(server.php) as Record<string, string>)),
