@@ -73,6 +73,9 @@ export class AdminRepository {
   domains() {
     return this.db.selectFrom('domains').selectAll().orderBy('name').execute();
   }
+  setPortalPassword(contactId: number, hash: string | null) {
+    return this.db.updateTable('contacts').set({ portal_password_hash: hash }).where('id', '=', contactId).executeTakeFirst();
+  }
   setLegacyPassword(customerId: number, hash: string | null) {
     return this.db.updateTable('customers').set({ legacy_password_hash: hash }).where('id', '=', customerId).executeTakeFirst();
   }

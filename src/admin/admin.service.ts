@@ -247,6 +247,16 @@ export class AdminService {
     return this.repo.isEmpty();
   }
 
+  /**
+   * The contact's customer-portal password (its e-mail address is the portal user name), stored as
+   * a slow hash; null removes it. A mailbox with that address may not use it (spec §4.3.2).
+   */
+  async setPortalPassword(contactId: number, password: string | null) {
+    if (!(await this.repo.contact(contactId))) throw new AppError('resource_not_found', `No contact ${contactId}.`);
+    if (password !== null && password.length < 12) throw invalid('A portal password needs at least 12 characters.');
+    await this.repo.setPortalPassword(contactId, password === null ? null : await hashLegacyPassword(password));
+  }
+
   async setLegacyPassword(customerId: number, password: string | null) {
     const c = await this.repo.customer(customerId);
     if (!c) throw new AppError('resource_not_found', `No customer ${customerId}.`);

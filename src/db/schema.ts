@@ -23,6 +23,8 @@ export interface ContactsTable {
   phone: string | null;
   is_main: Bool;
   created_at: string;
+  /** The customer-portal password (scrypt; migration 008), or null: spec §4.3.2's rule compares mailbox passwords with it. */
+  portal_password_hash: string | null;
 }
 
 export interface ApiTokensTable {
@@ -59,6 +61,8 @@ export interface PackagesTable {
   created_at: string;
   /** The web server of its sites (migration 007); null until its first subdomain places it. */
   web_server_name: string | null;
+  /** The mail server of its addresses (migration 008); null until its first address places it. */
+  mail_server_name: string | null;
 }
 
 export interface DomainsTable {
@@ -202,6 +206,72 @@ export interface QueueSchedulesTable {
   next_run_at: string;
 }
 
+export interface MailServersTable {
+  id: Generated<number>;
+  name: string;
+  doveadm_url: string;
+  /** The doveadm HTTP API key: a secret, never shown or logged. */
+  doveadm_key: string;
+  smtp: string; // host:port
+  imap: string; // host:port
+  is_default: Bool;
+  created_at: string;
+}
+
+export interface EmailAddressesTable {
+  id: Generated<number>;
+  customer_id: number;
+  package_id: number;
+  mail_server_name: string;
+  /** ACE domain, local part lower-cased: the key of the mail directory. */
+  address: string;
+  /** The domain part (ACE): a presence domain or a subdomain of one. */
+  domain: string;
+  /** The presence domain (ACE) it belongs to: `domain` itself, or the parent of a subdomain (relationships.domain). */
+  zone: string;
+  kind: 'mailbox' | 'forward';
+  description: string | null;
+  antispam: 'reject' | 'junk-folder' | 'subject-rewrite' | 'none';
+  forward_to: string; // JSON array of addresses
+  autoresponder_text: string;
+  autoresponder_active: Bool;
+  autoresponder_activates: string | null; // YYYY-MM-DD
+  autoresponder_expires: string | null;
+  quota_bytes: number | null; // null for forwards
+  used_bytes: number | null;
+  usage_updated_at: string | null;
+  state: 'pending' | 'live' | 'deleting';
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MailDomainsTable {
+  domain: string;
+}
+
+export interface MailUsersTable {
+  address: string;
+  domain: string;
+  password_hash: string; // {BLF-CRYPT}$2b$…
+  quota_bytes: number;
+  active: Bool;
+}
+
+export interface MailAppPasswordsTable {
+  id: Generated<number>;
+  address: string;
+  secret_sha256: string; // lower-case hex
+  device: string;
+  application: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface MailAliasesTable {
+  source: string;
+  destination: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -218,4 +288,10 @@ export interface Database {
   queue_schedules: QueueSchedulesTable;
   web_servers: WebServersTable;
   subdomains: SubdomainsTable;
+  mail_servers: MailServersTable;
+  email_addresses: EmailAddressesTable;
+  mail_domains: MailDomainsTable;
+  mail_users: MailUsersTable;
+  mail_app_passwords: MailAppPasswordsTable;
+  mail_aliases: MailAliasesTable;
 }

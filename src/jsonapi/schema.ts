@@ -258,8 +258,8 @@ export interface OperationDoc {
   tags: [string];
   summary: string;
   description?: string;
-  /** The one success answer: its status and the document it carries (a registered component). */
-  success: { status: 200 | 201 | 202; document: TObject; description: string };
+  /** The one success answer: its status and the document it carries (a registered component); 204 carries none. */
+  success: { status: 200 | 201 | 202; document: TObject; description: string } | { status: 204; description: string };
   /** The failures particular to this operation, by error id, with when each happens. */
   errors?: ErrorWhen;
 }
@@ -276,11 +276,14 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
   o: S & OperationDoc,
 ) {
   const { success, errors, ...schema } = o;
-  const ok = {
-    $ref: (success.document as { $id?: string }).$id,
-    description: success.description,
-    ...(HEADERS[success.status] ? { headers: HEADERS[success.status] } : {}),
-  };
+  const ok =
+    success.status === 204
+      ? { description: success.description, type: 'null' }
+      : {
+          $ref: (success.document as { $id?: string }).$id,
+          description: success.description,
+          ...(HEADERS[success.status] ? { headers: HEADERS[success.status] } : {}),
+        };
   // Operation-specific texts win over the shared ones (e.g. what a 422 means for this path).
   return { ...schema, response: { [success.status]: ok, ...errorResponses({ ...sharedErrors(method, o), ...errors }) } as Record<string, unknown> };
 }

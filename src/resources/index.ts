@@ -26,6 +26,8 @@ import { DatabasesService } from './databases/databases.service.js';
 import { databasesRoutes } from './databases/databases.routes.js';
 import { SubdomainsService } from './subdomains/subdomains.service.js';
 import { subdomainsRoutes } from './subdomains/subdomains.routes.js';
+import { EmailAddressesService } from './email-addresses/email-addresses.service.js';
+import { emailAddressesRoutes } from './email-addresses/email-addresses.routes.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -48,4 +50,5 @@ export function registerResources(app: TypedApp, { config, store, links }: Resou
   dnsRecordsRoutes(app, dnsRecords, links);
   databasesRoutes(app, new DatabasesService(store), links);
   subdomainsRoutes(app, new SubdomainsService(store, dnsRecords, config), links);
+  emailAddressesRoutes(app, new EmailAddressesService(store, { brandWords: config.brandWords }), links);
 }

@@ -31,7 +31,8 @@ export type PasswordRule =
 
 /** One broken rule; `detail` tells the user what to change and never repeats the password. */
 export interface PasswordProblem {
-  rule: PasswordRule;
+  /** `portal`: the customer-portal password of the contact with this address (spec §4.3.2), checked by the e-mail service. */
+  rule: PasswordRule | 'portal';
   detail: string;
 }
 

@@ -1,6 +1,6 @@
 // `hostplane admin contact …`: contacts of a customer; API tokens belong to contacts (spec §5.5).
 import { Command } from 'commander';
-import { parseId, withStore, type CliIo } from '../context.js';
+import { parseId, readSecret, withStore, type CliIo } from '../context.js';
 import { contactView, leaf, printList, printResult, type Json } from './views.js';
 
 export function contactCommand(io: CliIo): Command {
@@ -33,5 +33,15 @@ export function contactCommand(io: CliIo): Command {
         printResult(out, o, { id: String(id), deleted: true }, `Deleted contact ${id}; its tokens no longer work.\n`);
       }),
     );
+  leaf(contact.command('set-portal-password').description("set the contact's customer-portal password (its e-mail address is the user name); a mailbox of that address may not use it"))
+    .argument('<id>', 'contact id', parseId)
+    .requiredOption('--password-stdin', 'read the password from stdin (one line), out of the shell history and `ps`')
+    .action(async (id: number, o: Json) => {
+      const password = await readSecret(io, '--password-stdin');
+      await withStore(io, async ({ admin, out }) => {
+        await admin.setPortalPassword(id, password);
+        printResult(out, o, { id: String(id), portal_password: true }, `Set the customer-portal password of contact ${id}.\n`);
+      });
+    });
   return contact;
 }

@@ -66,19 +66,6 @@ export class DatabasesRepository {
   }
 
   /**
-   * Serialises database creation in one package until the transaction ends: a no-op update takes
-   * the package row's lock on PostgreSQL and the write lock on SQLite. The `max_databases` count
-   * is only sound under it (parallel POSTs never pass the limit).
-   */
-  async lockPackage(id: number) {
-    await this.db
-      .updateTable('packages')
-      .set((eb) => ({ name: eb.ref('name') }))
-      .where('id', '=', id)
-      .execute();
-  }
-
-  /**
    * What a create needs to know in one query: how many databases the package has in any state
    * (pending ones count against the limit), and the names on any server that begin with `prefix`
    * (`_` and `%` in it escaped: SQLite has no default LIKE escape). Names need only be unique per

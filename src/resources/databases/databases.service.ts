@@ -16,6 +16,7 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import { AppError, invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
+import { lockPackage } from '../../db/locks.js';
 import { withJobs } from '../../queue/enqueue.js';
 import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
@@ -103,7 +104,7 @@ export class DatabasesService {
       try {
         const { row, job } = await withJobs(this.store, async (trx, enqueue) => {
           const repo = new DatabasesRepository(trx);
-          await repo.lockPackage(packageId);
+          await lockPackage(trx, packageId);
           const pkg = await repo.findPackage(actor, packageId);
           if (!pkg) throw notFound('package');
           const server = await this.offeredServer(trx, pkg.database_versions, input);

@@ -1,0 +1,43 @@
+// All SQL of the registry of mail servers (operator data, issue 10 item 4), and the conversion of a
+// row to what the mail driver needs. Rows carry the doveadm API key: callers that print or answer
+// anything map them to a view without it first (admin/mail-servers.service.ts mailServerView).
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { MailServerConn } from './driver.js';
+
+export type MailServerRow = Selectable<Database['mail_servers']>;
+export type NewMailServerRow = Insertable<Database['mail_servers']>;
+
+/** A registered mail server as the driver needs it: `drivers.mail.authenticates(mailServerConn(row), address)`. */
+export const mailServerConn = (row: Pick<MailServerRow, 'name' | 'doveadm_url' | 'doveadm_key' | 'smtp'>): MailServerConn => ({
+  name: row.name,
+  doveadmUrl: row.doveadm_url,
+  doveadmKey: row.doveadm_key,
+  smtp: row.smtp,
+});
+
+export class MailServersRepository {
+  constructor(readonly db: Kysely<Database>) {}
+
+  async add(v: NewMailServerRow): Promise<MailServerRow> {
+    return this.db.insertInto('mail_servers').values(v).returningAll().executeTakeFirstOrThrow();
+  }
+
+  list(): Promise<MailServerRow[]> {
+    return this.db.selectFrom('mail_servers').selectAll().orderBy('name').execute();
+  }
+
+  byName(name: string): Promise<MailServerRow | undefined> {
+    return this.db.selectFrom('mail_servers').selectAll().where('name', '=', name).executeTakeFirst();
+  }
+
+  defaultServer(): Promise<MailServerRow | undefined> {
+    return this.db.selectFrom('mail_servers').selectAll().where('is_default', '=', 1).executeTakeFirst();
+  }
+
+  /** Makes `name` the default (the old one cleared first: the partial unique index allows one). In the caller's transaction. */
+  async setDefault(name: string): Promise<void> {
+    await this.db.updateTable('mail_servers').set({ is_default: 0 }).where('is_default', '=', 1).where('name', '!=', name).execute();
+    await this.db.updateTable('mail_servers').set({ is_default: 1 }).where('name', '=', name).execute();
+  }
+}

@@ -1,0 +1,90 @@
+// Jobs of e-mail addresses (spec §3.1; API-NOTES §5, §11; docs/decisions/0009-mail-directory.md):
+// the mail directory entry is written with the API change, so these jobs only wait for the mail
+// server to show it, and remove what the server stores.
+// - ('email-address', 'create') is done when the package's mail server authenticates the mailbox
+//   (doveadm auth lookup) or accepts the forward as a recipient (SMTP RCPT).
+// - ('email-address', 'delete') removes the mailbox's stored mail, then its directory entry, and is
+//   done when the server knows the address no more and refuses it at RCPT; then the row goes.
+// - ('email-address', 'refresh') measures the mailboxes' usage daily (email-addresses.usage.ts).
+// Every step converges when run again; jobs on one address run in order (a delete queued behind a
+// create waits for it, and a create that finds its address being deleted is simply done).
+import { Type } from 'typebox';
+import { parseNumericId } from '../../db/ids.js';
+import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import type { MailServerConn } from '../../provisioning/mail/driver.js';
+import { MailServersRepository, mailServerConn } from '../../provisioning/mail/servers.repository.js';
+import { EmailAddressesRepository } from './email-addresses.repository.js';
+import { MailDirectoryRepository } from './mail-directory.repository.js';
+import { refreshEmailUsage, usageFailures } from './email-addresses.usage.js';
+
+const DONE: JobResult = { status: 'done' };
+
+/** The job's address row (undefined when it is gone) and, lazily, its mail server as the driver needs it. */
+async function addressOf(ctx: JobContext<unknown>) {
+  const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
+  if (id === null) throw new PermanentJobError('job has no e-mail address');
+  const repo = new EmailAddressesRepository(ctx.store.db);
+  const row = await repo.byId(id);
+  const server = async (): Promise<MailServerConn> => {
+    const found = row && (await new MailServersRepository(ctx.store.db).byName(row.mail_server_name));
+    if (!found) throw new PermanentJobError(`mail server ${row?.mail_server_name} is not registered`);
+    return mailServerConn(found);
+  };
+  return { repo, id, row, server };
+}
+
+export const createEmailJob = defineJob({
+  type: 'email-address',
+  action: 'create',
+  payload: Type.Object({}),
+  run: async (ctx) => {
+    const { repo, id, row, server: serverOf } = await addressOf(ctx);
+    if (!row || row.state === 'deleting') return DONE;
+    const server = await serverOf();
+    const live =
+      row.kind === 'mailbox' ? await ctx.drivers.mail.authenticates(server, row.address) : await ctx.drivers.mail.acceptsRecipient(server, row.address);
+    if (!live) throw new Error(`${row.address} is not known to mail server ${server.name} yet`);
+    await repo.transition(id, 'pending', 'live');
+    return DONE;
+  },
+});
+
+export const deleteEmailJob = defineJob({
+  type: 'email-address',
+  action: 'delete',
+  payload: Type.Object({}),
+  run: async (ctx) => {
+    const { repo, id, row, server: serverOf } = await addressOf(ctx);
+    if (!row) return DONE;
+    const server = await serverOf();
+    const dir = new MailDirectoryRepository(ctx.store.db);
+    // The mail goes while the directory still has the (inactive) entry the server finds it by;
+    // an entry already removed means an earlier run removed the mail first.
+    if (row.kind === 'mailbox' && (await dir.hasUser(row.address))) await ctx.drivers.mail.removeMail(server, row.address);
+    await ctx.store.db.transaction().execute(async (trx) => {
+      const d = new MailDirectoryRepository(trx);
+      await d.removeUser(row.address);
+      await d.setAliases(row.address, []);
+    });
+    if (!(await ctx.drivers.mail.isGone(server, row.address)) || (await ctx.drivers.mail.acceptsRecipient(server, row.address))) {
+      throw new Error(`mail server ${server.name} still knows ${row.address}`);
+    }
+    await repo.delete(id);
+    return DONE;
+  },
+});
+
+/** Measures every live mailbox once a day (issue 10 item 6); a server that did not answer makes the run fail and be retried. */
+export const refreshEmailUsageJob = defineJob({
+  type: 'email-address',
+  action: 'refresh',
+  payload: Type.Object({}),
+  every: 24 * 60 * 60 * 1000,
+  run: async (ctx) => {
+    const failed = usageFailures(await refreshEmailUsage(ctx.store, ctx.drivers.mail));
+    if (failed) throw new Error(failed);
+    return DONE;
+  },
+});
+
+export const EMAIL_JOBS = [createEmailJob, deleteEmailJob, refreshEmailUsageJob];

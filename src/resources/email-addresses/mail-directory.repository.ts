@@ -1,0 +1,86 @@
+// The mail directory (issue 10 item 3; deploy/mail; docs/decisions/0009-mail-directory.md): the
+// tables Dovecot and Postfix read at every login and delivery. Written only here, always in the
+// transaction of the API change it follows, so a new password, a revoked application password or
+// a changed forward is live at commit: nothing is pushed to the mail servers or reloaded.
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { nowIso } from '../../db/time.js';
+import { fetchPage, type Page, type PageResult } from '../../db/paging.js';
+
+/** An application password as the API lists it (never its secret). */
+export interface AppPasswordRow {
+  id: number;
+  device: string;
+  application: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+const APP_COLUMNS = ['id', 'device', 'application', 'created_at', 'last_used_at'] as const;
+
+export class MailDirectoryRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * Postfix handles mail for `domain` itself (virtual_mailbox_domains) from now on. A domain stays
+   * when its last address goes: mail to it is then refused as "unknown user", never relayed.
+   */
+  async addDomain(domain: string): Promise<void> {
+    await this.db.insertInto('mail_domains').values({ domain }).onConflict((oc) => oc.column('domain').doNothing()).execute();
+  }
+
+  /** A mailbox: its {BLF-CRYPT} hash, its quota, able to log in and receive mail. */
+  async addUser(u: { address: string; domain: string; passwordHash: string; quotaBytes: number }): Promise<void> {
+    await this.db
+      .insertInto('mail_users')
+      .values({ address: u.address, domain: u.domain, password_hash: u.passwordHash, quota_bytes: u.quotaBytes, active: 1 })
+      .execute();
+  }
+
+  async setPasswordHash(address: string, passwordHash: string): Promise<void> {
+    await this.db.updateTable('mail_users').set({ password_hash: passwordHash }).where('address', '=', address).execute();
+  }
+
+  /** Logins and deliveries stop at once (Dovecot's passdb and Postfix's maps want active = 1); the mail stays for the delete job. */
+  async deactivateUser(address: string): Promise<void> {
+    await this.db.updateTable('mail_users').set({ active: 0 }).where('address', '=', address).execute();
+  }
+
+  /** Whether `address` has a mailbox entry (active or not). */
+  async hasUser(address: string): Promise<boolean> {
+    return (await this.db.selectFrom('mail_users').select('address').where('address', '=', address).executeTakeFirst()) !== undefined;
+  }
+
+  /** The mailbox and its application passwords leave the directory. */
+  async removeUser(address: string): Promise<void> {
+    await this.db.deleteFrom('mail_app_passwords').where('address', '=', address).execute();
+    await this.db.deleteFrom('mail_users').where('address', '=', address).execute();
+  }
+
+  /**
+   * Makes `source`'s alias rows exactly `destinations` (Postfix virtual_alias_maps): a forward has
+   * its targets; a mailbox with forward_to has itself too, so it keeps a copy; none removes them.
+   */
+  async setAliases(source: string, destinations: string[]): Promise<void> {
+    await this.db.deleteFrom('mail_aliases').where('source', '=', source).execute();
+    if (destinations.length) await this.db.insertInto('mail_aliases').values(destinations.map((destination) => ({ source, destination }))).execute();
+  }
+
+  async addAppPassword(a: { address: string; secretSha256: string; device: string; application: string }): Promise<AppPasswordRow> {
+    return this.db
+      .insertInto('mail_app_passwords')
+      .values({ address: a.address, secret_sha256: a.secretSha256, device: a.device, application: a.application, created_at: nowIso() })
+      .returning(APP_COLUMNS)
+      .executeTakeFirstOrThrow();
+  }
+
+  appPasswords(address: string, page: Page | null): Promise<PageResult<AppPasswordRow>> {
+    return fetchPage(this.db.selectFrom('mail_app_passwords').select(APP_COLUMNS).where('address', '=', address).orderBy('id'), page);
+  }
+
+  /** Deletes one application password of `address`; false when it has none with that id. */
+  async removeAppPassword(address: string, id: number): Promise<boolean> {
+    const r = await this.db.deleteFrom('mail_app_passwords').where('address', '=', address).where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}
