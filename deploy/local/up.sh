@@ -487,6 +487,27 @@ $(tail -n 20 -- "$mail/postfix.log")"
   live_as "$postfix_pid" master || die "postfix's master is not running (log: $mail/postfix.log)."
   mail_json=$(jq -n --arg smtp "127.0.0.1:$smtp_port" --arg imap "127.0.0.1:$imap_port" --arg lmtp "127.0.0.1:$lmtp_port" \
     --arg doveadm "http://127.0.0.1:$doveadm_port" '{smtp: $smtp, imap: $imap, lmtp: $lmtp, doveadm: $doveadm}')
+
+  # The mail server in the store, under the web server's name (STACK_WEB_NAME): packages without a
+  # mail server are placed on it at their first address when it is the default (the first one is).
+  mail_listed=$("${hostplane[@]}" admin mail-server list --json) ||
+    die "could not read the mail servers of DATABASE_URL (the CLI said why above)."
+  mail_existing=$(jq -c --arg n "$name" '[.[] | select(.name == $n)][0] // empty' <<<"$mail_listed") ||
+    die "the CLI's mail server list is not JSON: $mail_listed"
+  if [[ -n $mail_existing ]]; then
+    differs=$(jq -r --arg d "http://127.0.0.1:$doveadm_port" --arg s "127.0.0.1:$smtp_port" --arg i "127.0.0.1:$imap_port" '
+      [ (if .doveadm_url != $d then "doveadm \(.doveadm_url)" else empty end),
+        (if .smtp != $s then "SMTP \(.smtp)" else empty end),
+        (if .imap != $i then "IMAP \(.imap)" else empty end) ] | join(", ")' <<<"$mail_existing")
+    [[ -z $differs ]] ||
+      die "mail server \"$name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..."
+    registration+="; mail server \"$name\" was registered already"
+  else
+    "${hostplane[@]}" admin mail-server add --name "$name" --doveadm-url "http://127.0.0.1:$doveadm_port" --doveadm-key-file "$mail/doveadm.key" \
+      --smtp "127.0.0.1:$smtp_port" --imap "127.0.0.1:$imap_port" >/dev/null ||
+      die "could not register mail server \"$name\" (the CLI said why above)."
+    registration+="; registered mail server \"$name\""
+  fi
 fi
 
 # --- stack.json and the printout ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import type { Store } from '../db/index.js';
 import { changeLogDnsDriver, type DnsDriver } from './dns/driver.js';
 import { mysqlDatabaseDriver, type DatabaseDriver } from './databases/driver.js';
 import { caddyWebDriver, type WebDriver } from './web/driver.js';
+import { dovecotMailDriver, type MailDriver } from './mail/driver.js';
 
 /** Where a web server's Caddy asks whether a host may get a certificate (src/ops: GET /internal/tls-allowed). */
 export const tlsAskUrl = (publicBaseUrl: string) => `${publicBaseUrl}/internal/tls-allowed`;
@@ -17,6 +18,8 @@ export interface Drivers {
   databases: DatabaseDriver;
   /** Caddy and PHP-FPM of the web servers whose jobs this process runs. */
   web: WebDriver;
+  /** doveadm and SMTP of the registered mail servers (lookups, mail removal, quota usage). */
+  mail: MailDriver;
 }
 
 /** `const drivers = buildDrivers({ config, store })` … `await closeDrivers(drivers)`. */
@@ -25,6 +28,7 @@ export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | '
     dns: changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs }),
     databases: mysqlDatabaseDriver(),
     web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer }),
+    mail: dovecotMailDriver(),
   };
 }
 

@@ -1,9 +1,18 @@
-// What the /email-addresses tests share (issue 10): POST/PATCH helpers and a mail server row for
-// stores that only need placement (the rules tests run no worker, so nothing talks to it).
+// What the /email-addresses tests share (issue 10): POST/PATCH helpers, a mail server row for stores
+// that only need placement (the rules tests run no worker, so nothing talks to it), and the suite of
+// the mail-protocol tests on the local stack.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Store } from '../../src/db/index.js';
 import { nowIso } from '../../src/db/time.js';
 import { MailServersRepository } from '../../src/provisioning/mail/servers.repository.js';
-import { call, type TestApp } from './app.js';
+import { call, createTestApp, freshStore, processUrl, type EngineName, type TestApp, type TestStore } from './app.js';
+import { DOWN, script, upOnFreePorts } from './stack.js';
+import { seedTenants, type Tenants } from './tenants.js';
 
 /** POST /email-addresses as `token`. */
 export const postEmail = (t: TestApp, token: string, attributes: Record<string, unknown>) =>
@@ -26,3 +35,55 @@ export async function placeholderMailServer(store: Store, name = 'mx-test'): Pro
 
 /** A password that passes every rule (for addresses at *.example): 20 characters, no runs, no names. */
 export const GOOD_PASSWORD = 'Vq7#mZ2!xB9?kR4&wT6s';
+
+/** What the mail-protocol suites share: the local stack's Dovecot and Postfix on a fresh store, an app with a worker. */
+export interface MailSuite {
+  t: TestApp;
+  x: Tenants;
+  /** DATABASE_URL of the store, for the CLI. */
+  databaseUrl: string;
+  /** The stack dir (mail/vmail/<domain>/<local part> holds the mailboxes). */
+  dir: string;
+  imap: string;
+  smtp: string;
+  /** Lines the app logged (JSON), for the no-plaintext check. */
+  logs: string[];
+}
+
+/**
+ * `const s = useMailSuite(engine)`: up.sh on free ports (it registers its mail server as the default),
+ * the app with a worker, the tenants. On PostgreSQL the read-only role up.sh made goes afterwards.
+ */
+export function useMailSuite(engine: EngineName): MailSuite {
+  const s = { logs: [] as string[] } as MailSuite;
+  let ts: TestStore | undefined;
+  let root: string | undefined;
+  beforeAll(async () => {
+    ts = await freshStore(engine);
+    s.databaseUrl = processUrl(ts);
+    // The users mail, dovecot and postfix must be able to enter the stack's dir (as in production).
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-mail-'));
+    await fs.chmod(root, 0o755);
+    s.dir = path.join(await fs.realpath(root), 'stack');
+    const up = await upOnFreePorts(s.dir, { DATABASE_URL: s.databaseUrl });
+    expect(up.run, up.run.stderr).toMatchObject({ code: 0 });
+    const stack = JSON.parse(await fs.readFile(path.join(s.dir, 'stack.json'), 'utf8'));
+    s.imap = stack.mail.imap;
+    s.smtp = stack.mail.smtp;
+    const logStream = new Writable({ write: (chunk, _enc, done) => { s.logs.push(String(chunk)); done(); } });
+    s.t = await createTestApp(engine, { JOB_POLL_MS: '50', LOG_LEVEL: 'debug' }, { worker: true, store: ts, logStream });
+    s.x = await seedTenants(s.t.admin);
+  }, 120_000);
+  afterAll(async () => {
+    await s.t?.close();
+    if (s.dir) await script(DOWN, [s.dir], {}).catch(() => undefined);
+    if (root) await fs.rm(root, { recursive: true, force: true });
+    if (ts?.schema) {
+      const reader = `hostplane_mail_${new URL(ts.url).pathname.slice(1)}_${ts.schema}`;
+      await sql`drop owned by ${sql.id(reader)}`.execute(ts.store.db).catch(() => undefined);
+      await sql`drop role if exists ${sql.id(reader)}`.execute(ts.store.db).catch(() => undefined);
+    }
+    await ts?.drop();
+  }, 60_000);
+  return s;
+}

@@ -16,10 +16,12 @@ import { databaseServerCommand } from './database-servers.js';
 import { databaseCommand } from './databases.js';
 import { webServerCommand } from './web-servers.js';
 import { subdomainCommand } from './subdomains.js';
+import { mailServerCommand } from './mail-servers.js';
+import { emailCommand } from './email.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, mail servers, e-mail')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -30,5 +32,7 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(databaseServerCommand(io))
     .addCommand(databaseCommand(io))
     .addCommand(webServerCommand(io))
-    .addCommand(subdomainCommand(io));
+    .addCommand(subdomainCommand(io))
+    .addCommand(mailServerCommand(io))
+    .addCommand(emailCommand(io));
 }

@@ -30,7 +30,11 @@ export interface MailDriver {
    * while the mail directory row is inactive (`active = 0`); converges when run again.
    */
   removeMail(server: MailServerConn, address: string): Promise<void>;
-  /** Bytes used by each address (doveadm quota get); an address the server does not know is left out. */
+  /**
+   * Bytes used by each address (doveadm quota get); an address the server does not know is left out.
+   * Ask about live addresses only: doveadm still finds an inactive one and, opening its mailboxes,
+   * creates an empty mail home again (after removeMail, too).
+   */
   quotaUsed(server: MailServerConn, addresses: string[]): Promise<Map<string, number>>;
   close(): Promise<void>;
 }

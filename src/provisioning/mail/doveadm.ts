@@ -1,0 +1,169 @@
+// A small client of Dovecot 2.3's doveadm HTTP API (issue 10 item 4; deploy/mail/dovecot): POST
+// <url>/doveadm/v1 with `[["command",{params},"tag"],…]` and `Authorization: X-Dovecot-API
+// <base64 key>`; every command answers `["doveadmResponse",data,tag]` or `["error",{type,exitCode},tag]`
+// in one HTTP 200. Command and parameter names are the camelCase forms `GET /doveadm/v1` lists
+// (`user` with `userMask`, `quotaGet` with `user`, `fsDelete` with `path`…). Dovecot 2.3 serves
+// only part of the CLI over HTTP: `auth lookup` and `auth test` are not there (doveadm-auth.c is
+// the CLI's, doveadm-auth-server.c the server's: `user` and `auth cache flush` only), and `user`
+// with `userdbOnly` crashes the doveadm server process in 2.3.19 (signal 11): this client's callers
+// use `user` without it.
+//
+// The key is a secret: no error or message of this module contains it (or its base64 form), whatever
+// the transport says.
+
+/** sysexits.h codes doveadm answers in `["error",{"type":"exitCode","exitCode":N}]`. */
+export const EX_NOUSER = 67; // the userdb does not know the user
+export const EX_NOINPUT = 68; // no such file / nothing matched (fsStat, kick)
+export const EX_TEMPFAIL = 75; // a temporary failure (fsDelete of a missing path too)
+
+/** doveadm could not be asked, refused the key, or answered something this client does not understand. */
+export class DoveadmError extends Error {
+  constructor(
+    message: string,
+    /** The HTTP status when doveadm answered one other than 200. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'DoveadmError';
+  }
+}
+
+/** One command's outcome: its data, or the exit code doveadm gave it. */
+export type DoveadmResult = { ok: true; data: unknown } | { ok: false; exitCode: number; type: string };
+
+export interface DoveadmCommand {
+  command: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface DoveadmClientOptions {
+  /** Per HTTP request (default 15 000 ms). */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/**
+ * `const doveadm = new DoveadmClient('http://127.0.0.1:8080', key)`;
+ * `await doveadm.run('quotaGet', { user: 'a@example.com' })` → `{ ok: true, data: [{ type: 'STORAGE', … }] }`.
+ */
+export class DoveadmClient {
+  private readonly endpoint: string;
+  private readonly origin: string;
+  private readonly authorization: string;
+  private readonly timeoutMs: number;
+  private readonly secrets: string[];
+
+  constructor(url: string, key: string, opts: DoveadmClientOptions = {}) {
+    let base: URL;
+    try {
+      base = new URL(url);
+    } catch {
+      throw new DoveadmError(`"${url}" is not a URL of a doveadm HTTP API (e.g. http://127.0.0.1:8080).`);
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new DoveadmError(`"${url}" is not a URL of a doveadm HTTP API: it must start with http:// or https://.`);
+    }
+    this.origin = base.origin;
+    this.endpoint = `${base.origin}${base.pathname.replace(/\/+$/, '')}/doveadm/v1`;
+    const b64 = Buffer.from(key, 'utf8').toString('base64');
+    this.authorization = `X-Dovecot-API ${b64}`;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.secrets = [key, b64].filter((s) => s.length >= 4);
+  }
+
+  /** One command: `await doveadm.run('user', { userMask: ['a@example.com'], field: 'home' })`. */
+  async run(command: string, parameters: Record<string, unknown>): Promise<DoveadmResult> {
+    return (await this.batch([{ command, parameters }]))[0];
+  }
+
+  /** Several commands in one request, answered in order (one result per command). */
+  async batch(commands: DoveadmCommand[]): Promise<DoveadmResult[]> {
+    if (!commands.length) return [];
+    const body = JSON.stringify(commands.map((c, i) => [c.command, c.parameters, `c${i}`]));
+    const text = await this.request('POST', body);
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      throw new DoveadmError(`doveadm at ${this.origin} answered something that is not JSON: ${this.excerpt(text)}`);
+    }
+    if (!Array.isArray(answer)) throw new DoveadmError(`doveadm at ${this.origin} answered something unexpected: ${this.excerpt(text)}`);
+    const byTag = new Map<string, DoveadmResult>();
+    for (const entry of answer) {
+      if (!Array.isArray(entry) || entry.length < 3 || typeof entry[2] !== 'string') continue;
+      const [kind, data, tag] = entry as [unknown, unknown, string];
+      if (kind === 'doveadmResponse') byTag.set(tag, { ok: true, data });
+      else if (kind === 'error') {
+        const e = (data ?? {}) as { type?: unknown; exitCode?: unknown };
+        byTag.set(tag, { ok: false, type: String(e.type ?? 'unknown'), exitCode: Number(e.exitCode ?? 0) });
+      }
+    }
+    return commands.map((c, i) => {
+      const r = byTag.get(`c${i}`);
+      if (!r) throw new DoveadmError(`doveadm at ${this.origin} did not answer ${c.command}: ${this.excerpt(text)}`);
+      // A command or parameter this doveadm does not know is a bug or a wrong version, never an answer.
+      if (!r.ok && r.type !== 'exitCode') {
+        throw new DoveadmError(`doveadm at ${this.origin} refused ${c.command} (${r.type}); is it Dovecot 2.3 with the HTTP API?`);
+      }
+      return r;
+    });
+  }
+
+  /** The commands this doveadm offers over HTTP (GET /doveadm/v1): a harmless call that checks URL and key. */
+  async commands(): Promise<string[]> {
+    const text = await this.request('GET');
+    try {
+      const list = JSON.parse(text) as Array<{ command?: unknown }>;
+      if (Array.isArray(list)) return list.map((c) => String(c.command));
+    } catch {
+      // answered below
+    }
+    throw new DoveadmError(`${this.origin} answered GET /doveadm/v1 with something that is not doveadm's command list: ${this.excerpt(text)}`);
+  }
+
+  private async request(method: 'GET' | 'POST', body?: string): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(this.endpoint, {
+        method,
+        headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (e) {
+      throw new DoveadmError(`doveadm at ${this.origin} did not answer: ${this.scrub(reason(e, this.timeoutMs))}`);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw new DoveadmError(`doveadm at ${this.origin} did not answer in full: ${this.scrub(reason(e, this.timeoutMs))}`);
+    }
+    if (res.status === 401 || res.status === 403) {
+      throw new DoveadmError(`doveadm at ${this.origin} refused the API key (HTTP ${res.status}).`, res.status);
+    }
+    if (res.status !== 200) {
+      throw new DoveadmError(`doveadm at ${this.origin} answered HTTP ${res.status}: ${this.excerpt(text)}`, res.status);
+    }
+    return text;
+  }
+
+  private excerpt(text: string): string {
+    const t = this.scrub(text.trim());
+    return t ? (t.length > 200 ? `${t.slice(0, 200)}…` : t) : '(nothing)';
+  }
+
+  private scrub(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join('***');
+    return out;
+  }
+}
+
+/** What went wrong with a fetch, as a person reads it: `connect ECONNREFUSED 127.0.0.1:8080`, `no answer within 15 s`. */
+function reason(e: unknown, timeoutMs: number): string {
+  const err = e as { name?: string; message?: string; cause?: { message?: string; code?: string } };
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
+  return err?.cause?.message ?? err?.message ?? String(e);
+}
