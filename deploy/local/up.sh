@@ -29,7 +29,9 @@
 # SQLite they open the store's file (its absolute path). <dir>/mail holds the rendered configs
 # (dovecot/, postfix/), Dovecot's base_dir run/ (master.pid), state/ and dovecot.log, Postfix's
 # queue spool/ (pid/master.pid), data/ and postfix.log, the mailboxes vmail/<domain>/<local part>
-# (owned by the system user mail) and doveadm.key (the doveadm HTTP API key, mode 0600).
+# (owned by the system user mail) and doveadm.key (the doveadm HTTP API key, mode 0600). Dovecot
+# reports logins to the hostplane API at $HOSTPLANE_URL (default http://127.0.0.1:8080, where `npm
+# start` listens): that is how application passwords get their last_used_at.
 # This is a test and development tool: logins fail without Dovecot's 2-second delay
 # (auth_failure_delay = 0) and without its growing penalty for repeated failures (anvil), everything
 # listens on loopback without TLS, and on SQLite the SQL readers (Dovecot's auth-worker, Postfix's
@@ -441,11 +443,15 @@ if [[ -z $mail_missing ]]; then
     (umask 077 && random_hex >"$mail/doveadm.key.tmp" && mv -f -- "$mail/doveadm.key.tmp" "$mail/doveadm.key")
   fi
   chmod 0600 -- "$mail/doveadm.key"
+  # Dovecot reports each login to hostplane (the application passwords' last_used_at), naming itself
+  # with the same key hostplane has for its doveadm API.
+  (umask 077 && printf 'X-Hostplane-Mail-Key: %s' "$(tr -d '[:space:]' <"$mail/doveadm.key")" >"$mail/policy-header")
 
   subst=(
     BASE_DIR "$mail/run" STATE_DIR "$mail/state" LOG_PATH "$mail/dovecot.log" CONF_DIR "$mail/dovecot"
     INSTANCE "hostplane-stack-$base" LISTEN 127.0.0.1 IMAP_PORT "$imap_port" LMTP_PORT "$lmtp_port"
     DOVEADM_PORT "$doveadm_port" DOVEADM_KEY_FILE "$mail/doveadm.key" MAIL_HOME "$mail/vmail/%d/%n"
+    POLICY_URL "${HOSTPLANE_URL:-http://127.0.0.1:8080}/internal/mail-auth-report" POLICY_HEADER_FILE "$mail/policy-header"
     MAIL_USER mail MAIL_GROUP mail FIRST_VALID_UID "$(id -u mail)" FIRST_VALID_GID "$(id -g mail)"
     AUTH_WORKER_USER "$auth_worker_user" AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
     SQL_DRIVER "$sql_driver" SQL_CONNECT "$sql_connect" T "$table_prefix"

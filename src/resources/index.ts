@@ -28,6 +28,7 @@ import { SubdomainsService } from './subdomains/subdomains.service.js';
 import { subdomainsRoutes } from './subdomains/subdomains.routes.js';
 import { EmailAddressesService } from './email-addresses/email-addresses.service.js';
 import { emailAddressesRoutes } from './email-addresses/email-addresses.routes.js';
+import { mailAuthReportRoute } from './email-addresses/email-addresses.auth-report.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -50,5 +51,7 @@ export function registerResources(app: TypedApp, { config, store, links }: Resou
   dnsRecordsRoutes(app, dnsRecords, links);
   databasesRoutes(app, new DatabasesService(store), links);
   subdomainsRoutes(app, new SubdomainsService(store, dnsRecords, config), links);
-  emailAddressesRoutes(app, new EmailAddressesService(store, { brandWords: config.brandWords }), links);
+  const email = new EmailAddressesService(store, { brandWords: config.brandWords });
+  emailAddressesRoutes(app, email, links);
+  mailAuthReportRoute(app, email);
 }

@@ -315,6 +315,22 @@ export class EmailAddressesService {
     if (n === null || !(await new MailDirectoryRepository(this.store.db).removeAppPassword(found.address, n))) throw notFound('application-password');
   }
 
+  /**
+   * A mail server reported a successful login with application password `appId` of `login`: its
+   * last_used_at becomes now (at most once a minute per password). `key` must be the doveadm key of
+   * a registered mail server, and the address must live on that server; anything else is ignored.
+   */
+  async recordAppPasswordUse(key: string, login: string, appId: string): Promise<void> {
+    const id = parseNumericId(appId);
+    const address = parseAddress(login)?.ace;
+    if (id === null || address === undefined) return;
+    const digest = (k: string) => crypto.createHash('sha256').update(k).digest();
+    const offered = digest(key);
+    const server = (await new MailServersRepository(this.store.db).list()).find((s) => crypto.timingSafeEqual(digest(s.doveadm_key), offered));
+    if (!server) return;
+    await new MailDirectoryRepository(this.store.db).touchAppPassword(id, address, server.name, new Date(Date.now() - 60_000).toISOString());
+  }
+
   // ---- shared steps -----------------------------------------------------------------------------
 
   private passwordContext(address: string) {

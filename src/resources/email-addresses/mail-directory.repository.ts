@@ -78,6 +78,18 @@ export class MailDirectoryRepository {
     return fetchPage(this.db.selectFrom('mail_app_passwords').select(APP_COLUMNS).where('address', '=', address).orderBy('id'), page);
   }
 
+  /** Sets last_used_at of application password `id` of `address` on mail server `server` to now, unless it was set after `since`. */
+  async touchAppPassword(id: number, address: string, server: string, since: string): Promise<void> {
+    await this.db
+      .updateTable('mail_app_passwords')
+      .set({ last_used_at: nowIso() })
+      .where('id', '=', id)
+      .where('address', '=', address)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
+      .where('address', 'in', (eb) => eb.selectFrom('email_addresses').select('address').where('mail_server_name', '=', server))
+      .execute();
+  }
+
   /** Deletes one application password of `address`; false when it has none with that id. */
   async removeAppPassword(address: string, id: number): Promise<boolean> {
     const r = await this.db.deleteFrom('mail_app_passwords').where('address', '=', address).where('id', '=', id).executeTakeFirst();

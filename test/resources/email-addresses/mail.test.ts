@@ -74,6 +74,13 @@ describeMailStack('e-mail addresses on Dovecot and Postfix', () => {
       const secret = a.json.data.attributes.password;
       secrets.push(secret);
       expect(await imapLogin(s.imap, m.address, secret)).toBe('OK');
+      // Dovecot reported the login: the list shows when it was used.
+      const used = await pollUntil(
+        () => call(s.t.app, 'GET', `/email-addresses/${m.id}/application-passwords`, { token: token() }).then((r) => r.json.data[0].attributes.last_used_at),
+        (v) => v !== null,
+        'last_used_at after an IMAP login',
+      );
+      expect(Date.parse(used)).toBeGreaterThanOrEqual(Date.parse(a.json.data.attributes.created_at));
       // The mailbox password still works beside it.
       expect(await imapLogin(s.imap, m.address, m.password)).toBe('OK');
       const d = await call(s.t.app, 'DELETE', `/email-addresses/${m.id}/application-passwords/${a.json.data.id}`, { token: token() });

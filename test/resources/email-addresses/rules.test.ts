@@ -423,6 +423,30 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(fa.json.errors[0]).toMatchObject({ id: 'invalid_state', status: '409' });
   });
 
+  it('last_used_at: set by a mail server\'s login report (its doveadm key), not by a failed login, a wrong key or another address', async () => {
+    const m = await mailbox();
+    const id = m.json.data.id;
+    const a = await postAppPassword(t, token(), id, { device: 'Phone', application: 'Mail' });
+    secrets.push(a.json.data.attributes.password);
+    const report = (key: string, body: Record<string, unknown>) =>
+      t.app.inject({ method: 'POST', url: '/internal/mail-auth-report?command=report', headers: { 'content-type': 'application/json', 'x-hostplane-mail-key': key }, payload: body });
+    const used = async () => (await call(t.app, 'GET', `/email-addresses/${id}/application-passwords`, { token: token() })).json.data[0].attributes.last_used_at;
+    const login = m.json.data.attributes.address_ace;
+    const other = (await mailbox()).json.data.attributes.address_ace;
+    for (const [key, body] of [
+      ['wrong-key', { login, app_password_id: a.json.data.id, success: true }],
+      ['not-used', { login, app_password_id: a.json.data.id, success: false }],
+      ['not-used', { login: other, app_password_id: a.json.data.id, success: true }],
+      ['not-used', { login, app_password_id: '', success: true }],
+    ] as const) {
+      const r = await report(key, body);
+      expect([r.statusCode, r.json()]).toEqual([200, { status: 0 }]);
+      expect(await used(), JSON.stringify(body)).toBeNull();
+    }
+    await report('not-used', { login: login.toUpperCase(), app_password_id: a.json.data.id, success: true, policy_reject: false, tls: false });
+    expect(Date.parse(await used())).toBeGreaterThan(Date.now() - 60_000);
+  });
+
   it('§4.2 DELETE → 202 with the job; the directory entry is inactive at once; a repeated DELETE answers the same job; writes then → 409', async () => {
     const m = await mailbox({ forward_to: ['keep@other.example'] });
     const id = m.json.data.id;
