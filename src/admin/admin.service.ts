@@ -12,6 +12,7 @@ import { loadConfig } from '../config.js';
 import { DnsRecordsService, type BaseRecordReset, type DnsRecordsSettings, type PreparedBaseRecords } from '../resources/dns-records/dns-records.service.js';
 import { isEmailAddress } from '../email-address.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
+import { MailServersRepository } from '../provisioning/mail/servers.repository.js';
 import { WebServersRepository } from '../provisioning/web/servers.repository.js';
 import { SubdomainsService } from '../resources/subdomains/subdomains.service.js';
 
@@ -288,18 +289,25 @@ export class AdminService {
     return { planId: id };
   }
 
-  /** A package; `webServer` places its sites (else the default web server at its first subdomain, API-NOTES §10). */
-  async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string; webServer?: string }) {
+  /**
+   * A package; `webServer` places its sites and `mailServer` its e-mail addresses (else the default
+   * server at its first subdomain or address, API-NOTES §10 "Placement").
+   */
+  async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string; webServer?: string; mailServer?: string }) {
     if (!(await this.repo.customer(p.customerId))) throw new AppError('resource_not_found', `No customer ${p.customerId}.`);
     if (!(await this.repo.plan(p.planId))) throw new AppError('resource_not_found', `No plan ${p.planId}.`);
     if (p.webServer !== undefined && !(await new WebServersRepository(this.repo.db).byName(p.webServer))) {
       throw new AppError('resource_not_found', `No web server is named "${p.webServer}" (see \`hostplane admin web-server list\`).`);
+    }
+    if (p.mailServer !== undefined && !(await new MailServersRepository(this.repo.db).byName(p.mailServer))) {
+      throw new AppError('resource_not_found', `No mail server is named "${p.mailServer}" (see \`hostplane admin mail-server list\`).`);
     }
     const linuxUser = p.linuxUser ?? `u${p.customerId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
     if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(linuxUser)) throw invalid('linux user: lower-case letters, digits, _ and -, at most 32 characters.');
     try {
       const { id } = await this.repo.insertPackage({
         customer_id: p.customerId, plan_id: p.planId, name: p.name, linux_user: linuxUser, created_at: nowIso(), web_server_name: p.webServer ?? null,
+        mail_server_name: p.mailServer ?? null,
       });
       return { packageId: id, linuxUser };
     } catch (e) {

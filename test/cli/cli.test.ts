@@ -175,7 +175,7 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
         max_subdomains: 20, webspace_mb: 10240, database_versions: ['mariadb-10.11'], php_versions: ['8.3', '8.4'], created_at: ISO,
       });
       w.pkg = await json(['admin', 'package', 'create', '--customer', w.end.id, '--plan', w.plan.id, '--name', 'Web', '--linux-user', 'web_ed'], env);
-      expect(w.pkg).toEqual({ id: ID, name: 'Web', customer_id: w.end.id, plan_id: w.plan.id, linux_user: 'web_ed', web_server: null, created_at: ISO });
+      expect(w.pkg).toEqual({ id: ID, name: 'Web', customer_id: w.end.id, plan_id: w.plan.id, linux_user: 'web_ed', web_server: null, mail_server: null, created_at: ISO });
       w.idn = await json(['admin', 'domain', 'create', '--name', 'Bücher-Ed.example', '--customer', w.end.id, '--package', w.pkg.id, '--registered'], env);
       expect(w.idn).toEqual({
         id: 'xn--bcher-ed-65a.example', name: 'bücher-ed.example', customer_id: w.end.id, package_id: w.pkg.id,

@@ -11,9 +11,10 @@ export function packageCommand(io: CliIo): Command {
     .requiredOption('--name <name>', 'package name')
     .option('--linux-user <user>', 'Linux user of the webspace [generated]')
     .option('--web-server <name>', 'the web server of its sites [the default web server at its first subdomain]')
-    .action((o: Json & { customer: number; plan: number; name: string; linuxUser?: string; webServer?: string }) =>
+    .option('--mail-server <name>', 'the mail server of its e-mail addresses [the default mail server at its first address]')
+    .action((o: Json & { customer: number; plan: number; name: string; linuxUser?: string; webServer?: string; mailServer?: string }) =>
       withStore(io, async ({ admin, out }) => {
-        const { packageId } = await admin.createPackage({ customerId: o.customer, planId: o.plan, name: o.name, linuxUser: o.linuxUser, webServer: o.webServer });
+        const { packageId } = await admin.createPackage({ customerId: o.customer, planId: o.plan, name: o.name, linuxUser: o.linuxUser, webServer: o.webServer, mailServer: o.mailServer });
         const p = packageView(await admin.package(packageId));
         printResult(out, o, p, `Created package ${p.id} (Linux user ${p.linux_user}).\n`);
       }),

@@ -68,6 +68,7 @@ export const packageView = (p: Row<'packages'>) => ({
   plan_id: String(p.plan_id),
   linux_user: p.linux_user,
   web_server: p.web_server_name,
+  mail_server: p.mail_server_name,
   created_at: p.created_at,
 });
 

@@ -71,6 +71,8 @@ export interface EmailSettings {
 
 /** bcrypt's cost for mailbox passwords: Dovecot verifies it at every login (about 50 ms in C at 10). */
 export const BCRYPT_COST = 10;
+/** The longest mailbox password: bcrypt uses the first 72 bytes only. */
+export const BCRYPT_MAX = 72;
 /** Application passwords: 32 characters of [A-Za-z0-9], 190 bits. */
 const APP_PASSWORD_LENGTH = 32;
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -340,6 +342,8 @@ export class EmailAddressesService {
   /** A chosen password: every rule of §8 (one error per rule) and the customer-portal rule (§4.3.2). */
   private async checkChosen(password: string, address: string): Promise<void> {
     const problems: PasswordProblem[] = checkPassword(password, this.passwordContext(address));
+    // bcrypt reads 72 bytes (the allowed characters are ASCII): a longer password would log in with its first 72 only.
+    if (password.length > BCRYPT_MAX) problems.push({ rule: 'length', detail: `The password must be at most ${BCRYPT_MAX} characters long.` });
     if (problems.length) throw passwordErrors(problems);
     for (const hash of await this.repo.portalPasswordHashes([address, unicodeAddress(address)])) {
       if (await verifyLegacyPassword(password, hash)) {

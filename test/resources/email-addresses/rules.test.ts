@@ -12,6 +12,7 @@ import { conflictOn, errorBody, invalidAttribute, notFoundAt } from '../../helpe
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { GOOD_PASSWORD, patchEmail, placeholderMailServer, postAppPassword, postEmail } from '../../helpers/email.js';
 import { runCli } from '../../helpers/cli.js';
+import { MailServersRepository } from '../../../src/provisioning/mail/servers.repository.js';
 import { processUrl, freshStore } from '../../helpers/app.js';
 
 const GENERATED = /^[A-Za-z0-9][A-Za-z0-9._-]{18}[A-Za-z0-9]$/;
@@ -255,6 +256,19 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(gone.json).toEqual(notFoundAt(`${BASE}/email-addresses`, 'domain'));
   });
 
+  it('API-NOTES §10 placement: a package without a mail server is placed on the default at its first address; one that names a server keeps it', async () => {
+    await new MailServersRepository(t.store.db).add({ name: 'mx-named', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'k2', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 0, created_at: new Date().toISOString() });
+    const bad = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'nowhere', mailServer: 'mx-none' }).catch((e) => e);
+    expect(bad).toMatchObject({ code: 'resource_not_found', message: 'No mail server is named "mx-none" (see `hostplane admin mail-server list`).' });
+    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'named', mailServer: 'mx-named' });
+    const { domain: d } = await t.admin.createDomain({ name: 'named-end1.example', customerId: Number(x.end1.customerId), packageId });
+    const r = await postEmail(t, token(), { address: `info@${d}`, address_type: 'forward', forward_to: ['a@b.example'] });
+    const row = await t.store.db.selectFrom('email_addresses').select('mail_server_name').where('id', '=', Number(r.json.data.id)).executeTakeFirstOrThrow();
+    expect(row.mail_server_name).toBe('mx-named');
+    const pkg = await t.store.db.selectFrom('packages').select('mail_server_name').where('id', '=', Number(x.end1.packageId)).executeTakeFirstOrThrow();
+    expect(pkg.mail_server_name).toBe('mx-test');
+  });
+
   it('§4.3 at max_email_addresses → 409 limit_reached; parallel POSTs never pass it', async () => {
     const { planId } = await t.admin.createPlan({ name: 'two addresses', maxEmailAddresses: 2 });
     const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId, name: 'small', linuxUser: 'u_small' });
@@ -325,6 +339,8 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(weak.status).toBe(422);
     expect(new Set(weak.json.errors.map((e: any) => e.id))).toEqual(new Set(['invalid_password']));
     expect(weak.json.errors.map((e: any) => e.detail)).toEqual(expect.arrayContaining(['The password must be at least 16 characters long.']));
+    const long = await patchEmail(t, token(), r.json.data.id, { password: `${GOOD_PASSWORD}${'Kx7#'.repeat(14)}` });
+    expect(long.json).toEqual(errorBody('invalid_password', 422, 'Invalid password', 'The password must be at most 72 characters long.', `${BASE}/email-addresses/${r.json.data.id}`, { pointer: '/data/attributes/password' }));
     expect(await verifies(a, GOOD_PASSWORD)).toBe(true);
     const f = await postEmail(t, token(), { address: `${local()}@${domain()}`, address_type: 'forward', forward_to: ['a@b.example'] });
     const fp = await patchEmail(t, token(), f.json.data.id, { password: GOOD_PASSWORD });
