@@ -1,6 +1,7 @@
 // The local stack's mail servers (issue 10 items 3 and 5; deploy/mail, deploy/local/up.sh): private
 // Dovecot and Postfix started by up.sh on a fresh store of each engine, reading hostplane's mail
-// directory (test/helpers/mail-directory.ts) — on PostgreSQL through the read-only role up.sh makes.
+// directory (migration 008, seeded with test/helpers/mail-directory.ts) — on PostgreSQL through the
+// read-only role up.sh makes.
 // Seen as a mail client sees it, over IMAP and SMTP: logins with the mailbox password and an
 // application password; a deleted application password, a changed password and a deleted mailbox
 // refused at once (nothing pushed or reloaded); delivery to a mailbox, through a forward (to a
@@ -21,7 +22,6 @@ import {
   addAppPassword,
   addDomain,
   addUser,
-  createMailDirectory,
   removeAppPassword,
   removeUser,
   setPassword,
@@ -67,9 +67,9 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
     }
 
     beforeAll(async () => {
+      // Migrated: the mail directory (migration 008) exists before up.sh, which grants the reader
+      // SELECT on the tables there are.
       ts = await freshStore(engine);
-      // The mail directory exists before up.sh: it grants the reader SELECT on the tables there are.
-      await createMailDirectory(ts.store);
       await addDomain(ts.store, 'd.example');
       await addUser(ts.store, { address: 'a@d.example', password: 'P-a-1', quotaBytes: 10 * MB });
       await addUser(ts.store, { address: 'b@d.example', password: 'P-b-1', quotaBytes: 10 * MB });

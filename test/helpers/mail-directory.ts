@@ -1,5 +1,5 @@
 // hostplane's mail directory in tests (issue 10 item 3): the tables Dovecot and Postfix read
-// (deploy/mail), created and seeded in a test store as hostplane's job commits will write them —
+// (deploy/mail; made by migration 008), seeded in a test store as hostplane's job commits write them —
 // users with {BLF-CRYPT} hashes (bcryptjs, cost 10), application passwords as SHA-256 rows, alias
 // rows for forwards and a mailbox's forward_to, quotas. On PostgreSQL in the store's schema (its
 // search_path), on SQLite in the store's file.
@@ -7,28 +7,6 @@ import crypto from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import { sql } from 'kysely';
 import type { Store } from '../../src/db/index.js';
-
-/** The CREATE TABLE statements of each engine: the shape deploy/mail's queries read. */
-export const MAIL_DIRECTORY_DDL: Record<Store['engine'], string[]> = {
-  postgres: [
-    'CREATE TABLE mail_domains (domain TEXT PRIMARY KEY)',
-    `CREATE TABLE mail_users (address TEXT PRIMARY KEY, domain TEXT NOT NULL, password_hash TEXT NOT NULL,
-       quota_bytes BIGINT NOT NULL, active INTEGER NOT NULL DEFAULT 1)`,
-    'CREATE TABLE mail_app_passwords (id INTEGER PRIMARY KEY, address TEXT NOT NULL, secret_sha256 TEXT NOT NULL)',
-    'CREATE TABLE mail_aliases (source TEXT NOT NULL, destination TEXT NOT NULL, PRIMARY KEY (source, destination))',
-  ],
-  sqlite: [
-    'CREATE TABLE mail_domains (domain TEXT PRIMARY KEY)',
-    `CREATE TABLE mail_users (address TEXT PRIMARY KEY, domain TEXT NOT NULL, password_hash TEXT NOT NULL,
-       quota_bytes BIGINT NOT NULL, active INTEGER NOT NULL DEFAULT 1)`,
-    'CREATE TABLE mail_app_passwords (id INTEGER PRIMARY KEY, address TEXT NOT NULL, secret_sha256 TEXT NOT NULL)',
-    'CREATE TABLE mail_aliases (source TEXT NOT NULL, destination TEXT NOT NULL, PRIMARY KEY (source, destination))',
-  ],
-};
-
-export async function createMailDirectory(store: Store): Promise<void> {
-  for (const ddl of MAIL_DIRECTORY_DDL[store.engine]) await sql.raw(ddl).execute(store.db);
-}
 
 /** A password as the mail directory stores it: '{BLF-CRYPT}$2b$10$…'. */
 export async function blfCrypt(password: string): Promise<string> {
@@ -60,12 +38,29 @@ export async function removeUser(store: Store, address: string): Promise<void> {
 }
 
 /** A new application password of `address`: its row id and the secret (128 bits, hex) a client logs in with. */
-export async function addAppPassword(store: Store, address: string): Promise<{ id: number; secret: string }> {
+export async function addAppPassword(
+  store: Store,
+  address: string,
+  meta: { device?: string; application?: string } = {},
+): Promise<{ id: number; secret: string }> {
   const secret = crypto.randomBytes(16).toString('hex');
-  const { rows } = await sql<{ id: number | string }>`select coalesce(max(id), 0) + 1 as id from mail_app_passwords`.execute(store.db);
-  const id = Number(rows[0].id);
-  await sql`insert into mail_app_passwords (id, address, secret_sha256) values (${id}, ${address}, ${sha256Hex(secret)})`.execute(store.db);
-  return { id, secret };
+  const { id } = await store.db
+    .insertInto('mail_app_passwords')
+    .values({
+      address,
+      secret_sha256: sha256Hex(secret),
+      device: meta.device ?? 'test device',
+      application: meta.application ?? 'test client',
+      created_at: new Date().toISOString(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: Number(id), secret };
+}
+
+/** Marks a mailbox deleted as the API does at DELETE (`active = 0`): logins and deliveries stop, its row stays. */
+export async function deactivateUser(store: Store, address: string): Promise<void> {
+  await sql`update mail_users set active = 0 where address = ${address}`.execute(store.db);
 }
 
 export async function removeAppPassword(store: Store, id: number): Promise<void> {

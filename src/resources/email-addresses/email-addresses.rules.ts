@@ -31,13 +31,20 @@ export interface ParsedAddress {
 }
 
 /**
- * An address in stored form, or null when it cannot receive mail: the local part lower-cased (the
- * mail servers compare it so), the domain in ACE. `parseAddress('Info@Bücher.example')` →
+ * Local parts of addresses hosted here: an RFC 5321 dot-atom in ASCII, without `*` and `?` (the mail
+ * server's doveadm takes them as wildcards, so such a mailbox could not be looked up or removed).
+ */
+const HOSTED_LOCAL_PART = /^[A-Za-z0-9!#$%&'+/=^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'+/=^_`{|}~-]+)*$/;
+
+/**
+ * An address in stored form, or null when it cannot receive mail here: the local part lower-cased
+ * (the mail servers compare it so), the domain in ACE. `parseAddress('Info@Bücher.example')` →
  * `{ ace: 'info@xn--bcher-kva.example', unicode: 'info@bücher.example', … }`.
  */
 export function parseAddress(input: unknown): ParsedAddress | null {
   if (typeof input !== 'string' || !isEmailAddress(input)) return null;
   const at = input.lastIndexOf('@');
+  if (!HOSTED_LOCAL_PART.test(input.slice(0, at))) return null;
   const local = input.slice(0, at).toLowerCase();
   const domain = aceOf(input.slice(at + 1));
   if (domain === null) return null;

@@ -140,7 +140,7 @@ export class EmailAddressesService {
     }
     const type = input.address_type as AddressType;
     const address = parseAddress(input.address);
-    if (!address) throw invalidField('address', 'address must be an e-mail address local@domain (a dot-atom local part of at most 64 characters).');
+    if (!address) throw invalidField('address', 'address must be an e-mail address local@domain: a local part of at most 64 characters (letters a-z, digits and !#$%&\'+/=^_`{|}~- in dot-separated parts) and a domain.');
     const antispam = input.antispam === undefined ? 'reject' : parseAntispam(input.antispam, type);
     const forwardTo = parseForwardTo(input.forward_to, type, address.ace);
     if (input.password !== undefined && type !== 'mailbox') throw invalidField('password', 'Only a mailbox has a password; a forward logs in nowhere.');
