@@ -14,6 +14,7 @@ import { BASE, ENGINES, call, createTestApp, type EngineName, type TestApp } fro
 import { filledLater } from '../helpers/suite.js';
 import { requirable } from '../helpers/required.js';
 import { seedTenants } from '../helpers/tenants.js';
+import { placeholderMailServer } from '../helpers/email.js';
 import { loadDemoData } from '../../src/admin/demo.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
@@ -52,6 +53,17 @@ const OPERATION_IDS = {
   'GET /subdomains/{id}': 'getSubdomain',
   'PATCH /subdomains/{id}': 'updateSubdomain',
   'DELETE /subdomains/{id}': 'deleteSubdomain',
+  'GET /email-addresses': 'listEmailAddresses',
+  'POST /email-addresses': 'createEmailAddress',
+  'GET /email-addresses/{id}': 'getEmailAddress',
+  'PATCH /email-addresses/{id}': 'updateEmailAddress',
+  'DELETE /email-addresses/{id}': 'deleteEmailAddress',
+  'POST /email-addresses/{id}/password': 'resetEmailAddressPassword',
+  'POST /email-addresses/{id}/forward-to/{target}': 'addForwardTarget',
+  'DELETE /email-addresses/{id}/forward-to/{target}': 'removeForwardTarget',
+  'GET /email-addresses/{id}/application-passwords': 'listApplicationPasswords',
+  'POST /email-addresses/{id}/application-passwords': 'createApplicationPassword',
+  'DELETE /email-addresses/{id}/application-passwords/{appId}': 'deleteApplicationPassword',
 };
 
 interface Operation {
@@ -161,7 +173,9 @@ describe('the OpenAPI document', () => {
       const success = statuses.filter((s) => s < 300);
       expect(success, o.key).toHaveLength(1);
       const ok = o.op.responses[success[0]];
-      expect(documentsOf(ok), o.key).toEqual([expect.stringMatching(/^#\/components\/schemas\/[A-Z][A-Za-z]+(Document|List)$/), expect.any(String)]);
+      // A 204 carries no document: only its description.
+      if (success[0] === 204) expect(ok, o.key).toEqual({ description: expect.any(String) });
+      else expect(documentsOf(ok), o.key).toEqual([expect.stringMatching(/^#\/components\/schemas\/[A-Z][A-Za-z]+(Document|List)$/), expect.any(String)]);
       // Every operation can meet these: a malformed URL, bad credentials, another version, the rate limit, a fault.
       expect(statuses, o.key).toEqual(expect.arrayContaining([400, 401, 406, 429, 500]));
       if (hasPathParams(o)) expect(statuses, o.key).toContain(414);
@@ -186,6 +200,12 @@ describe('the OpenAPI document', () => {
     expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
     expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 404, 406, 409, 413, 414, 415, 429, 500]);
     expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 404, 406, 413, 414, 415, 429, 500]);
+    expect(statusesOf('POST /email-addresses')).toEqual([202, 400, 401, 404, 406, 409, 413, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 404, 406, 413, 414, 415, 429, 500]);
+    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
+    expect(doc.paths['/email-addresses'].post.responses[422].description).toContain('`invalid_password`');
+    expect(doc.paths['/email-addresses'].post.responses[503].description).toContain('`service_unavailable`');
     const created = doc.paths['/dns-records'].post.responses[202];
     expect(created.headers).toEqual({ 'Content-Location': { schema: { type: 'string' }, description: expect.any(String) } });
     expect(doc.paths['/dns-records/{id}'].delete.responses[403].description).toContain('`record_not_deletable`');
@@ -208,17 +228,18 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.CustomerList.properties.data).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Customer' } });
   });
 
-  it('promises only what the server has: a tag per group with routes, the groups to come named as not available yet, and those answer 404', async () => {
-    expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual([
-      'customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases',
-    ]);
+  it('promises only what the server has: a tag per group with routes, every group of the API available, none named as to come', async () => {
+    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses'];
+    expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(groups);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
-    expect(doc.info.description).toContain('Not available yet: email-addresses;');
+    expect(doc.info.description).toContain(`Available: ${groups.join(', ')}.`);
+    expect(doc.info.description).not.toContain('Not available yet');
+    // Every group's list answers (no tag for a group without routes).
     const x = await seedTenants(t.admin);
-    for (const segment of ['email-addresses']) {
-      expect(Object.keys(doc.paths).some((p) => p.startsWith(`/${segment}`)), segment).toBe(false);
+    for (const segment of groups.filter((g) => g !== 'domain-availability')) {
+      expect(Object.keys(doc.paths), segment).toContain(`/${segment}`);
       const r = await call(t.app, 'GET', `/${segment}`, { token: x.reseller.token });
-      expect(r.status, segment).toBe(404);
+      expect(r.status, segment).toBe(200);
     }
   });
 
@@ -252,11 +273,22 @@ function exampleRequest(o: Operation) {
 /** The URL of `o` with every path parameter set to `value` (raw: it may be malformed on purpose). */
 const urlWith = (o: Operation, value: string) => o.path.replace(/\{\w+\}/g, value);
 
+/**
+ * The URL of `o` naming an object that does not exist: its first path parameter `nonexistent.example`,
+ * the others their examples (a forwarding target must still be an address, else the answer is 422).
+ */
+function unknownObjectUrl(o: Operation) {
+  const [first] = o.path.match(/\{\w+\}/) ?? [''];
+  return exampleRequest({ ...o, path: o.path.replace(first, 'nonexistent.example') }).url;
+}
+
 /** Problems of the samples against the schema documented for their operation, status and type (Redocly's example validator). */
 async function schemaProblems(doc: any, samples: Sample[]) {
   const copy = structuredClone(doc);
   const undocumented: string[] = [];
   samples.forEach((s, i) => {
+    // A 204 has no body to judge (the test checks that it is empty).
+    if (s.status === 204) return;
     const media = copy.paths[s.o.path][s.o.method.toLowerCase()].responses[s.status]?.content?.[s.type];
     if (!media) return undocumented.push(`${s.o.key} ${s.what}: ${s.status} ${s.type} is not documented`);
     media.examples = { ...media.examples, [`sample${i}`]: { value: s.body } };
@@ -287,6 +319,8 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
       name: 'web1', caddy_admin: 'http://127.0.0.1:9', http_listen: '127.0.0.1:9', https_listen: null, addresses: '["192.0.2.10"]',
       home_root: '/srv/www', state_dir: '/srv/www/.hostplane', php: '{}', is_default: 1, created_at: nowIso(),
     });
+    // The e-mail examples need a mail server to place the shop's package on; likewise never contacted.
+    await placeholderMailServer(t.store);
     const reseller = demo.customers.find((c) => c.role === 'reseller')!.token;
     const shop = demo.customers.find((c) => c.domain === 'shop-demo.example')!.token;
     doc = (await call(t.app, 'GET', '/openapi.json')).json;
@@ -301,9 +335,11 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
       return r;
     };
 
-    // Writes first (the GET examples name the job the POST creates), deletes last.
+    // Writes first (the GET examples name the job the POST creates), deletes last, the deepest paths
+    // first: a forwarding target and an application password go before their address.
     const rank = (o: Operation) => ['POST', 'PATCH', 'GET', 'DELETE'].indexOf(o.method);
-    for (const o of [...ops].sort((a, b) => rank(a) - rank(b))) {
+    const depth = (o: Operation) => (o.method === 'DELETE' ? -o.path.split('/').length : 0);
+    for (const o of [...ops].sort((a, b) => rank(a) - rank(b) || depth(a) - depth(b))) {
       const { url, body } = exampleRequest(o);
       await send(o, 'its examples', url, { body });
     }
@@ -312,8 +348,9 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
       await send(o, 'no credentials', exampleRequest(o).url, { token: null }, 401);
       await send(o, 'another API version', exampleRequest(o).url, { headers: { accept: 'application/vnd.hostplane.v2+json' } }, 406);
       if (o.op.parameters?.some((p: any) => p.in === 'query')) {
-        await send(o, 'an unknown filter', `${o.path}?filter[no_such_filter]=1`, {}, 400);
-        await send(o, 'a paged list', `${o.path}?page[number]=1&page[size]=1`, {}, 200);
+        const { url } = exampleRequest(o);
+        await send(o, 'an unknown filter', `${url}?filter[no_such_filter]=1`, {}, 400);
+        await send(o, 'a paged list', `${url}?page[number]=1&page[size]=1`, {}, 200);
       }
       if (hasPathParams(o)) {
         await send(o, 'a malformed URL', urlWith(o, '%zz'), {}, 400);
@@ -321,7 +358,8 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
         if (o.op.responses[404]) {
           // A PATCH names its object in the body too (else the answer is 409 id_mismatch).
           const body = exampleRequest(o).body as { data: object } | undefined;
-          await send(o, 'an unknown object', urlWith(o, 'nonexistent.example'), { body: body && { data: { ...body.data, id: 'nonexistent.example' } } }, 404);
+          const named = body && o.method === 'PATCH' ? { data: { ...body.data, id: 'nonexistent.example' } } : body;
+          await send(o, 'an unknown object', unknownObjectUrl(o), { body: named }, 404);
         }
       }
       if (readsBody(o)) {
@@ -350,6 +388,39 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     const names = Array.from({ length: 11 }, (_, i) => `n${i}.example`).join(',');
     await send(op('GET /domain-availability/{domains}'), 'eleven names', `/domain-availability/${names}`, {}, 422);
 
+    // E-mail addresses. The example address (1) is being deleted by now; a forward is live.
+    const postEmail = op('POST /email-addresses');
+    const emailBody = (attributes: object) => ({ data: { type: 'email-address', attributes } });
+    await send(postEmail, 'the example address again', '/email-addresses', { body: exampleRequest(postEmail).body }, 409);
+    await send(postEmail, 'a password that breaks the rules', '/email-addresses', {
+      body: emailBody({ address: 'weak@shop-demo.example', address_type: 'mailbox', password: 'password' }),
+    }, 422);
+    await send(postEmail, "a domain of another customer", '/email-addresses', {
+      token: shop, body: emailBody({ address: 'info@blog-demo.example', address_type: 'mailbox' }),
+    }, 404);
+    const forward = await send(postEmail, 'a forward', '/email-addresses', {
+      body: emailBody({ address: 'sales@shop-demo.example', address_type: 'forward', forward_to: ['orders@shop-demo.example'] }),
+    }, 202);
+    const fwd = `/email-addresses/${forward.json.data.id}`;
+    await send(op('PATCH /email-addresses/{id}'), 'an address being deleted', '/email-addresses/1', {
+      body: { data: { type: 'email-address', id: '1', attributes: { description: 'late' } } },
+    }, 409);
+    await send(op('PATCH /email-addresses/{id}'), 'a password for a forward', fwd, {
+      body: { data: { type: 'email-address', id: forward.json.data.id, attributes: { password: 'Vq7#mZ2!xB9?kR4&wT6s' } } },
+    }, 422);
+    await send(op('PATCH /email-addresses/{id}'), 'an autoresponder for a forward', fwd, {
+      body: { data: { type: 'email-address', id: forward.json.data.id, attributes: { autoresponder: { active: true } } } },
+    }, 422);
+    await send(op('POST /email-addresses/{id}/password'), 'a forward', `${fwd}/password`, {}, 409);
+    await send(op('POST /email-addresses/{id}/application-passwords'), 'a forward', `${fwd}/application-passwords`, {
+      body: exampleRequest(op('POST /email-addresses/{id}/application-passwords')).body,
+    }, 409);
+    await send(op('POST /email-addresses/{id}/forward-to/{target}'), 'the address itself', `${fwd}/forward-to/sales%40shop-demo.example`, {}, 422);
+    await send(op('POST /email-addresses/{id}/forward-to/{target}'), 'a target that is not an address', `${fwd}/forward-to/nobody`, {}, 422);
+    await send(op('DELETE /email-addresses/{id}/forward-to/{target}'), 'a target it does not have', `${fwd}/forward-to/other%40shop-demo.example`, {}, 404);
+    await send(op('DELETE /email-addresses/{id}/forward-to/{target}'), "a forward's last target", `${fwd}/forward-to/orders%40shop-demo.example`, {}, 409);
+    await send(op('DELETE /email-addresses/{id}/application-passwords/{appId}'), 'an unknown application password', '/email-addresses/1/application-passwords/99999', {}, 404);
+
     // Over the rate limit (a server allowing one request per window), each from its own address.
     Object.assign(limited, await createTestApp(engine, { RATE_LIMIT_MAX: '1' }));
     for (const [i, o] of ops.entries()) {
@@ -370,7 +441,7 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
   it('every operation, sent with the examples of its parameters and body, answers its documented success status', () => {
     const tried = samples.filter((s) => s.what === 'its examples');
     expect(tried.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).sort());
-    for (const s of tried) expect(`${s.o.key} → ${s.status} ${JSON.stringify(s.body).slice(0, 300)}`).toBe(`${s.o.key} → ${successStatus(s.o.op)} ${JSON.stringify(s.body).slice(0, 300)}`);
+    for (const s of tried) expect(`${s.o.key} → ${s.status} ${String(JSON.stringify(s.body)).slice(0, 300)}`).toBe(`${s.o.key} → ${successStatus(s.o.op)} ${String(JSON.stringify(s.body)).slice(0, 300)}`);
   });
 
   it('each failure tried answers the status it should, and the operation documents that status', () => {
@@ -384,6 +455,10 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
   it('every answer — successes, paged lists, failures — fits the schema documented for its operation and status', async () => {
     expect(samples.length).toBeGreaterThan(100);
     expect(await schemaProblems(doc, samples)).toEqual([]);
+    // A 204 is empty: no body, no content type.
+    const empty = samples.filter((s) => s.status === 204);
+    expect(empty.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).filter((k) => /forward-to|DELETE .*application-passwords/.test(k)).sort());
+    for (const s of empty) expect([s.type, s.body], `${s.o.key} ${s.what}`).toEqual(['undefined', undefined]);
   });
 });
 
@@ -439,7 +514,8 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Not available yet: email-addresses');
+    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses.');
+    expect(text).not.toContain('Not available yet');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);
     const shown = [...dom.matchAll(/json-schema-2020-12__title">([^<]+)</g)].map((m) => m[1]);
@@ -453,5 +529,11 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     for (const status of Object.keys(doc.paths['/dns-records'].post.responses)) expect(text).toContain(` ${status} `);
     expect(text).toContain('Content-Location');
     expect(text).toContain('conflict : the record clashes with existing records');
+  }, 90_000);
+
+  it('shows a 204 answer by its description alone', async () => {
+    const { text } = await renderedText(`${origin}/docs/#/email-addresses/addForwardTarget`);
+    expect(text).toContain(' 204 Added: mail is forwarded there from now on');
+    expect(text).toContain('orders+shop@shop-demo.example');
   }, 90_000);
 });

@@ -8,6 +8,7 @@ import { nowIso } from '../../src/db/time.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
 import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
+import { patchEmail, placeholderMailServer, postEmail } from '../helpers/email.js';
 
 const PARALLEL = 20;
 
@@ -76,6 +77,19 @@ describe.each(ENGINES)('read-your-writes on %s', (engine) => {
     );
     expect(answers.map((r) => r.status)).toEqual(sent.map(() => 202));
     expect(answers.map((r) => [r.json.data.attributes.description, r.json.data.attributes.redirect.target])).toEqual(sent.map((i) => [`parallel ${i}`, `https://t${i}.example/`]));
+  });
+
+  it(`${PARALLEL} parallel PATCH /email-addresses/{id}: each answer shows the description and antispam mode it wrote`, async () => {
+    // A mail server to place the package on; no worker runs, so it is never contacted.
+    await placeholderMailServer(t.store, 'ryw');
+    const made = await postEmail(t, x.end1.token, { address: `ryw@${x.end1.domain}`, address_type: 'mailbox' });
+    expect(made.status, made.body).toBe(202);
+    const id = made.json.data.id;
+    const modes = ['reject', 'junk-folder', 'subject-rewrite', 'none'];
+    const sent = Array.from({ length: PARALLEL }, (_, i) => ({ description: `parallel ${i}`, antispam: modes[i % modes.length] }));
+    const answers = await Promise.all(sent.map((attributes) => patchEmail(t, x.end1.token, id, attributes)));
+    expect(answers.map((r) => r.status)).toEqual(sent.map(() => 200));
+    expect(answers.map((r) => ({ description: r.json.data.attributes.description, antispam: r.json.data.attributes.antispam }))).toEqual(sent);
   });
 
   it(`${PARALLEL} parallel PATCH /domains/{name}: each answer shows the presence flags it wrote`, async () => {

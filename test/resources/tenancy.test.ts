@@ -10,15 +10,19 @@ import { nowIso } from '../../src/db/time.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
 import { SubdomainsRepository } from '../../src/resources/subdomains/subdomains.repository.js';
+import { EmailAddressesRepository } from '../../src/resources/email-addresses/email-addresses.repository.js';
+import { MailDirectoryRepository } from '../../src/resources/email-addresses/mail-directory.repository.js';
+import { placeholderMailServer } from '../helpers/email.js';
 
 type Key = 'reseller' | 'end1' | 'end2' | 'solo';
-type Kind = 'customers' | 'domains' | 'packages' | 'plans' | 'queue-jobs' | 'databases' | 'subdomains';
-const KINDS: Kind[] = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'databases', 'subdomains'];
+type Kind = 'customers' | 'domains' | 'packages' | 'plans' | 'queue-jobs' | 'databases' | 'subdomains' | 'email-addresses';
+const KINDS: Kind[] = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'databases', 'subdomains', 'email-addresses'];
 const WHAT: Record<Kind, string> = {
   customers: 'customer', domains: 'domain', packages: 'package', plans: 'plan', 'queue-jobs': 'queue-job', databases: 'database', subdomains: 'subdomain',
+  'email-addresses': 'email-address',
 };
 /** Kinds whose objects a customer may change with PATCH (the others are read-only: 405). */
-const WRITABLE = new Set<Kind>(['customers', 'domains', 'databases', 'subdomains']);
+const WRITABLE = new Set<Kind>(['customers', 'domains', 'databases', 'subdomains', 'email-addresses']);
 
 // attacker → victim: customer ↔ customer, end customer → sibling, end customer → its reseller,
 // and the reseller → a customer that is not its own.
@@ -39,6 +43,8 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
   /** The objects each tenant owns, per resource kind (ids as they appear in URLs). */
   const owned = {} as Record<Key, Record<Kind, string[]>>;
   const pendingJob = {} as Record<Key, string>;
+  /** Per e-mail address id: one of its forwarding targets and (mailboxes) its application password's id. */
+  const mail = {} as Record<string, { target: string; appPassword?: string }>;
   let unusedSoldPlanId: string;
   const tenant = (k: Key): Tenant => x[k];
 
@@ -54,6 +60,32 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
     const databases = new DatabasesRepository(t.store.db);
     // Subdomain rows as POST /subdomains stores them; no worker runs, so no web server is contacted.
     const subdomains = new SubdomainsRepository(t.store.db);
+    // E-mail addresses as POST /email-addresses stores them (row, mail directory), live, without the
+    // create job that would show in the job lists: a mailbox with a target and an application
+    // password, and a forward. No worker runs, so the mail server is never contacted.
+    await placeholderMailServer(t.store);
+    const addresses = new EmailAddressesRepository(t.store.db);
+    const directory = new MailDirectoryRepository(t.store.db);
+    const addAddress = async (k: Key, local: string, kind: 'mailbox' | 'forward', target: string) => {
+      const domain = tenant(k).domain;
+      const address = `${local}@${domain}`;
+      const row = await addresses.insert({
+        customer_id: Number(tenant(k).customerId), package_id: Number(tenant(k).packageId), mail_server_name: 'mx-test', address, domain, zone: domain, kind,
+        description: null, antispam: 'reject', forward_to: JSON.stringify([target]), quota_bytes: kind === 'mailbox' ? 1024 * 1024 * 1024 : null,
+      });
+      await addresses.update(row.id, { state: 'live' });
+      await directory.addDomain(domain);
+      const id = String(row.id);
+      mail[id] = { target };
+      if (kind === 'mailbox') {
+        await directory.addUser({ address, domain, passwordHash: '{BLF-CRYPT}$2b$10$notarealhashnotarealhashnotarealhashnotarealhashnot', quotaBytes: 1024 * 1024 * 1024 });
+        await directory.setAliases(address, [address, target]);
+        mail[id].appPassword = String((await directory.addAppPassword({ address, secretSha256: '0'.repeat(64), device: 'Laptop', application: 'Thunderbird' })).id);
+      } else {
+        await directory.setAliases(address, [target]);
+      }
+      return id;
+    };
     for (const k of ['reseller', 'end1', 'end2', 'solo'] as Key[]) {
       const customerId = Number(tenant(k).customerId);
       pendingJob[k] = String((await jobs.insert({ customerId, jobType: 'dns-record', action: 'create', objectId: `${k}-rec` })).id);
@@ -75,6 +107,10 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
             customer_id: customerId, package_id: Number(tenant(k).packageId), domain: tenant(k).domain, name: 'blog', description: '',
             kind: 'redirect', webspace_path: null, php_version: null, webspace_https: 0, redirect_target: 'https://example.com/', redirect_dynamic: 0, redirect_https: 0,
           })).id),
+        ],
+        'email-addresses': [
+          await addAddress(k, 'info', 'mailbox', `copy@${tenant(k).domain}`),
+          await addAddress(k, 'sales', 'forward', `info@${tenant(k).domain}`),
         ],
       };
     }
@@ -99,7 +135,23 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
           ? { data: { type: 'database', id, attributes: { description: 'hijacked' } } }
           : kind === 'subdomains'
             ? { data: { type: 'subdomain', id, attributes: { redirect: { target: 'https://hijacked.example/' } } } }
-            : { data: { type: WHAT[kind], id, attributes: { name: 'hijacked' } } };
+            : kind === 'email-addresses'
+              ? { data: { type: 'email-address', id, attributes: { description: 'hijacked' } } }
+              : { data: { type: WHAT[kind], id, attributes: { name: 'hijacked' } } };
+
+  /**
+   * The requests on an address's own endpoints beyond GET and PATCH: a new password, DELETE, its
+   * forwarding targets and its application passwords, each with what it should have done.
+   */
+  const addressWrites = (url: string, id: string): [string, string, unknown?][] => [
+    ['POST', `${url}/password`],
+    ['DELETE', url],
+    ['POST', `${url}/forward-to/hijacked@attacker.example`],
+    ['DELETE', `${url}/forward-to/${mail[id].target}`],
+    ['GET', `${url}/application-passwords`],
+    ['POST', `${url}/application-passwords`, { data: { type: 'application-password', attributes: { device: 'Phone', application: 'Hijack' } } }],
+    ['DELETE', `${url}/application-passwords/${mail[id].appPassword ?? '1'}`],
+  ];
 
   /** Every object of `victim` as its owner reads it. */
   const snapshot = async (victim: Key) => {
@@ -111,6 +163,11 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
         // The reseller's sold plan without a package is visible to it alone, still its object.
         expect(r.status, url).toBe(200);
         out[url] = r.body;
+        if (kind === 'email-addresses') {
+          const apps = await call(t.app, 'GET', `${url}/application-passwords`, { token: tenant(victim).token });
+          expect(apps.status, `${url}/application-passwords`).toBe(200);
+          out[`${url}/application-passwords`] = apps.body;
+        }
       }
     }
     return out;
@@ -153,19 +210,32 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
           const d = await call(t.app, 'DELETE', url, { token: tenant(attacker).token });
           expect(d.json, `DELETE ${url}`).toEqual(notFound(url, kind));
         }
+        if (kind === 'email-addresses') {
+          // A foreign forward answers 404 too, not the 409 a forward's password would (no existence leak).
+          for (const [method, at, body] of addressWrites(url, id)) {
+            const r = await call(t.app, method as 'GET', at, { token: tenant(attacker).token, body });
+            expect(r.json, `${method} ${at}`).toEqual(notFound(at, kind));
+          }
+        }
         checked++;
       }
     }
-    expect(checked).toBeGreaterThanOrEqual(7);
+    expect(checked).toBeGreaterThanOrEqual(9);
     expect(await snapshot(victim)).toEqual(before);
     expect(await jobCount()).toBe(jobsBefore);
   });
 
   it('an unknown id answers exactly like a foreign one (no existence leak)', async () => {
-    for (const [kind, unknown] of [['customers', '99999'], ['domains', 'nobody.example'], ['packages', '99999'], ['plans', '99999'], ['queue-jobs', '99999'], ['databases', '99999'], ['subdomains', '99999']] as [Kind, string][]) {
+    for (const [kind, unknown] of [['customers', '99999'], ['domains', 'nobody.example'], ['packages', '99999'], ['plans', '99999'], ['queue-jobs', '99999'], ['databases', '99999'], ['subdomains', '99999'], ['email-addresses', '99999']] as [Kind, string][]) {
       const url = `/${kind}/${unknown}`;
       const r = await call(t.app, 'GET', url, { token: x.end1.token });
       expect(r.json).toEqual(notFound(url, kind));
+    }
+    // The address endpoints beyond GET: an unknown address answers as a foreign one does.
+    mail['99999'] = { target: 'copy@end1.example' };
+    for (const [method, at, body] of addressWrites('/email-addresses/99999', '99999')) {
+      const r = await call(t.app, method as 'GET', at, { token: x.end1.token, body });
+      expect(r.json, `${method} ${at}`).toEqual(notFound(at, 'email-addresses'));
     }
   });
 
@@ -193,6 +263,9 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
       `/databases?filter[package_id]=${v.packageId}`,
       `/subdomains?filter[package_id]=${v.packageId}`,
       `/subdomains?filter[domain]=${v.domain}`,
+      `/email-addresses?filter[package_id]=${v.packageId}`,
+      `/email-addresses?filter[domain]=${v.domain}`,
+      `/email-addresses?filter[address]=info@${v.domain},SALES@${v.domain.toUpperCase()}`,
       ...(visible(attacker, 'plans').has(v.planId) ? [] : [`/packages?filter[plan_id]=${v.planId}`]),
     ];
     for (const url of queries) {
@@ -228,5 +301,28 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
     expect(c.status).toBe(200);
     expect((await call(t.app, 'GET', `/domains/${x.end2.domain}`, { token: x.end2.token })).json.data.attributes.presence.dns_update_lock).toBe(true);
     expect((await call(t.app, 'GET', `/customers/${x.end2.customerId}`, { token: x.end2.token })).json.data.attributes.external_customer_id).toBe('crm-2');
+  });
+
+  it("a reseller reads and changes its end customers' application passwords and forwarding targets", async () => {
+    for (const k of ['end1', 'end2'] as Key[]) {
+      const [mailbox] = owned[k]['email-addresses'];
+      const url = `/email-addresses/${mailbox}`;
+      const as = { token: x.reseller.token };
+      const apps = await call(t.app, 'GET', `${url}/application-passwords`, as);
+      expect(apps.status).toBe(200);
+      expect(apps.json.data.map((a: any) => a.id)).toEqual([mail[mailbox].appPassword]);
+      const made = await call(t.app, 'POST', `${url}/application-passwords`, {
+        ...as, body: { data: { type: 'application-password', attributes: { device: 'Tablet', application: 'K-9 Mail' } } },
+      });
+      expect(made.status, made.body).toBe(201);
+      expect((await call(t.app, 'DELETE', `${url}/application-passwords/${made.json.data.id}`, as)).status).toBe(204);
+      const target = `extra@${tenant(k).domain}`;
+      expect((await call(t.app, 'POST', `${url}/forward-to/${target}`, as)).status).toBe(204);
+      expect((await call(t.app, 'GET', url, { token: tenant(k).token })).json.data.attributes.forward_to).toEqual([mail[mailbox].target, target]);
+      expect((await call(t.app, 'DELETE', `${url}/forward-to/${target}`, as)).status).toBe(204);
+      expect((await call(t.app, 'GET', url, { token: tenant(k).token })).json.data.attributes.forward_to).toEqual([mail[mailbox].target]);
+      // What the end customer sees is what the reseller left.
+      expect((await call(t.app, 'GET', `${url}/application-passwords`, { token: tenant(k).token })).json.data.map((a: any) => a.id)).toEqual([mail[mailbox].appPassword]);
+    }
   });
 });

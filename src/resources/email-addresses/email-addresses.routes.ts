@@ -6,7 +6,7 @@ import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { parseListQuery } from '../../jsonapi/query.js';
 import { listDocument, resourceDocument } from '../../jsonapi/respond.js';
-import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
+import { ListQueryString, addDocumentSchemas, operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { updateRoute } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
@@ -133,6 +133,8 @@ export function emailAddressesRoutes(app: TypedApp, service: EmailAddressesServi
     tags: ['email-addresses'],
     summary: 'List the application passwords of a mailbox (never their passwords), with when each last logged in',
     params: EmailIdParam,
+    // Documents the paging parameters parseListQuery reads (no filters); validation stays with it.
+    querystring: ListQueryString([]),
     success: { status: 200, document: AppPasswordSchemas.list, description: 'The application passwords of the mailbox' },
     errors: { resource_not_found: 'no such address among those you may see' },
   });

@@ -119,7 +119,7 @@ export const EmailAddressSchemas = resourceSchemas('EmailAddress', 'email-addres
       antispam: 'reject',
       forward_to: [],
       autoresponder: { text: '', active: false, activates: null, expires: null },
-      quota: { limit_bytes: 1073741824, used_bytes: 524288, updated_at: '2026-11-23T03:00:00.000Z' },
+      quota: { limit_bytes: 2147483648, used_bytes: 524288, updated_at: '2026-11-23T03:00:00.000Z' },
       created_at: '2026-11-22T03:51:28.685Z',
     },
     relationships: {

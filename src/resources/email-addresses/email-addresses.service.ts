@@ -263,11 +263,11 @@ export class EmailAddressesService {
   async addForwardTarget(actor: Actor, id: string, rawTarget: string): Promise<void> {
     const target = this.targetOf(rawTarget);
     const found = await this.get(actor, id);
-    if (sameTarget(target, found.address)) throw new AppError('invalid_api_data', 'An address cannot forward to itself.', { parameter: 'target-address' });
+    if (sameTarget(target, found.address)) throw new AppError('invalid_api_data', 'An address cannot forward to itself.', { parameter: 'target' });
     await this.changeTargets(found.id, (targets) => {
       if (targets.some((t) => sameTarget(t, target))) return null;
       if (targets.length >= MAX_FORWARD_TARGETS) {
-        throw new AppError('invalid_api_data', `An address forwards to at most ${MAX_FORWARD_TARGETS} addresses.`, { parameter: 'target-address' });
+        throw new AppError('invalid_api_data', `An address forwards to at most ${MAX_FORWARD_TARGETS} addresses.`, { parameter: 'target' });
       }
       return [...targets, target];
     });
@@ -358,7 +358,7 @@ export class EmailAddressesService {
 
   private targetOf(raw: string): string {
     const target = parseTarget(raw);
-    if (target === null) throw new AppError('invalid_api_data', `${raw} is not an e-mail address.`, { parameter: 'target-address' });
+    if (target === null) throw new AppError('invalid_api_data', `${raw} is not an e-mail address.`, { parameter: 'target' });
     return target;
   }
 

@@ -6,12 +6,8 @@ import type { PackageRow } from './packages.repository.js';
 
 export const PACKAGE_FILTERS = ['owner_id', 'plan_id', 'linux_user'] as const;
 
-/**
- * Lists that take `filter[package_id]`: relationship name = URL segment. Only lists that exist:
- * API-NOTES §6 names `subdomains`, `databases` and `email-addresses` too; each joins here when its
- * resource lands (issues 8–10), so no package links to an endpoint that answers 404.
- */
-const ASSIGNED = ['domains', 'dns-records', 'databases', 'subdomains'] as const;
+/** Lists that take `filter[package_id]` (API-NOTES §6): relationship name = URL segment. */
+const ASSIGNED = ['domains', 'dns-records', 'databases', 'subdomains', 'email-addresses'] as const;
 
 /** The example is the package of the demo dataset's end customer 10002. */
 export const PackageIdParam = idParam('2');

@@ -380,7 +380,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(g.json.data.attributes.forward_to).toEqual(['a@b.example', 'sales+eu@b.example']);
     expect((await directory(a)).aliases).toEqual(['a@b.example', 'sales+eu@b.example']);
     const bad = await call(t.app, 'POST', `/email-addresses/${id}/forward-to/nonsense`, { token: token() });
-    expect(bad.json).toEqual(errorBody('invalid_api_data', 422, 'Invalid data', 'nonsense is not an e-mail address.', `${BASE}/email-addresses/${id}/forward-to/nonsense`, { parameter: 'target-address' }));
+    expect(bad.json).toEqual(errorBody('invalid_api_data', 422, 'Invalid data', 'nonsense is not an e-mail address.', `${BASE}/email-addresses/${id}/forward-to/nonsense`, { parameter: 'target' }));
     const self = await call(t.app, 'POST', `/email-addresses/${id}/forward-to/${a}`, { token: token() });
     expect(self.status).toBe(422);
     const del = await call(t.app, 'DELETE', `/email-addresses/${id}/forward-to/a@b.example`, { token: token() });

@@ -33,6 +33,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
         'dns-records': related('dns-records'),
         databases: related('databases'),
         subdomains: related('subdomains'),
+        'email-addresses': related('email-addresses'),
       },
       links: { self: `${BASE}/packages/${id}` },
     };
