@@ -13,6 +13,8 @@ import { DnsRecordsService, type BaseRecordReset, type DnsRecordsSettings, type 
 import { isEmailAddress } from '../email-address.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
 import { MailServersRepository } from '../provisioning/mail/servers.repository.js';
+import { EmailAddressesRepository } from '../resources/email-addresses/email-addresses.repository.js';
+import { MailDirectoryRepository } from '../resources/email-addresses/mail-directory.repository.js';
 import { WebServersRepository } from '../provisioning/web/servers.repository.js';
 import { SubdomainsService } from '../resources/subdomains/subdomains.service.js';
 
@@ -361,14 +363,19 @@ export class AdminService {
    * Moves a package to another plan (`hostplane admin package set-plan`) and resets the base
    * records of each of its presence domains to the new plan's template, except where the domain's
    * dns_update_lock is on (spec §4.3.6). Custom and managed records stay; template records that
-   * clash with them are left out. One transaction; one DNS change per reset domain.
+   * clash with them are left out. The package's mailboxes get the new plan's quota (live at the
+   * next login or delivery). One transaction; one DNS change per reset domain.
    */
   async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
     await this.package(packageId);
-    const template = this.dnsRecords.planTemplate(await this.plan(planId));
+    const plan = await this.plan(planId);
+    const template = this.dnsRecords.planTemplate(plan);
     const domains = await this.repo.db.transaction().execute(async (trx) => {
       const repo = new AdminRepository(trx);
       await repo.setPackagePlan(packageId, planId);
+      const quota = plan.mailbox_quota_mb * 1024 * 1024;
+      await new EmailAddressesRepository(trx).setPackageQuota(packageId, quota);
+      await new MailDirectoryRepository(trx).setPackageQuota(packageId, quota);
       const zones = await repo.lockPresenceDomainsOfPackage(packageId);
       return this.dnsRecords.resetBaseRecords(trx, zones, template);
     });

@@ -131,6 +131,11 @@ export class EmailAddressesRepository {
     return this.db.updateTable('email_addresses').set({ ...v, updated_at: nowIso() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   }
 
+  /** The quota of every mailbox of a package, as its (new) plan sets it. */
+  async setPackageQuota(packageId: number, quotaBytes: number): Promise<void> {
+    await this.db.updateTable('email_addresses').set({ quota_bytes: quotaBytes }).where('package_id', '=', packageId).where('kind', '=', 'mailbox').execute();
+  }
+
   /** Moves an address from one state to another; false when it was not in `from` (or is gone). */
   async transition(id: number, from: EmailAddressRow['state'], to: EmailAddressRow['state']) {
     const r = await this.db.updateTable('email_addresses').set({ state: to }).where('id', '=', id).where('state', '=', from).executeTakeFirst();

@@ -41,6 +41,15 @@ export class MailDirectoryRepository {
     await this.db.updateTable('mail_users').set({ password_hash: passwordHash }).where('address', '=', address).execute();
   }
 
+  /** The quota of every mailbox of a package (its plan changed): Dovecot reads it at the next login or delivery. */
+  async setPackageQuota(packageId: number, quotaBytes: number): Promise<void> {
+    await this.db
+      .updateTable('mail_users')
+      .set({ quota_bytes: quotaBytes })
+      .where('address', 'in', (eb) => eb.selectFrom('email_addresses').select('address').where('package_id', '=', packageId).where('kind', '=', 'mailbox'))
+      .execute();
+  }
+
   /** Logins and deliveries stop at once (Dovecot's passdb and Postfix's maps want active = 1); the mail stays for the delete job. */
   async deactivateUser(address: string): Promise<void> {
     await this.db.updateTable('mail_users').set({ active: 0 }).where('address', '=', address).execute();

@@ -269,6 +269,18 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(pkg.mail_server_name).toBe('mx-test');
   });
 
+  it('a plan change gives the package\'s mailboxes the new plan\'s quota, in the API and in the mail directory', async () => {
+    const { planId } = await t.admin.createPlan({ name: 'bigger boxes', mailboxQuotaMb: 4096 });
+    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'moving', linuxUser: 'u_moving' });
+    const { domain: d } = await t.admin.createDomain({ name: 'moving-end1.example', customerId: Number(x.end1.customerId), packageId });
+    const r = await mailbox({ address: `info@${d}` });
+    expect(r.json.data.attributes.quota.limit_bytes).toBe(2048 * MB);
+    await t.admin.setPackagePlan(packageId, planId);
+    const g = await call(t.app, 'GET', `/email-addresses/${r.json.data.id}`, { token: token() });
+    expect(g.json.data.attributes.quota).toEqual({ limit_bytes: 4096 * MB, used_bytes: null, updated_at: null });
+    expect((await directory(`info@${d}`)).user?.quota_bytes).toBe(4096 * MB);
+  });
+
   it('§4.3 at max_email_addresses → 409 limit_reached; parallel POSTs never pass it', async () => {
     const { planId } = await t.admin.createPlan({ name: 'two addresses', maxEmailAddresses: 2 });
     const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId, name: 'small', linuxUser: 'u_small' });
