@@ -53,7 +53,7 @@ import { freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { ImapClient } from '../test/helpers/imap.js';
-import { DOWN, ROOT, script, scriptEnv, upOnFreePorts } from '../test/helpers/stack-scripts.js';
+import { BenchStacks } from './stacks.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
@@ -96,37 +96,21 @@ const BATCH = 2000;
 
 type EngineName = 'sqlite' | 'postgres';
 
-/** Set by SIGINT/SIGTERM: the runs stop at the next step and the cleanup runs. */
-let interrupted = false;
-const checkInterrupted = () => {
-  if (interrupted) throw new Error('interrupted');
-};
+/** The stacks of this run, and Ctrl-C (bench/stacks.ts). */
+const stacks = new BenchStacks();
+const checkInterrupted = () => stacks.check();
 
 // ---- the local stack ---------------------------------------------------------------------------
 
-/** Stack dirs with servers running: stopped at the end, after an error, or at once on a second Ctrl-C. */
-const stacks = new Set<string>();
-
 /** up.sh on a free port-base, Dovecot reporting logins to `hostplaneUrl`: the stack's IMAP address. */
 async function stackUp(dir: string, databaseUrl: string, hostplaneUrl: string): Promise<string> {
-  stacks.add(dir);
-  const { run, base } = await upOnFreePorts(dir, { DATABASE_URL: databaseUrl, HOSTPLANE_URL: hostplaneUrl });
-  if (run.code !== 0) {
-    stacks.delete(dir);
-    throw new Error(`deploy/local/up.sh ${dir} ${base} failed (${run.code}): ${run.stderr.trim()}`);
-  }
+  const { run } = await stacks.up(dir, { DATABASE_URL: databaseUrl, HOSTPLANE_URL: hostplaneUrl });
   const stack = JSON.parse(fs.readFileSync(path.join(dir, 'stack.json'), 'utf8')) as { mail?: { imap: string } };
   if (!stack.mail) {
     const why = /Mail +not started: (.*)/.exec(run.stdout)?.[1] ?? 'see its output';
     throw new Error(`up.sh started no mail servers: ${why}`);
   }
   return stack.mail.imap;
-}
-
-async function stackDown(dir: string): Promise<void> {
-  const run = await script(DOWN, [dir, '--purge'], {});
-  if (run.code !== 0) throw new Error(`deploy/local/down.sh ${dir} failed (${run.code}): ${run.stderr.trim()}`);
-  stacks.delete(dir);
 }
 
 // ---- IMAP --------------------------------------------------------------------------------------
@@ -204,7 +188,7 @@ async function loginLoad(
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   const loop = async () => {
-    while (performance.now() < end && !interrupted) {
+    while (performance.now() < end && !stacks.interrupted) {
       const user = addresses[next++ % addresses.length];
       const started = performance.now();
       try {
@@ -367,7 +351,7 @@ async function startInstance(engine: EngineName, root: string): Promise<Instance
     if (drivers) await closeDrivers(drivers);
     await app?.close();
     await limiter?.close();
-    if (stacks.has(stackDir)) await stackDown(stackDir);
+    if (stacks.has(stackDir)) await stacks.down(stackDir);
     if (schema) {
       // Dovecot and Postfix are gone, so are their sessions: the role up.sh made can go.
       const reader = readerRole(databaseUrl, schema);
@@ -776,29 +760,10 @@ async function main() {
   // The users mail, dovecot and postfix must be able to enter the stacks' dir (as in production).
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-mail-')));
   fs.chmodSync(root, 0o755);
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) {
-      // Now: the stacks go synchronously, the rest with the process.
-      for (const dir of stacks) spawnSync(DOWN, [dir, '--purge'], { cwd: ROOT, env: scriptEnv({}), stdio: 'inherit' });
-      fs.rmSync(root, { recursive: true, force: true });
-      process.exit(130);
-    }
-    interrupted = true;
-    log(`${signal}: stopping after the current step and stopping the stacks (again to stop them at once and quit)`);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
   const results: EngineResult[] = [];
-  try {
+  await stacks.guard(root, log, async () => {
     for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) results.push(await engineRun(engine, root, log));
-  } finally {
-    // Also after an error between an instance's start and its own cleanup: no Dovecot is left.
-    for (const dir of [...stacks]) await stackDown(dir).catch((err) => console.error((err as Error).message));
-    fs.rmSync(root, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 
   console.log();
   console.log(`1. Time to the first successful IMAP LOGIN of a new mailbox (ms), ${CREATES} sequential creates each, the three alternating`);
@@ -850,4 +815,4 @@ async function main() {
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 
-runBench(main, () => interrupted);
+runBench(main, () => stacks.interrupted);

@@ -42,7 +42,7 @@ import type { FastifyInstance } from 'fastify';
 import { freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
-import { DOWN, ROOT, script, scriptEnv, upOnFreePorts } from '../test/helpers/stack-scripts.js';
+import { BenchStacks } from './stacks.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
@@ -93,31 +93,12 @@ type EngineName = 'sqlite' | 'postgres';
 /** Wall-clock ms with sub-ms resolution (Caddy's log stamps and finished_at are wall clock). */
 const wallNow = () => performance.timeOrigin + performance.now();
 
-/** Set by SIGINT/SIGTERM: the runs stop at the next step and the cleanup runs. */
-let interrupted = false;
-const checkInterrupted = () => {
-  if (interrupted) throw new Error('interrupted');
-};
+/** The stacks of this run, and Ctrl-C (bench/stacks.ts). */
+const stacks = new BenchStacks();
+const checkInterrupted = () => stacks.check();
 
 // ---- the local stack ---------------------------------------------------------------------------
 
-/** Stack dirs with a Caddy running: stopped at the end, after an error, or at once on a second Ctrl-C. */
-const stacks = new Set<string>();
-
-/** up.sh on a free port-base (a port taken meanwhile gets new ones). */
-async function stackUp(dir: string, databaseUrl: string): Promise<void> {
-  stacks.add(dir);
-  const { run, base } = await upOnFreePorts(dir, { DATABASE_URL: databaseUrl });
-  if (run.code === 0) return;
-  stacks.delete(dir);
-  throw new Error(`deploy/local/up.sh ${dir} ${base} failed (${run.code}): ${run.stderr.trim()}`);
-}
-
-async function stackDown(dir: string): Promise<void> {
-  const run = await script(DOWN, [dir, '--purge'], {});
-  if (run.code !== 0) throw new Error(`deploy/local/down.sh ${dir} failed (${run.code}): ${run.stderr.trim()}`);
-  stacks.delete(dir);
-}
 
 // ---- Caddy's log -------------------------------------------------------------------------------
 
@@ -230,7 +211,7 @@ async function startInstance(engine: EngineName, root: string, label: string): P
     if (drivers) await closeDrivers(drivers);
     await app?.close();
     await limiter?.close();
-    if (stacks.has(stackDir)) await stackDown(stackDir);
+    if (stacks.has(stackDir)) await stacks.down(stackDir);
     await drop();
   };
   try {
@@ -242,7 +223,7 @@ async function startInstance(engine: EngineName, root: string, label: string): P
       u.searchParams.set('schema', schema);
       processUrl = u.toString();
     }
-    await stackUp(stackDir, processUrl);
+    await stacks.up(stackDir, { DATABASE_URL: processUrl });
     const row = await new WebServersRepository(store.db).byName(WEB);
     if (!row) throw new Error(`up.sh did not register web server ${WEB}`);
     const web = webServerConn(row);
@@ -677,31 +658,12 @@ async function main() {
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
   const log = (s: string) => console.log(s);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-web-'));
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) {
-      // Now: the stacks go synchronously, the rest with the process.
-      for (const dir of stacks) spawnSync(DOWN, [dir, '--purge'], { cwd: ROOT, env: scriptEnv({}), stdio: 'inherit' });
-      fs.rmSync(root, { recursive: true, force: true });
-      process.exit(130);
-    }
-    interrupted = true;
-    log(`${signal}: stopping after the current step and stopping the stacks (again to stop them at once and quit)`);
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-
   const results: SizeResult[] = [];
-  try {
+  await stacks.guard(root, log, async () => {
     for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) {
       for (const sites of SITES) results.push(await sizeRun(engine, root, sites, log));
     }
-  } finally {
-    // Also after an error between an instance's start and its own cleanup: no Caddy is left.
-    for (const dir of [...stacks]) await stackDown(dir).catch((err) => console.error((err as Error).message));
-    fs.rmSync(root, { recursive: true, force: true });
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
+  });
 
   console.log();
   console.log(`1. POST /subdomains (a static redirect) → the web server answers the host with the exact Location (asked every ${POLL_MS} ms), ms from sending the POST; ${CHANGES} changes one at a time`);
@@ -796,4 +758,4 @@ async function main() {
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 
-runBench(main, () => interrupted);
+runBench(main, () => stacks.interrupted);
