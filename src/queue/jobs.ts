@@ -8,11 +8,11 @@ import type { QueueJobsTable } from '../db/schema.js';
 export const JOB_TYPES = ['dns-record', 'database', 'email-address', 'subdomain'] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 /**
- * create, update and delete change the object a client asked for (spec §3.1); `refresh` is a
- * scheduled job of the system (its definition's `every`), enqueued without a customer, so no
- * client ever sees it.
+ * create, update and delete change the object a client asked for (spec §3.1); `refresh` (measure
+ * usage) and `schedule` (apply dates that were reached) are scheduled jobs of the system (their
+ * definition's `every`), enqueued without a customer, so no client ever sees them.
  */
-export type JobAction = 'create' | 'update' | 'delete' | 'refresh';
+export type JobAction = 'create' | 'update' | 'delete' | 'refresh' | 'schedule';
 /** `failed` is our extension for jobs that exhausted their retries (API-NOTES §5). */
 export type JobStatus = 'pending' | 'done' | 'failed';
 

@@ -6,6 +6,7 @@
 // - ('email-address', 'delete') removes the mailbox's stored mail, then its directory entry, and is
 //   done when the server knows the address no more and refuses it at RCPT; then the row goes.
 // - ('email-address', 'refresh') measures the mailboxes' usage daily (email-addresses.usage.ts).
+// - ('email-address', 'schedule') applies the autoresponders' reached dates every minute.
 // Every step converges when run again; jobs on one address run in order (a delete queued behind a
 // create waits for it, and a create that finds its address being deleted is simply done).
 import { Type } from 'typebox';
@@ -16,6 +17,7 @@ import { MailServersRepository, mailServerConn } from '../../provisioning/mail/s
 import { EmailAddressesRepository } from './email-addresses.repository.js';
 import { MailDirectoryRepository } from './mail-directory.repository.js';
 import { refreshEmailUsage, usageFailures } from './email-addresses.usage.js';
+import { autoresponderTurn } from './autoresponder.js';
 
 const DONE: JobResult = { status: 'done' };
 
@@ -87,4 +89,16 @@ export const refreshEmailUsageJob = defineJob({
   },
 });
 
-export const EMAIL_JOBS = [createEmailJob, deleteEmailJob, refreshEmailUsageJob];
+/** Applies the autoresponders' reached dates every minute (autoresponder.ts). */
+export const autoresponderScheduleJob = defineJob({
+  type: 'email-address',
+  action: 'schedule',
+  payload: Type.Object({}),
+  every: 60 * 1000,
+  run: async (ctx) => {
+    await autoresponderTurn(ctx.store, new Date());
+    return DONE;
+  },
+});
+
+export const EMAIL_JOBS = [createEmailJob, deleteEmailJob, refreshEmailUsageJob, autoresponderScheduleJob];

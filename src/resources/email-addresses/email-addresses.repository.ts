@@ -136,6 +136,21 @@ export class EmailAddressesRepository {
     await this.db.updateTable('email_addresses').set({ quota_bytes: quotaBytes }).where('package_id', '=', packageId).where('kind', '=', 'mailbox').execute();
   }
 
+  /**
+   * The autoresponders whose `date` (`activates` or `expires`) is `today` or before: switched on
+   * (activates) or off (expires), the date cleared. Answers how many.
+   */
+  async reachAutoresponderDate(date: 'activates' | 'expires', today: string): Promise<number> {
+    const column = date === 'activates' ? 'autoresponder_activates' : 'autoresponder_expires';
+    const r = await this.db
+      .updateTable('email_addresses')
+      .set({ autoresponder_active: date === 'activates' ? 1 : 0, [column]: null, updated_at: nowIso() })
+      .where(column, 'is not', null)
+      .where(column, '<=', today)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
   /** Moves an address from one state to another; false when it was not in `from` (or is gone). */
   async transition(id: number, from: EmailAddressRow['state'], to: EmailAddressRow['state']) {
     const r = await this.db.updateTable('email_addresses').set({ state: to }).where('id', '=', id).where('state', '=', from).executeTakeFirst();

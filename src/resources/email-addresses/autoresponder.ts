@@ -1,0 +1,29 @@
+// The autoresponder's dates (spec §3.3; API-NOTES §11; issue 11 item 2): `activates` switches it on
+// and `expires` switches it off at 00:00 Europe/Berlin of that date, and a reached date is cleared.
+// A scheduled job applies them every minute, so the API shows the state of §3.3 within a minute of
+// midnight (the mail server's script carries its own exact date guard). The clock is a parameter:
+// tests stand on either side of a midnight, DST changes included.
+import type { Store } from '../../db/index.js';
+import { berlinToday } from './email-addresses.rules.js';
+import { EmailAddressesRepository } from './email-addresses.repository.js';
+
+/** What one turn changed: how many autoresponders it switched on and off. */
+export interface AutoresponderTurn {
+  activated: number;
+  expired: number;
+}
+
+/**
+ * Applies every date that is reached at `now` (Berlin): `activates` → active, `expires` → inactive,
+ * each date cleared. Both reached (a worker was down over both) ends inactive, as the later of the
+ * two (`expires` is never before `activates`) decides. `await autoresponderTurn(store, new Date())`.
+ */
+export async function autoresponderTurn(store: Store, now: Date): Promise<AutoresponderTurn> {
+  const today = berlinToday(now);
+  return store.db.transaction().execute(async (trx) => {
+    const repo = new EmailAddressesRepository(trx);
+    const activated = await repo.reachAutoresponderDate('activates', today);
+    const expired = await repo.reachAutoresponderDate('expires', today);
+    return { activated, expired };
+  });
+}
