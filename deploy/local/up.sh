@@ -444,8 +444,10 @@ if [[ -z $mail_missing ]]; then
   fi
   chmod 0600 -- "$mail/doveadm.key"
   # Dovecot reports each login to hostplane (the application passwords' last_used_at), naming itself
-  # with the same key hostplane has for its doveadm API.
-  (umask 077 && printf 'X-Hostplane-Mail-Key: %s' "$(tr -d '[:space:]' <"$mail/doveadm.key")" >"$mail/policy-header")
+  # with a key derived from its doveadm key (src/provisioning/mail/servers.repository.ts
+  # mailReportKey): the header goes with every login and must not open the doveadm API.
+  report_key=$(printf 'hostplane-mail-auth-report:%s' "$(tr -d '[:space:]' <"$mail/doveadm.key")" | sha256sum | cut -d' ' -f1)
+  (umask 077 && printf 'X-Hostplane-Mail-Key: %s' "$report_key" >"$mail/policy-header")
 
   subst=(
     BASE_DIR "$mail/run" STATE_DIR "$mail/state" LOG_PATH "$mail/dovecot.log" CONF_DIR "$mail/dovecot"

@@ -1,6 +1,7 @@
 // All SQL of the registry of mail servers (operator data, issue 10 item 4), and the conversion of a
 // row to what the mail driver needs. Rows carry the doveadm API key: callers that print or answer
 // anything map them to a view without it first (admin/mail-servers.service.ts mailServerView).
+import crypto from 'node:crypto';
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { MailServerConn } from './driver.js';
@@ -15,6 +16,13 @@ export const mailServerConn = (row: Pick<MailServerRow, 'name' | 'doveadm_url' |
   doveadmKey: row.doveadm_key,
   smtp: row.smtp,
 });
+
+/**
+ * The key a mail server names itself with in its login reports (POST /internal/mail-auth-report):
+ * derived from its doveadm key, so that the report header, sent with every login, does not carry a
+ * key to the doveadm API. deploy/local/up.sh computes the same: sha256("hostplane-mail-auth-report:" + key).
+ */
+export const mailReportKey = (doveadmKey: string) => crypto.createHash('sha256').update(`hostplane-mail-auth-report:${doveadmKey}`).digest('hex');
 
 export class MailServersRepository {
   constructor(readonly db: Kysely<Database>) {}

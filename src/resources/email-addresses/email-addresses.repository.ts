@@ -61,6 +61,18 @@ export class EmailAddressesRepository {
   }
 
   /**
+   * Serialises writers of one address until the transaction ends: a no-op update takes the row's
+   * lock on PostgreSQL and the write lock on SQLite (read the row after it).
+   */
+  async lock(id: number): Promise<void> {
+    await this.db
+      .updateTable('email_addresses')
+      .set((eb) => ({ state: eb.ref('state') }))
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
    * What `domain` (ACE) is for the caller: a domain of its scope (with or without presence), or an
    * existing subdomain (not being deleted) of a presence domain of its scope — two queries at most.
    */
@@ -72,6 +84,8 @@ export class EmailAddressesRepository {
       .where(visibleTo(actor, 'domains.customer_id'))
       .executeTakeFirst();
     if (own) return own.has_presence ? { kind: 'presence', zone: own.name, packageId: own.package_id } : { kind: 'registration-only', name: own.name };
+    // Another customer's domain of that name: not a subdomain of the caller's (404, not theirs).
+    if (await this.db.selectFrom('domains').select('name').where('name', '=', domain).executeTakeFirst()) return { kind: 'none' };
     const splits = parentDomains(domain).map((parent) => ({ parent, name: domain.slice(0, domain.length - parent.length - 1) }));
     if (!splits.length) return { kind: 'none' };
     const subs = await this.db

@@ -31,10 +31,15 @@ export interface ParsedAddress {
 }
 
 /**
- * Local parts of addresses hosted here: an RFC 5321 dot-atom in ASCII, without `*` and `?` (the mail
- * server's doveadm takes them as wildcards, so such a mailbox could not be looked up or removed).
+ * Local parts of addresses hosted here: dot-separated runs of letters, digits, `_` and `-`
+ * (docs/decisions/0009-mail-directory.md "Addresses"). Narrower than RFC 5321's dot-atom on
+ * purpose: Dovecot accepts only these characters in a login (auth_username_chars), a `/` would
+ * name another mailbox's directory (mail_home …/%d/%n), `*` and `?` are doveadm wildcards, and
+ * `+` is the recipient delimiter (`b+tag@` is delivered to `b@`).
  */
-const HOSTED_LOCAL_PART = /^[A-Za-z0-9!#$%&'+/=^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'+/=^_`{|}~-]+)*$/;
+const HOSTED_LOCAL_PART = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*$/;
+/** Local parts of forward targets (mail leaves here): an ASCII RFC 5321 dot-atom (`+` allowed; no SMTPUTF8). */
+const TARGET_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 
 /**
  * An address in stored form, or null when it cannot receive mail here: the local part lower-cased
@@ -61,12 +66,20 @@ export function unicodeAddress(ace: string): string {
 export function parseTarget(input: unknown): string | null {
   if (typeof input !== 'string' || !isEmailAddress(input)) return null;
   const at = input.lastIndexOf('@');
+  if (!TARGET_LOCAL_PART.test(input.slice(0, at))) return null;
   const domain = aceOf(input.slice(at + 1));
   return domain === null ? null : `${input.slice(0, at)}@${domain}`;
 }
 
 /** Two targets are the same when they differ only in letter case. */
 export const sameTarget = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** Whether `target` is `address` itself, also as `local+tag@domain` (the recipient delimiter delivers that to it). */
+export function isSelf(target: string, address: string): boolean {
+  const at = target.lastIndexOf('@');
+  const local = target.slice(0, at).split('+')[0];
+  return sameTarget(`${local}${target.slice(at)}`, address);
+}
 
 /**
  * `forward_to` of a create: addresses (`+` allowed), no duplicates, not the address itself, at most
@@ -86,7 +99,7 @@ export function parseForwardTo(input: unknown, type: AddressType, self: string):
     const target = parseTarget(raw);
     const at = (detail: string) => invalidField(`forward_to/${i}`, detail);
     if (target === null) throw at(`forward_to[${i}] is not an e-mail address.`);
-    if (sameTarget(target, self)) throw at('An address cannot forward to itself.');
+    if (isSelf(target, self)) throw at('An address cannot forward to itself.');
     if (out.some((t) => sameTarget(t, target))) throw at(`forward_to lists ${String(raw)} twice.`);
     out.push(target);
   }

@@ -27,13 +27,13 @@ import { aceOf } from '../../domain-name.js';
 import { withJobs } from '../../queue/enqueue.js';
 import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
-import { MailServersRepository } from '../../provisioning/mail/servers.repository.js';
+import { MailServersRepository, mailReportKey } from '../../provisioning/mail/servers.repository.js';
 import { checkPassword, passwordErrors, type PasswordProblem } from '../../security/password-policy.js';
 import { generatePassword } from '../../security/password-generator.js';
 import { EmailAddressesRepository, type EmailAddressRow, type MailPackage } from './email-addresses.repository.js';
 import { MailDirectoryRepository, type AppPasswordRow } from './mail-directory.repository.js';
 import {
-  ADDRESS_TYPES, MAX_FORWARD_TARGETS, parseAddress, parseAntispam, parseForwardTo, parseTarget, patchAutoresponder, rejectFixedAttributes,
+  ADDRESS_TYPES, MAX_FORWARD_TARGETS, isSelf, parseAddress, parseAntispam, parseForwardTo, parseTarget, patchAutoresponder, rejectFixedAttributes,
   sameTarget, unicodeAddress, type AddressType, type AutoresponderState,
 } from './email-addresses.rules.js';
 
@@ -140,7 +140,7 @@ export class EmailAddressesService {
     }
     const type = input.address_type as AddressType;
     const address = parseAddress(input.address);
-    if (!address) throw invalidField('address', 'address must be an e-mail address local@domain: a local part of at most 64 characters (letters a-z, digits and !#$%&\'+/=^_`{|}~- in dot-separated parts) and a domain.');
+    if (!address) throw invalidField('address', 'address must be an e-mail address local@domain: a local part of at most 64 characters (letters a-z, digits, _ and - in dot-separated parts) and a domain.');
     const antispam = input.antispam === undefined ? 'reject' : parseAntispam(input.antispam, type);
     const forwardTo = parseForwardTo(input.forward_to, type, address.ace);
     if (input.password !== undefined && type !== 'mailbox') throw invalidField('password', 'Only a mailbox has a password; a forward logs in nowhere.');
@@ -177,6 +177,8 @@ export class EmailAddressesService {
         });
         const dir = new MailDirectoryRepository(trx);
         await dir.addDomain(address.domain);
+        // Nothing of an earlier address of the same name may log in to this one.
+        await dir.removeUser(address.ace);
         if (passwordHash !== null) await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes });
         await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo));
         const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload: {} });
@@ -206,9 +208,7 @@ export class EmailAddressesService {
     }
     return this.store.db.transaction().execute(async (trx) => {
       const repo = new EmailAddressesRepository(trx);
-      const current = await repo.byId(found.id);
-      if (!current) throw notFound('email-address');
-      this.assertNotDeleting(current);
+      const current = await this.locked(repo, found.id);
       const change: Parameters<EmailAddressesRepository['update']>[1] = {};
       if (input.description !== undefined) change.description = input.description;
       if (antispam !== undefined) change.antispam = antispam;
@@ -231,9 +231,7 @@ export class EmailAddressesService {
     const hash = await blfCrypt(password);
     const row = await this.store.db.transaction().execute(async (trx) => {
       const repo = new EmailAddressesRepository(trx);
-      const current = await repo.byId(found.id);
-      if (!current) throw notFound('email-address');
-      this.assertNotDeleting(current);
+      const current = await this.locked(repo, found.id);
       await new MailDirectoryRepository(trx).setPasswordHash(current.address, hash);
       return repo.update(current.id, {});
     });
@@ -245,6 +243,7 @@ export class EmailAddressesService {
     const found = await this.get(actor, id);
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new EmailAddressesRepository(trx);
+      await repo.lock(found.id);
       const row = await repo.byId(found.id);
       if (!row) throw notFound('email-address');
       if (row.state === 'deleting') {
@@ -263,7 +262,7 @@ export class EmailAddressesService {
   async addForwardTarget(actor: Actor, id: string, rawTarget: string): Promise<void> {
     const target = this.targetOf(rawTarget);
     const found = await this.get(actor, id);
-    if (sameTarget(target, found.address)) throw new AppError('invalid_api_data', 'An address cannot forward to itself.', { parameter: 'target' });
+    if (isSelf(target, found.address)) throw new AppError('invalid_api_data', 'An address cannot forward to itself.', { parameter: 'target' });
     await this.changeTargets(found.id, (targets) => {
       if (targets.some((t) => sameTarget(t, target))) return null;
       if (targets.length >= MAX_FORWARD_TARGETS) {
@@ -302,10 +301,13 @@ export class EmailAddressesService {
     }
     const found = await this.get(actor, id);
     if (found.kind !== 'mailbox') throw new AppError('invalid_state', 'Only mailboxes have application passwords; this address is a forward.');
-    this.assertNotDeleting(found);
     const password = randomAppPassword();
-    const row = await new MailDirectoryRepository(this.store.db).addAppPassword({
-      address: found.address, secretSha256: sha256Hex(password), device: input.device as string, application: input.application as string,
+    // Under the address's lock: a DELETE committed meanwhile is seen, so no password outlives its mailbox.
+    const row = await this.store.db.transaction().execute(async (trx) => {
+      const current = await this.locked(new EmailAddressesRepository(trx), found.id);
+      return new MailDirectoryRepository(trx).addAppPassword({
+        address: current.address, secretSha256: sha256Hex(password), device: input.device as string, application: input.application as string,
+      });
     });
     return { row, password };
   }
@@ -319,8 +321,9 @@ export class EmailAddressesService {
 
   /**
    * A mail server reported a successful login with application password `appId` of `login`: its
-   * last_used_at becomes now (at most once a minute per password). `key` must be the doveadm key of
-   * a registered mail server, and the address must live on that server; anything else is ignored.
+   * last_used_at becomes now (at most once a minute per password). `key` must be the report key
+   * (mailReportKey) of a registered mail server, and the address must live on that server;
+   * anything else is ignored.
    */
   async recordAppPasswordUse(key: string, login: string, appId: string): Promise<void> {
     const id = parseNumericId(appId);
@@ -328,7 +331,7 @@ export class EmailAddressesService {
     if (id === null || address === undefined) return;
     const digest = (k: string) => crypto.createHash('sha256').update(k).digest();
     const offered = digest(key);
-    const server = (await new MailServersRepository(this.store.db).list()).find((s) => crypto.timingSafeEqual(digest(s.doveadm_key), offered));
+    const server = (await new MailServersRepository(this.store.db).list()).find((s) => crypto.timingSafeEqual(digest(mailReportKey(s.doveadm_key)), offered));
     if (!server) return;
     await new MailDirectoryRepository(this.store.db).touchAppPassword(id, address, server.name, new Date(Date.now() - 60_000).toISOString());
   }
@@ -352,8 +355,16 @@ export class EmailAddressesService {
     }
   }
 
-  private assertNotDeleting(row: EmailAddressRow) {
+  /**
+   * The address row under its lock until the transaction ends (writes on one address run one after
+   * the other, on PostgreSQL too), refusing one that is gone (404) or being deleted (409).
+   */
+  private async locked(repo: EmailAddressesRepository, id: number): Promise<EmailAddressRow> {
+    await repo.lock(id);
+    const row = await repo.byId(id);
+    if (!row) throw notFound('email-address');
     if (row.state === 'deleting') throw new AppError('invalid_state', 'This address is being deleted.');
+    return row;
   }
 
   private targetOf(raw: string): string {
@@ -366,9 +377,7 @@ export class EmailAddressesService {
   private async changeTargets(id: number, change: (targets: string[], row: EmailAddressRow) => string[] | null): Promise<void> {
     await this.store.db.transaction().execute(async (trx) => {
       const repo = new EmailAddressesRepository(trx);
-      const row = await repo.byId(id);
-      if (!row) throw notFound('email-address');
-      this.assertNotDeleting(row);
+      const row = await this.locked(repo, id);
       const next = change(JSON.parse(row.forward_to) as string[], row);
       if (next === null) return;
       await repo.update(row.id, { forward_to: JSON.stringify(next) });

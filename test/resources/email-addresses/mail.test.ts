@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../../helpers/app.js';
 import { imapLogin, inboxCount, inboxMessages } from '../../helpers/imap.js';
@@ -170,9 +171,11 @@ describeMailStack('e-mail addresses on Dovecot and Postfix', () => {
       expect((await send([f.address], 'x')).rcpt[0].code).toBeGreaterThanOrEqual(500);
     });
 
-    it('no plaintext password in the app log (debug level), the mail servers\' logs or any job payload', async () => {
+    it('no plaintext password in the app log (debug level), the mail servers\' logs, any table or any job payload', async () => {
       const logs = [s.logs.join('\n'), await fs.readFile(path.join(s.dir, 'mail/dovecot.log'), 'utf8'), await fs.readFile(path.join(s.dir, 'mail/postfix.log'), 'utf8')];
-      const jobs = JSON.stringify(await s.t.store.db.selectFrom('queue_jobs').selectAll().execute());
+      const tables = ['email_addresses', 'mail_users', 'mail_app_passwords', 'mail_aliases', 'mail_domains', 'contacts', 'queue_jobs'];
+      const rows = await Promise.all(tables.map((table) => sql.raw(`select * from ${table}`).execute(s.t.store.db).then((r) => JSON.stringify(r.rows))));
+      const jobs = rows.join('\n');
       expect(s.logs.length).toBeGreaterThan(0);
       for (const secret of secrets) {
         for (const text of [...logs, jobs]) expect(text.includes(secret), secret).toBe(false);
