@@ -484,8 +484,8 @@ async function rowRun(h: Instance): Promise<RowRun> {
   const tHash = performance.now();
   await h.store.db.transaction().execute(async (trx) => {
     const dir = new MailDirectoryRepository(trx);
-    await dir.addDomain(DOMAIN);
-    await dir.addUser({ address, domain: DOMAIN, passwordHash: hash, quotaBytes: QUOTA_BYTES });
+    await dir.addDomain(DOMAIN, STACK_SERVER);
+    await dir.addUser({ address, domain: DOMAIN, passwordHash: hash, quotaBytes: QUOTA_BYTES, server: STACK_SERVER });
   });
   const tRow = performance.now();
   const first = await firstLogin(h.imap, address, password);
@@ -503,6 +503,8 @@ async function existingRun(h: Instance, user: string, password: string): Promise
 
 // ---- 2. the directory --------------------------------------------------------------------------
 
+/** The name up.sh registers its mail server under: its Dovecot reads only rows of that server. */
+const STACK_SERVER = 'local';
 const smallAddress = (i: number) => `s${i}@d${i % DIR_DOMAINS}.bench-dir.example`;
 const bulkAddress = (i: number) => `u${i}@d${i % DIR_DOMAINS}.bench-bulk.example`;
 
@@ -510,13 +512,13 @@ const bulkAddress = (i: number) => `u${i}@d${i % DIR_DOMAINS}.bench-bulk.example
 async function insertRows(store: Store, address: (i: number) => string, from: number, to: number, hash: string): Promise<void> {
   const domainOf = (a: string) => a.slice(a.indexOf('@') + 1);
   const domains = [...new Set(Array.from({ length: Math.min(DIR_DOMAINS, to - from) }, (_, k) => domainOf(address(from + k))))];
-  if (domains.length) await store.db.insertInto('mail_domains').values(domains.map((domain) => ({ domain }))).onConflict((oc) => oc.column('domain').doNothing()).execute();
+  if (domains.length) await store.db.insertInto('mail_domains').values(domains.map((domain) => ({ domain, server: STACK_SERVER }))).onConflict((oc) => oc.column('domain').doNothing()).execute();
   for (let i = from; i < to; i += BATCH) {
     checkInterrupted();
     const rows = [];
     for (let j = i; j < Math.min(to, i + BATCH); j++) {
       const a = address(j);
-      rows.push({ address: a, domain: domainOf(a), password_hash: hash, quota_bytes: QUOTA_BYTES, active: 1 as const });
+      rows.push({ address: a, domain: domainOf(a), password_hash: hash, quota_bytes: QUOTA_BYTES, active: 1 as const, server: STACK_SERVER });
     }
     await store.db.insertInto('mail_users').values(rows).execute();
   }
@@ -673,8 +675,8 @@ async function engineRun(engine: EngineName, root: string, log: (s: string) => v
     // The existing mailbox: a row of its own, logged in to once before the timed logins.
     const existingUser = `existing@${DOMAIN}`;
     const existingPassword = crypto.randomBytes(15).toString('base64url');
-    await new MailDirectoryRepository(h.store.db).addDomain(DOMAIN);
-    await new MailDirectoryRepository(h.store.db).addUser({ address: existingUser, domain: DOMAIN, passwordHash: await blfCrypt(existingPassword), quotaBytes: QUOTA_BYTES });
+    await new MailDirectoryRepository(h.store.db).addDomain(DOMAIN, STACK_SERVER);
+    await new MailDirectoryRepository(h.store.db).addUser({ address: existingUser, domain: DOMAIN, passwordHash: await blfCrypt(existingPassword), quotaBytes: QUOTA_BYTES, server: STACK_SERVER });
     await firstLogin(h.imap, existingUser, existingPassword);
     for (let i = 0; i < WARMUP; i++) {
       await existingRun(h, existingUser, existingPassword);

@@ -449,6 +449,8 @@ if [[ -z $mail_missing ]]; then
   report_key=$(printf 'hostplane-mail-auth-report:%s' "$(tr -d '[:space:]' <"$mail/doveadm.key")" | sha256sum | cut -d' ' -f1)
   (umask 077 && printf 'X-Hostplane-Mail-Key: %s' "$report_key" >"$mail/policy-header")
 
+  # The rows of this mail server (its registered name) in the SQL queries; ' doubled for SQL.
+  sql_name=${name//\'/\'\'}
   subst=(
     BASE_DIR "$mail/run" STATE_DIR "$mail/state" LOG_PATH "$mail/dovecot.log" CONF_DIR "$mail/dovecot"
     INSTANCE "hostplane-stack-$base" LISTEN 127.0.0.1 IMAP_PORT "$imap_port" LMTP_PORT "$lmtp_port"
@@ -456,6 +458,7 @@ if [[ -z $mail_missing ]]; then
     POLICY_URL "${HOSTPLANE_URL:-http://127.0.0.1:8080}/internal/mail-auth-report" POLICY_HEADER_FILE "$mail/policy-header"
     MAIL_USER mail MAIL_GROUP mail FIRST_VALID_UID "$(id -u mail)" FIRST_VALID_GID "$(id -g mail)"
     AUTH_WORKER_USER "$auth_worker_user" AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
+    SERVER "$sql_name"
     SQL_DRIVER "$sql_driver" SQL_CONNECT "$sql_connect" T "$table_prefix"
   )
   for f in dovecot.conf sql.conf.ext sql-app.conf.ext; do
@@ -465,7 +468,7 @@ if [[ -z $mail_missing ]]; then
     QUEUE_DIR "$mail/spool" DATA_DIR "$mail/data" MAILLOG "$mail/postfix.log" MAILLOG_PREFIX "$mail"
     MYHOSTNAME mail.hostplane.test INET_INTERFACES loopback-only MYNETWORKS 127.0.0.0/8
     CONF_DIR "$mail/postfix" MAP "$map" LMTP "inet:127.0.0.1:$lmtp_port"
-    SMTP_LISTEN "127.0.0.1:$smtp_port" PROXYMAP_UNPRIV "$proxymap_unpriv" T "$table_prefix" "${subst_db[@]}"
+    SMTP_LISTEN "127.0.0.1:$smtp_port" PROXYMAP_UNPRIV "$proxymap_unpriv" T "$table_prefix" SERVER "$sql_name" "${subst_db[@]}"
   )
   render "$conf/postfix/main.cf.in" "$mail/postfix/main.cf" postfix
   render "$conf/postfix/master.cf.in" "$mail/postfix/master.cf" postfix

@@ -247,6 +247,8 @@ export interface EmailAddressesTable {
 
 export interface MailDomainsTable {
   domain: string;
+  /** The mail server serving it (each server reads only its own rows). */
+  server: string;
 }
 
 export interface MailUsersTable {
@@ -255,6 +257,7 @@ export interface MailUsersTable {
   password_hash: string; // {BLF-CRYPT}$2b$…
   quota_bytes: number;
   active: Bool;
+  server: string;
 }
 
 export interface MailAppPasswordsTable {
@@ -270,6 +273,7 @@ export interface MailAppPasswordsTable {
 export interface MailAliasesTable {
   source: string;
   destination: string;
+  server: string;
 }
 
 export interface Database {

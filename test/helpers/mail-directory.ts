@@ -8,6 +8,9 @@ import bcrypt from 'bcryptjs';
 import { sql } from 'kysely';
 import type { Store } from '../../src/db/index.js';
 
+/** The mail server the local stack registers (STACK_WEB_NAME's default): its Dovecot and Postfix read only rows of this server. */
+export const STACK_SERVER = 'local';
+
 /** A password as the mail directory stores it: '{BLF-CRYPT}$2b$10$…'. */
 export async function blfCrypt(password: string): Promise<string> {
   return `{BLF-CRYPT}${await bcrypt.hash(password, 10)}`;
@@ -19,14 +22,14 @@ export function sha256Hex(secret: string): string {
 }
 
 export async function addDomain(store: Store, domain: string): Promise<void> {
-  await sql`insert into mail_domains (domain) values (${domain})`.execute(store.db);
+  await sql`insert into mail_domains (domain, server) values (${domain}, ${STACK_SERVER})`.execute(store.db);
 }
 
 /** A mailbox: `addUser(store, { address: 'a@d.example', password: 'P', quotaBytes: 10 * 1024 * 1024 })`. */
 export async function addUser(store: Store, u: { address: string; password: string; quotaBytes: number }): Promise<void> {
   const domain = u.address.slice(u.address.lastIndexOf('@') + 1);
-  await sql`insert into mail_users (address, domain, password_hash, quota_bytes, active)
-            values (${u.address}, ${domain}, ${await blfCrypt(u.password)}, ${u.quotaBytes}, 1)`.execute(store.db);
+  await sql`insert into mail_users (address, domain, password_hash, quota_bytes, active, server)
+            values (${u.address}, ${domain}, ${await blfCrypt(u.password)}, ${u.quotaBytes}, 1, ${STACK_SERVER})`.execute(store.db);
 }
 
 export async function setPassword(store: Store, address: string, password: string): Promise<void> {
@@ -73,7 +76,7 @@ export async function removeAppPassword(store: Store, id: number): Promise<void>
  */
 export async function addAlias(store: Store, source: string, destinations: string | string[]): Promise<void> {
   for (const destination of [destinations].flat()) {
-    await sql`insert into mail_aliases (source, destination) values (${source}, ${destination})`.execute(store.db);
+    await sql`insert into mail_aliases (source, destination, server) values (${source}, ${destination}, ${STACK_SERVER})`.execute(store.db);
   }
 }
 

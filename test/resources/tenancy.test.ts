@@ -74,15 +74,15 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
         description: null, antispam: 'reject', forward_to: JSON.stringify([target]), quota_bytes: kind === 'mailbox' ? 1024 * 1024 * 1024 : null,
       });
       await addresses.update(row.id, { state: 'live' });
-      await directory.addDomain(domain);
+      await directory.addDomain(domain, 'mx-test');
       const id = String(row.id);
       mail[id] = { target };
       if (kind === 'mailbox') {
-        await directory.addUser({ address, domain, passwordHash: '{BLF-CRYPT}$2b$10$notarealhashnotarealhashnotarealhashnotarealhashnot', quotaBytes: 1024 * 1024 * 1024 });
-        await directory.setAliases(address, [address, target]);
+        await directory.addUser({ address, domain, passwordHash: '{BLF-CRYPT}$2b$10$notarealhashnotarealhashnotarealhashnotarealhashnot', quotaBytes: 1024 * 1024 * 1024, server: 'mx-test' });
+        await directory.setAliases(address, [address, target], 'mx-test');
         mail[id].appPassword = String((await directory.addAppPassword({ address, secretSha256: '0'.repeat(64), device: 'Laptop', application: 'Thunderbird' })).id);
       } else {
-        await directory.setAliases(address, [target]);
+        await directory.setAliases(address, [target], 'mx-test');
       }
       return id;
     };

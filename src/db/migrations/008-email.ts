@@ -53,7 +53,13 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   await db.schema.createIndex('email_addresses_domain').on('email_addresses').column('domain').execute();
 
   // The mail directory. Keys are what Dovecot and Postfix look up (the address, the domain).
-  await db.schema.createTable('mail_domains').addColumn('domain', 'text', (c) => c.primaryKey()).execute();
+  // `server`: the mail server (mail_servers.name) that serves the row; each server's Dovecot and
+  // Postfix read only their own rows, so an address lives on its package's server alone.
+  await db.schema
+    .createTable('mail_domains')
+    .addColumn('domain', 'text', (c) => c.primaryKey())
+    .addColumn('server', 'text', (c) => c.notNull())
+    .execute();
   await db.schema
     .createTable('mail_users')
     .addColumn('address', 'text', (c) => c.primaryKey())
@@ -61,6 +67,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('password_hash', 'text', (c) => c.notNull())
     .addColumn('quota_bytes', 'bigint', (c) => c.notNull())
     .addColumn('active', 'integer', (c) => c.notNull().defaultTo(1))
+    .addColumn('server', 'text', (c) => c.notNull())
     .execute();
   await withIdColumn(engine, db.schema.createTable('mail_app_passwords'))
     .addColumn('address', 'text', (c) => c.notNull())
@@ -75,6 +82,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .createTable('mail_aliases')
     .addColumn('source', 'text', (c) => c.notNull())
     .addColumn('destination', 'text', (c) => c.notNull())
+    .addColumn('server', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('mail_aliases_pk', ['source', 'destination'])
     .execute();
 }

@@ -66,7 +66,7 @@ export const deleteEmailJob = defineJob({
     await ctx.store.db.transaction().execute(async (trx) => {
       const d = new MailDirectoryRepository(trx);
       await d.removeUser(row.address);
-      await d.setAliases(row.address, []);
+      await d.setAliases(row.address, [], row.mail_server_name);
     });
     if (!(await ctx.drivers.mail.isGone(server, row.address)) || (await ctx.drivers.mail.acceptsRecipient(server, row.address))) {
       throw new Error(`mail server ${server.name} still knows ${row.address}`);

@@ -176,11 +176,11 @@ export class EmailAddressesService {
           description: input.description ?? null, antispam, forward_to: JSON.stringify(forwardTo), quota_bytes: type === 'mailbox' ? quotaBytes : null,
         });
         const dir = new MailDirectoryRepository(trx);
-        await dir.addDomain(address.domain);
+        await dir.addDomain(address.domain, server);
         // Nothing of an earlier address of the same name may log in to this one.
         await dir.removeUser(address.ace);
-        if (passwordHash !== null) await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes });
-        await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo));
+        if (passwordHash !== null) await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes, server });
+        await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo), server);
         const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload: {} });
         return { row, job };
       });
@@ -253,7 +253,7 @@ export class EmailAddressesService {
       await repo.update(row.id, { state: 'deleting' });
       const dir = new MailDirectoryRepository(trx);
       await dir.deactivateUser(row.address);
-      await dir.setAliases(row.address, []);
+      await dir.setAliases(row.address, [], row.mail_server_name);
       return enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'delete', objectId: String(row.id), payload: {} });
     });
   }
@@ -381,7 +381,7 @@ export class EmailAddressesService {
       const next = change(JSON.parse(row.forward_to) as string[], row);
       if (next === null) return;
       await repo.update(row.id, { forward_to: JSON.stringify(next) });
-      await new MailDirectoryRepository(trx).setAliases(row.address, aliasesOf(row.kind, row.address, next));
+      await new MailDirectoryRepository(trx).setAliases(row.address, aliasesOf(row.kind, row.address, next), row.mail_server_name);
     });
   }
 

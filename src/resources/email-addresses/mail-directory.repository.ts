@@ -25,15 +25,15 @@ export class MailDirectoryRepository {
    * Postfix handles mail for `domain` itself (virtual_mailbox_domains) from now on. A domain stays
    * when its last address goes: mail to it is then refused as "unknown user", never relayed.
    */
-  async addDomain(domain: string): Promise<void> {
-    await this.db.insertInto('mail_domains').values({ domain }).onConflict((oc) => oc.column('domain').doNothing()).execute();
+  async addDomain(domain: string, server: string): Promise<void> {
+    await this.db.insertInto('mail_domains').values({ domain, server }).onConflict((oc) => oc.column('domain').doNothing()).execute();
   }
 
   /** A mailbox: its {BLF-CRYPT} hash, its quota, able to log in and receive mail. */
-  async addUser(u: { address: string; domain: string; passwordHash: string; quotaBytes: number }): Promise<void> {
+  async addUser(u: { address: string; domain: string; passwordHash: string; quotaBytes: number; server: string }): Promise<void> {
     await this.db
       .insertInto('mail_users')
-      .values({ address: u.address, domain: u.domain, password_hash: u.passwordHash, quota_bytes: u.quotaBytes, active: 1 })
+      .values({ address: u.address, domain: u.domain, password_hash: u.passwordHash, quota_bytes: u.quotaBytes, active: 1, server: u.server })
       .execute();
   }
 
@@ -70,9 +70,9 @@ export class MailDirectoryRepository {
    * Makes `source`'s alias rows exactly `destinations` (Postfix virtual_alias_maps): a forward has
    * its targets; a mailbox with forward_to has itself too, so it keeps a copy; none removes them.
    */
-  async setAliases(source: string, destinations: string[]): Promise<void> {
+  async setAliases(source: string, destinations: string[], server: string): Promise<void> {
     await this.db.deleteFrom('mail_aliases').where('source', '=', source).execute();
-    if (destinations.length) await this.db.insertInto('mail_aliases').values(destinations.map((destination) => ({ source, destination }))).execute();
+    if (destinations.length) await this.db.insertInto('mail_aliases').values(destinations.map((destination) => ({ source, destination, server }))).execute();
   }
 
   async addAppPassword(a: { address: string; secretSha256: string; device: string; application: string }): Promise<AppPasswordRow> {

@@ -17,6 +17,7 @@ import { describeMailStack } from '../../helpers/stack.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { pollUntil } from '../../helpers/wait.js';
 import { runCli } from '../../helpers/cli.js';
+import { MailServersRepository, mailServerConn } from '../../../src/provisioning/mail/servers.repository.js';
 import { GOOD_PASSWORD, patchEmail, postAppPassword, postEmail, useMailSuite } from '../../helpers/email.js';
 
 describeMailStack('e-mail addresses on Dovecot and Postfix', () => {
@@ -169,6 +170,20 @@ describeMailStack('e-mail addresses on Dovecot and Postfix', () => {
       const del = await call(s.t.app, 'DELETE', `/email-addresses/${f.id}`, { token: token() });
       await jobDone(s.t, token(), del);
       expect((await send([f.address], 'x')).rcpt[0].code).toBeGreaterThanOrEqual(500);
+    });
+
+    it('a mail server serves only the addresses of its packages: one placed on another server does not log in here', async () => {
+      await new MailServersRepository(s.t.store.db).add({
+        name: 'mx-elsewhere', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'k', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 0, created_at: new Date().toISOString(),
+      });
+      const { packageId } = await s.t.admin.createPackage({ customerId: Number(s.x.end1.customerId), planId: Number(s.x.end1.planId), name: 'elsewhere', mailServer: 'mx-elsewhere' });
+      const { domain } = await s.t.admin.createDomain({ name: 'elsewhere-end1.example', customerId: Number(s.x.end1.customerId), packageId });
+      const r = await postEmail(s.t, token(), { address: `info@${domain}`, address_type: 'mailbox' });
+      expect(r.status).toBe(202);
+      secrets.push(r.json.data.attributes.password);
+      expect(await imapLogin(s.imap, `info@${domain}`, r.json.data.attributes.password)).toBe('NO');
+      const local = (await new MailServersRepository(s.t.store.db).byName('local'))!;
+      expect(await s.t.drivers.mail.authenticates(mailServerConn(local), `info@${domain}`)).toBe(false);
     });
 
     it('no plaintext password in the app log (debug level), the mail servers\' logs, any table or any job payload', async () => {

@@ -98,10 +98,10 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(job.json.data.links.object).toBe(`${BASE}/email-addresses/${id}`);
     // The directory: the mailbox with its bcrypt hash and the plan's quota, its domain; no aliases.
     const dir = await directory(address);
-    expect(dir.user).toMatchObject({ address, domain: domain(), quota_bytes: 2048 * MB, active: 1 });
+    expect(dir.user).toMatchObject({ address, domain: domain(), quota_bytes: 2048 * MB, active: 1, server: 'mx-test' });
     expect(await verifies(address, password)).toBe(true);
     expect(dir.aliases).toEqual([]);
-    expect(dir.domain).toEqual({ domain: domain() });
+    expect(dir.domain).toEqual({ domain: domain(), server: 'mx-test' });
     // GET shows it without the password and without the job link.
     const g = await call(t.app, 'GET', `/email-addresses/${id}`, { token: token() });
     const { password: _pw, ...rest } = r.json.data.attributes;
