@@ -1,6 +1,7 @@
 // Row locks that serialise check-then-write rules across resources (plan limits per package).
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema.js';
+import { isPostgres } from './dialect.js';
 
 /**
  * Serialises writers in one package until the transaction ends: a no-op update takes the package
@@ -14,4 +15,27 @@ export async function lockPackage(db: Kysely<Database>, id: number): Promise<voi
     .set((eb) => ({ name: eb.ref('name') }))
     .where('id', '=', id)
     .execute();
+}
+
+/**
+ * lockPackage and a read of package `id` in one round trip where the engine allows it; runs
+ * `query` (a select from `packages`, joins allowed) restricted to that package:
+ * - PostgreSQL: `select … where packages.id = $1 for no key update of packages`. That is the lock
+ *   mode the no-op update takes: writers of the package wait for each other (lockPackage included),
+ *   foreign-key checks of inserts that reference the package do not. Counts that the lock guards
+ *   belong in a later statement: one that waited for the lock still reads with the snapshot it
+ *   began with.
+ * - SQLite: lockPackage first (the write lock), then the read.
+ * A package the query does not find is not locked (nothing is written then).
+ * `const rows = await lockedPackageRows(trx, id, trx.selectFrom('packages').innerJoin(…).select(…))`.
+ */
+export async function lockedPackageRows<DB extends Database, TB extends keyof DB, O>(
+  db: Kysely<Database>,
+  id: number,
+  query: SelectQueryBuilder<DB, TB, O>,
+): Promise<O[]> {
+  const one = query.where('packages.id' as never, '=', id as never);
+  if (isPostgres(db)) return one.forNoKeyUpdate('packages' as never).execute();
+  await lockPackage(db, id);
+  return one.execute();
 }

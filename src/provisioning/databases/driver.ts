@@ -53,6 +53,8 @@ const HOST = /^[A-Za-z0-9.%_:/-]{1,255}$/;
 // No NO_BACKSLASH_ESCAPES (mysql2 escapes with backslashes) and no ANSI_QUOTES, whatever the server's default.
 const ADMIN_SQL_MODE = "SET SESSION sql_mode='STRICT_ALL_TABLES'";
 const ER_NO_SUCH_THREAD = 1094;
+/** `CREATE USER` of an account (or role) that exists. */
+const ER_CANNOT_USER = 1396;
 
 function checkName(name: string): void {
   if (typeof name !== 'string' || !NAME.test(name)) {
@@ -82,9 +84,12 @@ export const grantPattern = (name: string) => name.replace(/_/g, '\\_');
 // Accepted by MariaDB (10.4+) and MySQL 8 alike; `IDENTIFIED BY PASSWORD` is gone from MySQL 8.
 const identifiedBy = (hash: string) => `IDENTIFIED WITH mysql_native_password AS ${mysql.escape(hash)}`;
 
+const grantOwn = (name: string, who: string) => `GRANT ALL PRIVILEGES ON ${mysql.escapeId(grantPattern(name))}.* TO ${who}`;
+
 /**
- * The SQL that `create` runs, in order (exported for SQL-text tests):
- * `createStatements(server, { name: 'c1_db1', passwordHash })`.
+ * The SQL that `create` runs, in order, when anything of the database exists already (exported
+ * for SQL-text tests): `createStatements(server, { name: 'c1_db1', passwordHash })`. A fresh
+ * create runs freshCreateBatch instead.
  */
 export function createStatements(server: DatabaseServerConn, db: DatabaseSpec): string[] {
   checkName(db.name);
@@ -97,10 +102,29 @@ export function createStatements(server: DatabaseServerConn, db: DatabaseSpec): 
     statements.push(
       `CREATE USER IF NOT EXISTS ${who} ${identifiedBy(db.passwordHash)}`,
       `ALTER USER ${who} ${identifiedBy(db.passwordHash)}`,
-      `GRANT ALL PRIVILEGES ON ${mysql.escapeId(grantPattern(db.name))}.* TO ${who}`,
+      grantOwn(db.name, who),
     );
   }
   return statements;
+}
+
+/**
+ * What `create` sends first, in one round trip: the database, then per access host a plain
+ * `CREATE USER` and its grant — for a new database, the floor's statements and no more:
+ * `freshCreateBatch(server, { name: 'c1_db1', passwordHash })`. A `CREATE USER` of an account
+ * that exists fails (ER_CANNOT_USER) and the server runs nothing after it, so no grant reaches
+ * an account whose password this job has not set; `create` then converges with createStatements.
+ */
+export function freshCreateBatch(server: DatabaseServerConn, db: DatabaseSpec): string {
+  checkName(db.name);
+  checkHash(db.passwordHash);
+  checkHosts(server);
+  const statements = [`CREATE DATABASE IF NOT EXISTS ${mysql.escapeId(db.name)}`];
+  for (const host of server.accessHosts) {
+    const who = account(db.name, host);
+    statements.push(`CREATE USER ${who} ${identifiedBy(db.passwordHash)}`, grantOwn(db.name, who));
+  }
+  return statements.join(';\n');
 }
 
 /** The SQL that `setPassword` runs before ending the user's sessions. */
@@ -126,7 +150,9 @@ export function mysqlDatabaseDriver(opts: MysqlDatabaseDriverOptions = {}): Data
         maxIdle: 1,
         idleTimeout: 60_000,
         connectTimeout: opts.connectTimeoutMs ?? 10_000,
-        multipleStatements: false,
+        // For create's one batch (freshCreateBatch). Every statement of this driver is built from
+        // names, hosts and hashes checked against strict patterns, and values escaped by mysql2.
+        multipleStatements: true,
         supportBigNumbers: true,
         bigNumberStrings: true,
       });
@@ -191,8 +217,16 @@ export function mysqlDatabaseDriver(opts: MysqlDatabaseDriverOptions = {}): Data
 
   return {
     async create(server, db) {
+      const batch = freshCreateBatch(server, db);
       const statements = createStatements(server, db);
       await withAdmin(server, async (conn) => {
+        try {
+          await conn.query(batch);
+          return;
+        } catch (err) {
+          // An account exists (a retried job, a reset of a database whose create failed): converge.
+          if ((err as { errno?: number }).errno !== ER_CANNOT_USER) throw err;
+        }
         // The ALTER after a CREATE USER is needed only when the user was there already (a retried
         // job, or a reset that ran meanwhile): MariaDB and MySQL then answer with note 1973.
         let justCreated = false;

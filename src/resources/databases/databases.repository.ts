@@ -8,6 +8,7 @@ import type { Database, DatabasesTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
+import { lockedPackageRows } from '../../db/locks.js';
 
 export type DatabaseRow = Selectable<DatabasesTable>;
 
@@ -28,6 +29,18 @@ export interface NewDatabase {
   name: string;
   description: string;
 }
+
+/** What a create reads of its package and plan. */
+export interface PackageForCreate {
+  id: number;
+  customer_id: number;
+  linux_user: string;
+  max_databases: number;
+  database_versions: string;
+}
+
+/** A default server as a create needs it. */
+export type DefaultServer = Pick<DatabaseServerRow, 'name' | 'db_type' | 'version'>;
 
 export class DatabasesRepository {
   /** Pass a transaction for writes that belong together (database + job, DESIGN "Jobs are rows"). */
@@ -54,15 +67,35 @@ export class DatabasesRepository {
     return this.db.selectFrom('databases').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
-  /** A package of the caller's scope with what creating a database there needs: its plan's offer and limit. */
-  findPackage(actor: Actor, id: number) {
-    return this.db
-      .selectFrom('packages')
-      .innerJoin('plans', 'plans.id', 'packages.plan_id')
-      .select(['packages.id', 'packages.customer_id', 'packages.linux_user', 'plans.max_databases', 'plans.database_versions'])
-      .where('packages.id', '=', id)
-      .where(visibleTo(actor, 'packages.customer_id'))
-      .executeTakeFirst();
+  /**
+   * A package of the caller's scope with what creating a database there needs (its plan's offer
+   * and limit) and every default server (what POST /databases can place a database on), read
+   * under the package lock (src/db/locks.ts): one statement on PostgreSQL. Undefined when the
+   * package is not in the caller's scope.
+   * `const found = await repo.lockPackageForCreate(actor, 42)` → `{ pkg, defaults }`.
+   */
+  async lockPackageForCreate(actor: Actor, id: number): Promise<{ pkg: PackageForCreate; defaults: DefaultServer[] } | undefined> {
+    // One row per default server (one row with nulls when there is none), in the order of
+    // DatabaseServersRepository.defaults().
+    const rows = await lockedPackageRows(
+      this.db,
+      id,
+      this.db
+        .selectFrom('packages')
+        .innerJoin('plans', 'plans.id', 'packages.plan_id')
+        .leftJoin('database_servers as s', (j) => j.on('s.is_default', '=', 1))
+        .select(['packages.id', 'packages.customer_id', 'packages.linux_user', 'plans.max_databases', 'plans.database_versions'])
+        .select(['s.name as server_name', 's.db_type as server_db_type', 's.version as server_version'])
+        .where(visibleTo(actor, 'packages.customer_id'))
+        .orderBy('s.db_type')
+        .orderBy('s.version'),
+    );
+    if (!rows.length) return undefined;
+    const { id: packageId, customer_id, linux_user, max_databases, database_versions } = rows[0];
+    const defaults = rows.flatMap((r) =>
+      r.server_name === null || r.server_db_type === null || r.server_version === null ? [] : [{ name: r.server_name, db_type: r.server_db_type, version: r.server_version }],
+    );
+    return { pkg: { id: packageId, customer_id, linux_user, max_databases, database_versions }, defaults };
   }
 
   /**

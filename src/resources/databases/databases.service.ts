@@ -8,21 +8,17 @@
 //
 // The plaintext password exists only in the answer: the job carries the mysql_native_password
 // hash, and no table holds either.
-import type { Kysely } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Store } from '../../db/index.js';
-import type { Database } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { AppError, invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
-import { lockPackage } from '../../db/locks.js';
 import { withJobs } from '../../queue/enqueue.js';
 import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
-import { DatabaseServersRepository } from '../../provisioning/databases/servers.repository.js';
 import { generateDatabasePassword, nativePasswordHash } from '../../provisioning/databases/password.js';
-import { DatabasesRepository, type DatabaseRow } from './databases.repository.js';
+import { DatabasesRepository, type DatabaseRow, type DefaultServer } from './databases.repository.js';
 import type { DatabaseJobPayload } from './databases.jobs.js';
 
 export interface DatabaseCreateInput {
@@ -69,6 +65,23 @@ export function nextName(prefix: string, taken: string[]): string {
 /** `mariadb-10.11` as the plan lists it. */
 const offerKey = (dbType: string, version: string) => `${dbType}-${version}`;
 
+/**
+ * The default server for the requested combination among `defaults`, if the plan lists it; else
+ * 422 naming what the package can create.
+ */
+function offeredServer(defaults: DefaultServer[], planVersions: string, input: DatabaseCreateInput): DefaultServer {
+  const listed = JSON.parse(planVersions) as string[];
+  const offered = defaults.filter((s) => listed.includes(offerKey(s.db_type, s.version)));
+  const match = offered.find((s) => s.db_type === input.db_type && s.version === input.version);
+  if (match) return match;
+  const field = offered.some((s) => s.db_type === input.db_type) ? 'version' : 'db_type';
+  const can = offered.map((s) => `${s.db_type} ${s.version}`);
+  const detail = can.length
+    ? `This package can create ${can.join(', ')} databases (db_type and version).`
+    : 'This package cannot create databases: its plan offers no database version that a server provides.';
+  throw invalidField(field, `${input.db_type} ${input.version} is not available. ${detail}`);
+}
+
 /** Concurrent creates in packages whose names collide on one server: the loser tries again. */
 const NAME_ATTEMPTS = 3;
 
@@ -104,10 +117,11 @@ export class DatabasesService {
       try {
         const { row, job } = await withJobs(this.store, async (trx, enqueue) => {
           const repo = new DatabasesRepository(trx);
-          await lockPackage(trx, packageId);
-          const pkg = await repo.findPackage(actor, packageId);
-          if (!pkg) throw notFound('package');
-          const server = await this.offeredServer(trx, pkg.database_versions, input);
+          // Package, plan and default servers in one statement that also takes the package lock.
+          const found = await repo.lockPackageForCreate(actor, packageId);
+          if (!found) throw notFound('package');
+          const { pkg } = found;
+          const server = offeredServer(found.defaults, pkg.database_versions, input);
           const prefix = namePrefix(pkg.linux_user);
           const taken = await repo.countAndNames(pkg.id, prefix);
           if (taken.count >= pkg.max_databases) {
@@ -132,20 +146,6 @@ export class DatabasesService {
         if (!isUniqueViolation(e) || attempt >= NAME_ATTEMPTS) throw e;
       }
     }
-  }
-
-  /** The default server for the requested combination, or 422 naming what the package can create. */
-  private async offeredServer(trx: Kysely<Database>, planVersions: string, input: DatabaseCreateInput) {
-    const listed = JSON.parse(planVersions) as string[];
-    const offered = (await new DatabaseServersRepository(trx).defaults()).filter((s) => listed.includes(offerKey(s.db_type, s.version)));
-    const match = offered.find((s) => s.db_type === input.db_type && s.version === input.version);
-    if (match) return match;
-    const field = offered.some((s) => s.db_type === input.db_type) ? 'version' : 'db_type';
-    const can = offered.map((s) => `${s.db_type} ${s.version}`);
-    const detail = can.length
-      ? `This package can create ${can.join(', ')} databases (db_type and version).`
-      : 'This package cannot create databases: its plan offers no database version that a server provides.';
-    throw invalidField(field, `${input.db_type} ${input.version} is not available. ${detail}`);
   }
 
   /** Sets the description (null stores ""); answers the database as this write left it. */
