@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { NewQueueJob, QueueJobRow } from './jobs.js';
-import { notifyEnqueued } from './notify.js';
+import { notifyEnqueued, reserveLocally, type Reservation } from './notify.js';
 import { QueueRepository } from './queue.repository.js';
 
 /** Inserts a job in the transaction it was handed with and returns the job's row as stored. */
@@ -16,15 +16,35 @@ export type Enqueue = (job: NewQueueJob) => Promise<QueueJobRow>;
  * `const job = await withJobs(store, async (trx, enqueue) => { const id = await repo(trx).insert(…);
  *  return enqueue({ customerId, jobType: 'database', action: 'create', objectId: String(id), payload }) })`.
  * A transaction that enqueued nothing wakes nobody.
+ *
+ * A `fresh` job (its object is created in this transaction) that a worker of this process has a
+ * free slot for is stored already leased to that worker, which runs it as soon as the transaction
+ * has committed: no claim, no wake-up. Were this process to die first, the lease ends as any
+ * lease of a dead worker does (docs/decisions/0005-dead-workers.md).
  */
 export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, enqueue: Enqueue) => Promise<T>): Promise<T> {
   let enqueued = 0;
-  const result = await store.db.transaction().execute((trx) =>
-    work(trx, (job) => {
-      enqueued++;
-      return new QueueRepository(trx).insert(job);
-    }),
-  );
+  const taken: { slot: Reservation; row: QueueJobRow | null }[] = [];
+  let result: T;
+  try {
+    result = await store.db.transaction().execute((trx) =>
+      work(trx, async (job) => {
+        const slot = job.fresh && job.runAfter === undefined && (job.status ?? 'pending') === 'pending' ? reserveLocally(store, job) : null;
+        if (!slot) {
+          enqueued++;
+          return new QueueRepository(trx).insert(job);
+        }
+        const entry = { slot, row: null as QueueJobRow | null };
+        taken.push(entry);
+        entry.row = await new QueueRepository(trx).insert({ ...job, lease: { owner: slot.owner, until: slot.until } });
+        return entry.row;
+      }),
+    );
+  } catch (err) {
+    for (const t of taken) t.slot.hand(null);
+    throw err;
+  }
+  for (const t of taken) t.slot.hand(t.row);
   // Not awaited: the in-process wake-up happens at once, the NOTIFY needs no answer, and the
   // response should not wait for it (a lost wake-up only means the next poll finds the job).
   if (enqueued) void notifyEnqueued(store);

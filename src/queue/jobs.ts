@@ -49,6 +49,14 @@ export interface NewQueueJob {
   queue?: string | null;
   /** Started from the customer menu / operator CLI: never listed (spec §3.1). */
   fromMenu?: boolean;
+  /**
+   * The object was created in the same transaction, so no older job on it can be pending: a
+   * worker of this process with a free slot may take the job as it is stored, without a claim
+   * (withJobs, src/queue/enqueue.ts). Ignored for jobs not runnable at once.
+   */
+  fresh?: boolean;
+  /** Set by withJobs when a worker of this process takes the job as it is stored: its lease. */
+  lease?: { owner: string; until: string };
   /** Defaults: a pending job created now, runnable at once. Tests set finished states directly. */
   status?: JobStatus;
   error?: string | null;

@@ -9,6 +9,7 @@
 // A lost wake-up is never a lost job: polling finds every due job anyway.
 import type { Store } from '../db/index.js';
 import { notifySchema } from '../db/dialect.js';
+import type { NewQueueJob, QueueJobRow } from './jobs.js';
 
 /** The PostgreSQL channel workers LISTEN on. */
 export const JOBS_CHANNEL = 'hostplane_jobs';
@@ -25,6 +26,40 @@ export const wakesUs = (payload: string, schema: string): boolean => payload ===
 // Keyed by Store.where (file path, or server + database + schema): two Store objects on the same
 // database in one process wake each other too.
 const local = new Map<string, Set<() => void>>();
+
+/**
+ * A worker's slot for a job of an enqueueing transaction (Worker.reserve): the lease to store the
+ * job with, and `hand`, called once when the transaction has ended, with the stored row (committed)
+ * or null (rolled back, or the job was not stored).
+ */
+export interface Reservation {
+  owner: string;
+  until: string;
+  hand(row: QueueJobRow | null): void;
+}
+
+type Taker = (job: NewQueueJob) => Reservation | null;
+const takers = new Map<string, Set<Taker>>();
+
+/** A slot for `job` in a worker of this process on `store`'s database, or null (withJobs asks). */
+export function reserveLocally(store: Store, job: NewQueueJob): Reservation | null {
+  for (const take of takers.get(store.where) ?? []) {
+    const r = take(job);
+    if (r) return r;
+  }
+  return null;
+}
+
+/** In-process offer of fresh jobs, used by the worker; returns the unsubscribe function. */
+export function onFreshJob(store: Store, take: Taker): () => void {
+  let set = takers.get(store.where);
+  if (!set) takers.set(store.where, (set = new Set()));
+  set.add(take);
+  return () => {
+    set.delete(take);
+    if (!set.size && takers.get(store.where) === set) takers.delete(store.where);
+  };
+}
 
 /**
  * Wakes the workers of `store`'s database; call it after the transaction that inserted the job

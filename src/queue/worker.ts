@@ -15,7 +15,8 @@
 //
 // Wake-ups: notifyEnqueued (same process, and NOTIFY/LISTEN on PostgreSQL; also sent when a dead
 // worker's leases end); every JOB_POLL_MS a poll finds what no wake-up announced (other SQLite
-// processes, `wait` and back-off times of other workers, expired leases).
+// processes, `wait` and back-off times of other workers, expired leases). A `fresh` job enqueued
+// in this process needs neither: a worker with a free slot takes it as it is stored (reserve).
 import os from 'node:os';
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -25,8 +26,8 @@ import type { HeldLock, Store } from '../db/index.js';
 import { currentSchema, freeSessionLocks } from '../db/dialect.js';
 import { nowIso } from '../db/time.js';
 import type { Drivers } from '../provisioning/drivers.js';
-import { DONE_JOB_RETENTION_MS, webQueue, type QueueJobRow, type QueueSelection } from './jobs.js';
-import { JOBS_CHANNEL, notifyEnqueued, onEnqueued, wakesUs } from './notify.js';
+import { DONE_JOB_RETENTION_MS, webQueue, type NewQueueJob, type QueueJobRow, type QueueSelection } from './jobs.js';
+import { JOBS_CHANNEL, notifyEnqueued, onEnqueued, onFreshJob, wakesUs, type Reservation } from './notify.js';
 import { QueueRepository } from './queue.repository.js';
 import { withJobs } from './enqueue.js';
 import { JobRegistry, LeaseLostError, PermanentJobError, type JobContext, type JobDefinition, type JobResult } from './types.js';
@@ -131,6 +132,10 @@ export class Worker {
   private readonly running = new Map<number, Running>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private seq = 0;
+  /** Slots promised to enqueueing transactions of this process (reserve) and not yet handed a job. */
+  private reserved = 0;
+  /** Jobs the claim on its way may bring back (pump); reserve counts them as taken. */
+  private claiming = 0;
   private started = false;
   private stopping = false;
   private stopped: Promise<void> | null = null;
@@ -182,7 +187,12 @@ export class Worker {
       void this.takeOverDeadWorkers();
       this.every(this.o.deadWorkerCheckMs, () => void this.takeOverDeadWorkers());
     }
-    this.unsubscribe = onEnqueued(store, () => this.wake());
+    const unwake = onEnqueued(store, () => this.wake());
+    const untake = onFreshJob(store, (job) => this.reserve(job));
+    this.unsubscribe = () => {
+      unwake();
+      untake();
+    };
     if (this.o.listen) await this.listen();
     this.heartbeats = setInterval(() => void this.heartbeat(), Math.max(1, Math.floor(this.o.leaseMs / 3)));
     this.every(this.o.pollMs, () => this.wake());
@@ -249,10 +259,11 @@ export class Worker {
       this.again = false;
       // Without its session lock this worker looks dead to the others: claim nothing.
       if (this.opts.store.holdLock && !this.lock) return;
-      while (!this.stopping && this.running.size < this.o.concurrency) {
-        const want = this.o.concurrency - this.running.size;
+      while (!this.stopping && this.running.size + this.reserved < this.o.concurrency) {
+        const want = this.o.concurrency - this.running.size - this.reserved;
         const token = `${this.id}#${++this.seq}`;
         let jobs: QueueJobRow[];
+        this.claiming = want;
         try {
           const now = Date.now();
           jobs = await this.repo.claim(token, want, new Date(now).toISOString(), new Date(now + this.o.leaseMs).toISOString(), this.o.queues);
@@ -260,6 +271,8 @@ export class Worker {
           if (this.stopping) return;
           this.logError('claim', err, 'claiming jobs failed; retrying at the next poll');
           return;
+        } finally {
+          this.claiming = 0;
         }
         for (const job of jobs) {
           if (this.stopping) {
@@ -272,6 +285,36 @@ export class Worker {
         if (jobs.length < want) break;
       }
     } while (this.again && !this.stopping);
+  }
+
+  /**
+   * A slot for a fresh job that an enqueueing transaction of this process is about to store
+   * (withJobs), or null: while stopping, without its session lock, for another queue, or when all
+   * slots are taken. The job is stored leased to a new token of this worker; `hand` runs it once
+   * the transaction has committed, or gives it back if this worker began stopping meanwhile.
+   */
+  private reserve(job: NewQueueJob): Reservation | null {
+    if (this.stopping || !this.started) return null;
+    if (this.opts.store.holdLock && !this.lock) return null;
+    const queue = job.queue ?? null;
+    if (queue === null ? !this.o.queues.general : !this.o.queues.named.includes(queue)) return null;
+    if (this.running.size + this.reserved + this.claiming >= this.o.concurrency) return null;
+    this.reserved++;
+    const token = `${this.id}#${++this.seq}`;
+    let handed = false;
+    return {
+      owner: token,
+      until: new Date(Date.now() + this.o.leaseMs).toISOString(),
+      hand: (row) => {
+        if (handed) return;
+        handed = true;
+        this.reserved--;
+        if (row && !this.stopping) return this.launch(row, token);
+        // Given back at once, as pump() does with a job claimed while stopping.
+        if (row) void this.repo.release(row.id, token, row.run_after, row.attempts).catch(() => {});
+        this.wake();
+      },
+    };
   }
 
   private launch(job: QueueJobRow, token: string) {

@@ -138,7 +138,7 @@ export class DatabasesService {
             name: nextName(prefix, taken.names),
             description: input.description ?? '',
           });
-          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(row.id), payload });
+          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(row.id), payload, fresh: true });
           return { row, job };
         });
         return { row, job, password };
