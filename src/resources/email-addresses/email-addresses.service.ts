@@ -181,7 +181,8 @@ export class EmailAddressesService {
         await dir.removeUser(address.ace);
         if (passwordHash !== null) await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes, server });
         await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo), server);
-        const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload: {} });
+        // Made in this transaction: a worker of this process may take its job at commit (0010).
+        const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload: {}, fresh: true });
         return { row, job };
       });
       return { row, job, password: generated };
