@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { nowIso } from '../src/db/time.js';
@@ -46,12 +46,8 @@ const POLL_MS = num('BENCH_DB_POLL_MS', 5);
 /** How often the client polls the job once the login works (its `done` time is read from finished_at). */
 const JOB_POLL_MS = 20;
 const LOGIN_LIMIT_MS = 30_000;
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 const MARIADB_URL = process.env.BENCH_MARIADB_URL ?? process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const BASE_URL = 'https://api.example.com';
-const ACCEPT = 'application/vnd.hostplane.v1+json';
-const JSONAPI = 'application/vnd.api+json';
 const SERVER = 'bench-db';
 /** Targets of issue 8. */
 const TARGET_P50_MS = 300;

@@ -28,7 +28,7 @@ import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, benchHeader, loadAverage } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, benchHeader, loadAverage, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
 import { buildApp } from '../src/app.js';
 import type { Actor } from '../src/auth/actor.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -56,10 +56,6 @@ const SIZES = (process.env.BENCH_DNS_SIZES ?? '10000,100000,1000000').split(',')
 const LIST_N = num('BENCH_DNS_LIST_N', 200);
 const LIST_WARMUP = 20;
 const LOAD_BUDGET_S = num('BENCH_DNS_LOAD_BUDGET_S', 180);
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-const ACCEPT = 'application/vnd.hostplane.v1+json';
-const JSONAPI = 'application/vnd.api+json';
 /** Records per bulk zone (the store is filled with zones this size), and rows per insert statement. */
 const BULK_ZONE = 1000;
 const SQLITE_BATCH = 500;

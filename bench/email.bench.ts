@@ -50,7 +50,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { ImapClient } from '../test/helpers/imap.js';
 import { BenchStacks } from './stacks.js';
@@ -82,10 +82,6 @@ const LOOKUPS = 1000;
 /** How often the client polls a job once the login works (its `done` time is read from finished_at). */
 const JOB_POLL_MS = 20;
 const LOGIN_LIMIT_MS = 30_000;
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-const ACCEPT = 'application/vnd.hostplane.v1+json';
-const JSONAPI = 'application/vnd.api+json';
 /** The presence domain of the API's mailboxes (part 1). */
 const DOMAIN = 'bench-mail.example';
 /** The directory rows of part 2 go into this many domains: the SMALL ones under .bench-dir.example, the bulk under .bench-bulk.example. */

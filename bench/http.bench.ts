@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, benchHeader, loadAverage } from './report.js';
+import { discard, fmt, markdownTable, benchHeader, loadAverage, LOG_LEVEL, PG_URL, ACCEPT } from './report.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
@@ -31,9 +31,6 @@ import { loadDemoData, type DemoDataset } from '../src/admin/demo.js';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-const ACCEPT = 'application/vnd.hostplane.v1+json';
 
 interface Row {
   scenario: string;

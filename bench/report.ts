@@ -49,3 +49,10 @@ export function runBench(main: () => Promise<void>, interrupted: () => boolean):
     process.exitCode = interrupted() ? 130 : 1;
   });
 }
+
+/** What every bench reads from its environment the same way: the app's log level and the PostgreSQL URL (none: SQLite only). */
+export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+export const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+/** The request headers of the benches' API calls: API v1 answers, JSON:API bodies. */
+export const ACCEPT = 'application/vnd.hostplane.v1+json';
+export const JSONAPI = 'application/vnd.api+json';

@@ -40,7 +40,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench } from './report.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { BenchStacks } from './stacks.js';
 import { buildApp } from '../src/app.js';
@@ -76,10 +76,6 @@ const JOB_POLL_MS = 20;
 const ANSWER_LIMIT_MS = 60_000;
 /** Bringing the existing sites up fails when no further site goes live for this long. */
 const BULK_STALL_MS = 120_000;
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
-const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-const ACCEPT = 'application/vnd.hostplane.v1+json';
-const JSONAPI = 'application/vnd.api+json';
 /** The name up.sh registers the stack's web server under. */
 const WEB = 'local';
 const DOMAIN = 'bench-sites.example';
