@@ -24,10 +24,10 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
-import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
+import { benchConfig, freshBenchStore } from './store.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
 import { buildApp } from '../src/app.js';
-import { loadConfig, type Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import { nowIso } from '../src/db/time.js';
 import type { Store } from '../src/db/index.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
@@ -173,15 +173,7 @@ function timedDriver(inner: DatabaseDriver, marks: Map<string, DriverMarks>): Da
  */
 async function startInstance(engine: EngineName, version: string): Promise<Instance> {
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
-  // Production defaults, except: limits out of the way (one client sends everything), no DNS server.
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    PUBLIC_BASE_URL: BASE_URL,
-    RATE_LIMIT_MAX: '1000000000',
-    ERROR_BLOCK_MAX: '1000000000',
-    LOG_LEVEL,
-    DNS_LISTEN: 'off',
-  });
+  const config = benchConfig(databaseUrl, BASE_URL);
   let limiter: MemoryLimiter | null = null;
   let app: FastifyInstance | null = null;
   let drivers: Drivers | null = null;
@@ -274,17 +266,7 @@ async function productRun(h: Instance): Promise<ProductRun> {
   const login = await firstLogin(username, password);
   // The job (its check of the change) has to finish before the next run starts.
   const jobUrl = String(res.headers.get('content-location')).replace(BASE_URL, h.base);
-  let finishedAt = NaN;
-  for (const end = Date.now() + LOGIN_LIMIT_MS; ; await sleep(JOB_POLL_MS)) {
-    const r = await fetch(jobUrl, { headers });
-    const a = ((await r.json()) as { data?: { attributes: { status: string; finished_at: string | null; error: string | null } } }).data?.attributes;
-    if (a?.status === 'done' && a.finished_at) {
-      finishedAt = Date.parse(a.finished_at);
-      break;
-    }
-    if (a?.status === 'failed') throw new Error(`job ${jobUrl} failed: ${a.error}`);
-    if (Date.now() > end) throw new Error(`job ${jobUrl} not done within ${LOGIN_LIMIT_MS} ms`);
-  }
+  const finishedAt = await jobFinishedAt(jobUrl, headers, { limitMs: LOGIN_LIMIT_MS, pollMs: JOB_POLL_MS });
   const m = h.marks.get(username) ?? {};
   h.marks.delete(username);
   return {

@@ -27,11 +27,11 @@ import { performance } from 'node:perf_hooks';
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
-import { freshBenchStore } from './store.js';
+import { benchConfig, freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, sleep, pct, benchHeader, loadAverage, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
 import { buildApp } from '../src/app.js';
 import type { Actor } from '../src/auth/actor.js';
-import { loadConfig, type Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { nowIso } from '../src/db/time.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
@@ -88,15 +88,7 @@ interface Instance {
 /** As test/helpers/app.ts with { worker: true, dns: true }, on a listening socket: app, DNS server on 127.0.0.1:0, then worker. */
 async function startInstance(engine: EngineName): Promise<Instance> {
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
-  // Production defaults, except: limits out of the way (one client sends everything).
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    PUBLIC_BASE_URL: 'https://api.example.com',
-    RATE_LIMIT_MAX: '1000000000',
-    ERROR_BLOCK_MAX: '1000000000',
-    LOG_LEVEL,
-    DNS_LISTEN: 'off',
-  });
+  const config = benchConfig(databaseUrl, 'https://api.example.com');
   const admin = new AdminService(store, config);
   const { data } = await loadDemoData(admin, config.publicBaseUrl);
   const limiter = new MemoryLimiter(config);

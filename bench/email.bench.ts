@@ -49,13 +49,13 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
+import { benchConfig, freshBenchStore } from './store.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { ImapClient } from '../test/helpers/imap.js';
 import { BenchStacks } from './stacks.js';
 import { buildApp } from '../src/app.js';
-import { loadConfig, type Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
 import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
@@ -370,15 +370,7 @@ async function startInstance(engine: EngineName, root: string): Promise<Instance
     const base = `http://127.0.0.1:${port}`;
     const imap = await stackUp(stackDir, processUrl, base);
 
-    // Production defaults, except: limits out of the way (one client sends everything), no DNS server.
-    const config = loadConfig({
-      DATABASE_URL: databaseUrl,
-      PUBLIC_BASE_URL: base,
-      RATE_LIMIT_MAX: '1000000000',
-      ERROR_BLOCK_MAX: '1000000000',
-      LOG_LEVEL,
-      DNS_LISTEN: 'off',
-    });
+      const config = benchConfig(databaseUrl, base);
     limiter = new MemoryLimiter(config);
     app = await buildApp(config, { store, limiter, logStream: discard() });
     await app.listen({ host: '127.0.0.1', port });
@@ -433,18 +425,6 @@ const headers = (h: Instance, body = false): Record<string, string> => ({
   ...(body ? { 'content-type': JSONAPI } : {}),
 });
 
-/** Polls the job until it is done: its finished_at (wall-clock ms). */
-async function jobFinishedAt(h: Instance, jobUrl: string): Promise<number> {
-  for (const end = Date.now() + LOGIN_LIMIT_MS; ; await sleep(JOB_POLL_MS)) {
-    const r = await fetch(jobUrl, { headers: headers(h) });
-    const a = ((await r.json()) as { data?: { attributes: { status: string; finished_at: string | null; error: string | null } } }).data?.attributes;
-    if (a?.status === 'done' && a.finished_at) return Date.parse(a.finished_at);
-    if (a?.status === 'failed') throw new Error(`job ${jobUrl} failed: ${a.error}`);
-    if (Date.now() > end) throw new Error(`job ${jobUrl} not done within ${LOGIN_LIMIT_MS} ms (last: ${a?.status} ${a?.error ?? ''})`);
-    checkInterrupted();
-  }
-}
-
 let seq = 0;
 
 async function productRun(h: Instance): Promise<ProductRun> {
@@ -464,7 +444,7 @@ async function productRun(h: Instance): Promise<ProductRun> {
   const { address_ace: user, password } = body.data.attributes;
   const first = await firstLogin(h.imap, user, password);
   // The job has to finish before the next run starts.
-  const finishedAt = await jobFinishedAt(h, jobUrl);
+  const finishedAt = await jobFinishedAt(jobUrl, headers(h), { limitMs: LOGIN_LIMIT_MS, pollMs: JOB_POLL_MS, check: checkInterrupted });
   const found = h.found.get(user) ?? NaN;
   h.found.delete(user);
   return { post: t202 - t0, login: first.at - t0, found: found - t0, done: finishedAt - wall0, attempts: first.attempts };

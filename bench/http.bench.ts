@@ -19,10 +19,9 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { freshBenchStore } from './store.js';
+import { benchConfig, freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, benchHeader, loadAverage, LOG_LEVEL, PG_URL, ACCEPT } from './report.js';
 import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { AdminService } from '../src/admin/admin.service.js';
@@ -78,16 +77,7 @@ interface Hostplane {
 async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane> {
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
   const { data } = await loadDemoData(new AdminService(store), 'https://api.example.com');
-  // The production defaults, except that the limits are out of the way (one client sends
-  // everything) and DNS is off.
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    PUBLIC_BASE_URL: 'https://api.example.com',
-    RATE_LIMIT_MAX: '1000000000',
-    ERROR_BLOCK_MAX: '1000000000',
-    LOG_LEVEL,
-    DNS_LISTEN: 'off',
-  });
+  const config = benchConfig(databaseUrl, 'https://api.example.com');
   const limiter = new MemoryLimiter(config);
   const app = await buildApp(config, { store, limiter, logStream: discard() });
   const base = await listen(app);

@@ -56,3 +56,24 @@ export const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABAS
 /** The request headers of the benches' API calls: API v1 answers, JSON:API bodies. */
 export const ACCEPT = 'application/vnd.hostplane.v1+json';
 export const JSONAPI = 'application/vnd.api+json';
+
+/**
+ * Polls a job (GET `jobUrl` with `headers`) every `pollMs` until it is done and answers its
+ * finished_at (wall-clock ms, 1 ms resolution); throws when it failed or took longer than
+ * `limitMs`. `check` runs between polls (a bench's interrupt check):
+ * `await jobFinishedAt(url, { authorization: `token ${t}`, accept: ACCEPT }, { limitMs: 30_000, pollMs: 20 })`.
+ */
+export async function jobFinishedAt(
+  jobUrl: string,
+  headers: Record<string, string>,
+  o: { limitMs: number; pollMs: number; check?: () => void },
+): Promise<number> {
+  for (const end = Date.now() + o.limitMs; ; await sleep(o.pollMs)) {
+    const r = await fetch(jobUrl, { headers });
+    const a = ((await r.json()) as { data?: { attributes: { status: string; finished_at: string | null; error: string | null } } }).data?.attributes;
+    if (a?.status === 'done' && a.finished_at) return Date.parse(a.finished_at);
+    if (a?.status === 'failed') throw new Error(`job ${jobUrl} failed: ${a.error}`);
+    if (Date.now() > end) throw new Error(`job ${jobUrl} not done within ${o.limitMs} ms (last: ${a?.status} ${a?.error ?? ''})`);
+    o.check?.();
+  }
+}

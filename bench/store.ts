@@ -1,5 +1,5 @@
 // A fresh, migrated store for one bench run: a temporary SQLite file, or a new PostgreSQL schema
-// that is dropped afterwards.
+// that is dropped afterwards; and the settings every bench runs the app with.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -7,6 +7,8 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { openStore, type Store } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { LOG_LEVEL } from './report.js';
 
 export async function freshBenchStore(engine: 'sqlite' | 'postgres', pgUrl: string | undefined) {
   let store: Store;
@@ -31,4 +33,21 @@ export async function freshBenchStore(engine: 'sqlite' | 'postgres', pgUrl: stri
   }
   await migrate(store);
   return { store, databaseUrl, drop };
+}
+
+/**
+ * The production defaults, except: the limits out of the way (one client sends everything), no DNS
+ * server, the bench's log level; `extra` adds a bench's own settings:
+ * `benchConfig(databaseUrl, 'https://api.example.com', { WEB_SERVER: 'local' })`.
+ */
+export function benchConfig(databaseUrl: string, publicBaseUrl: string, extra: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    PUBLIC_BASE_URL: publicBaseUrl,
+    RATE_LIMIT_MAX: '1000000000',
+    ERROR_BLOCK_MAX: '1000000000',
+    LOG_LEVEL,
+    DNS_LISTEN: 'off',
+    ...extra,
+  });
 }

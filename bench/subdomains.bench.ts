@@ -39,12 +39,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import { freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI } from './report.js';
+import { benchConfig, freshBenchStore } from './store.js';
+import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { BenchStacks } from './stacks.js';
 import { buildApp } from '../src/app.js';
-import { loadConfig, type Config } from '../src/config.js';
+import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
 import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
@@ -224,20 +224,10 @@ async function startInstance(engine: EngineName, root: string, label: string): P
     if (!row) throw new Error(`up.sh did not register web server ${WEB}`);
     const web = webServerConn(row);
 
-    // Production defaults, except: limits out of the way (one client sends everything).
-    for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1; ; attempt++) {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
-      const config = loadConfig({
-        DATABASE_URL: databaseUrl,
-        PUBLIC_BASE_URL: base,
-        RATE_LIMIT_MAX: '1000000000',
-        ERROR_BLOCK_MAX: '1000000000',
-        LOG_LEVEL,
-        DNS_LISTEN: 'off',
-        WEB_SERVER: WEB,
-        WEB_TLS_ISSUER: 'internal',
-      });
+      const config = benchConfig(databaseUrl, base, { WEB_SERVER: WEB, WEB_TLS_ISSUER: 'internal' });
       limiter = new MemoryLimiter(config);
       app = await buildApp(config, { store, limiter, logStream: discard() });
       try {
@@ -342,18 +332,6 @@ async function postRedirect(h: Instance, label: string): Promise<string> {
   return job;
 }
 
-/** Polls the job until it is done: its finished_at (wall-clock ms). */
-async function jobFinishedAt(h: Instance, jobUrl: string): Promise<number> {
-  for (const end = Date.now() + ANSWER_LIMIT_MS; ; await sleep(JOB_POLL_MS)) {
-    const r = await fetch(jobUrl, { headers: headers(h) });
-    const a = ((await r.json()) as { data?: { attributes: { status: string; finished_at: string | null; error: string | null } } }).data?.attributes;
-    if (a?.status === 'done' && a.finished_at) return Date.parse(a.finished_at);
-    if (a?.status === 'failed') throw new Error(`job ${jobUrl} failed: ${a.error}`);
-    if (Date.now() > end) throw new Error(`job ${jobUrl} not done within ${ANSWER_LIMIT_MS} ms (last: ${a?.status} ${a?.error ?? ''})`);
-    checkInterrupted();
-  }
-}
-
 const siteCount = async (h: Instance, state?: 'live') => {
   let q = h.store.db.selectFrom('subdomains').select((eb) => eb.fn.countAll<number>().as('n'));
   if (state) q = q.where('state', '=', state);
@@ -454,7 +432,7 @@ async function oneChange(h: Instance, label: string): Promise<ChangeRun> {
     checkInterrupted();
     await sleep(Math.max(0, started + POLL_MS - performance.now()));
   }
-  const finishedAt = await jobFinishedAt(h, jobUrl);
+  const finishedAt = await jobFinishedAt(jobUrl, headers(h), { limitMs: ANSWER_LIMIT_MS, pollMs: JOB_POLL_MS, check: checkInterrupted });
   const host = hostOf(label);
   const jobApplies = h.marks.filter((m) => m.who === 'job' && m.what === 'apply');
   const probe = h.marks.find((m) => m.what === 'probe' && m.host === host && m.status === 301);
@@ -521,7 +499,7 @@ async function burst(h: Instance, prefix: string, count: number): Promise<BurstR
     checkInterrupted();
     await sleep(Math.max(0, started + POLL_MS - performance.now()));
   }
-  const finished = await Promise.all(jobUrls.map((u) => jobFinishedAt(h, u)));
+  const finished = await Promise.all(jobUrls.map((u) => jobFinishedAt(u, headers(h), { limitMs: ANSWER_LIMIT_MS, pollMs: JOB_POLL_MS, check: checkInterrupted })));
   const elu = performance.eventLoopUtilization(elu0).utilization;
   const lastDone = Math.max(...finished);
   const log = readCaddyLog(h.caddyLog);

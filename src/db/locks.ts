@@ -7,9 +7,8 @@ import { isPostgres } from './dialect.js';
  * Serialises writers in one package until the transaction ends: a no-op update takes the package
  * row's lock on PostgreSQL and the write lock on SQLite. Plan-limit counts (`max_databases`,
  * `max_email_addresses`) are only sound under it: parallel creates never pass the limit.
- * `await lockPackage(trx, packageId)`.
  */
-export async function lockPackage(db: Kysely<Database>, id: number): Promise<void> {
+async function lockPackage(db: Kysely<Database>, id: number): Promise<void> {
   await db
     .updateTable('packages')
     .set((eb) => ({ name: eb.ref('name') }))
@@ -21,7 +20,7 @@ export async function lockPackage(db: Kysely<Database>, id: number): Promise<voi
  * lockPackage and a read of package `id` in one round trip where the engine allows it; runs
  * `query` (a select from `packages`, joins allowed) restricted to that package:
  * - PostgreSQL: `select … where packages.id = $1 for no key update of packages`. That is the lock
- *   mode the no-op update takes: writers of the package wait for each other (lockPackage included),
+ *   mode the no-op update takes: writers of the package wait for each other,
  *   foreign-key checks of inserts that reference the package do not. Counts that the lock guards
  *   belong in a later statement: one that waited for the lock still reads with the snapshot it
  *   began with.

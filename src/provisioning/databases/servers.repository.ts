@@ -40,11 +40,6 @@ export class DatabaseServersRepository {
       .executeTakeFirst();
   }
 
-  /** Every default server: what POST /databases can place a database on. */
-  defaults(): Promise<DatabaseServerRow[]> {
-    return this.db.selectFrom('database_servers').selectAll().where('is_default', '=', 1).orderBy('db_type').orderBy('version').execute();
-  }
-
   /**
    * Makes `name` the default of its (db_type, version) and clears the old default, in one
    * transaction (the caller's, if it is in one). The old one is cleared first: the partial unique

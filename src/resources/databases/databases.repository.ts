@@ -75,8 +75,7 @@ export class DatabasesRepository {
    * `const found = await repo.lockPackageForCreate(actor, 42)` → `{ pkg, defaults }`.
    */
   async lockPackageForCreate(actor: Actor, id: number): Promise<{ pkg: PackageForCreate; defaults: DefaultServer[] } | undefined> {
-    // One row per default server (one row with nulls when there is none), in the order of
-    // DatabaseServersRepository.defaults().
+    // One row per default server (one row with nulls when there is none), by db_type and version.
     const rows = await lockedPackageRows(
       this.db,
       id,

@@ -6,6 +6,7 @@ import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, EmailAddressesTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
+import { lockedPackageRows } from '../../db/locks.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
 import { parentDomains } from '../../domain-name.js';
@@ -98,14 +99,22 @@ export class EmailAddressesRepository {
     return subs ? { kind: 'subdomain', zone: subs.domain, packageId: subs.package_id } : { kind: 'none' };
   }
 
-  packageOf(packageId: number): Promise<MailPackage | undefined> {
-    return this.db
-      .selectFrom('packages')
-      .innerJoin('plans', 'plans.id', 'packages.plan_id')
-      .select(['packages.id', 'packages.customer_id', 'packages.mail_server_name', 'plans.max_email_addresses', 'plans.mailbox_quota_mb'])
-      .where('packages.id', '=', packageId)
-      .executeTakeFirst();
+  /**
+   * The package an address goes into, read under the package lock (src/db/locks.ts; one statement
+   * on PostgreSQL): the `max_email_addresses` count after it is sound.
+   */
+  async lockPackage(packageId: number): Promise<MailPackage | undefined> {
+    const [pkg] = await lockedPackageRows(
+      this.db,
+      packageId,
+      this.db
+        .selectFrom('packages')
+        .innerJoin('plans', 'plans.id', 'packages.plan_id')
+        .select(['packages.id', 'packages.customer_id', 'packages.mail_server_name', 'plans.max_email_addresses', 'plans.mailbox_quota_mb']),
+    );
+    return pkg;
   }
+
 
   /** Places a package on a mail server (its first address; API-NOTES §10 "Placement"). */
   async placePackage(packageId: number, mailServer: string): Promise<void> {

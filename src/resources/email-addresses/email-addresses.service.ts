@@ -19,7 +19,6 @@ import { verifyLegacyPassword } from '../../auth/legacy-password.js';
 import type { Store } from '../../db/index.js';
 import type { Database } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
-import { lockPackage } from '../../db/locks.js';
 import { AppError, invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
@@ -161,8 +160,7 @@ export class EmailAddressesService {
     try {
       const { row, job } = await withJobs(this.store, async (trx, enqueue) => {
         const repo = new EmailAddressesRepository(trx);
-        await lockPackage(trx, packageId);
-        const pkg = (await repo.packageOf(packageId))!;
+        const pkg = (await repo.lockPackage(packageId))!;
         const server = await this.place(trx, pkg);
         if (await repo.exists(address.ace)) throw this.taken(address.unicode);
         if ((await repo.countInPackage(pkg.id)) >= pkg.max_email_addresses) {
