@@ -22,6 +22,8 @@ export interface AppDeps {
   limiter: Limiter;
   /** Where log lines go (tests capture them); default stdout. */
   logStream?: NodeJS.WritableStream;
+  /** The clock of the autoresponder's dates (tests stand on either side of a Berlin midnight); default the system's. */
+  now?: () => Date;
 }
 
 // A domain name is at most 253 characters, an availability check names up to 10 of them.
@@ -97,7 +99,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
   // Route handlers get params, query and body typed from their schemas (types only; Ajv validates).
-  registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), { config, store: deps.store, links });
+  registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), { config, store: deps.store, links, now: deps.now });
   return app;
 }
 

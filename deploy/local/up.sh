@@ -21,9 +21,9 @@
 # ports is taken or <dir> already has a running stack; exit 2 on a wrong call.
 #
 # Mail: Dovecot and Postfix read hostplane's mail directory (the tables mail_domains, mail_users,
-# mail_app_passwords, mail_aliases) straight from the store on every login and delivery. On
+# mail_app_passwords, mail_aliases, mail_sieve) straight from the store on every login and delivery. On
 # PostgreSQL they connect as a read-only role hostplane_mail_<database>_<schema> that up.sh creates
-# (or, when it exists, gives a new random password) with SELECT on exactly those four tables — the
+# (or, when it exists, gives a new random password) with SELECT on exactly those five tables — the
 # ones that exist now: up.sh creates nothing else in the store, so after the migration that adds
 # them run up.sh again — or, when the DATABASE_URL user may not create roles, as that user. On
 # SQLite they open the store's file (its absolute path). <dir>/mail holds the rendered configs
@@ -367,7 +367,7 @@ if [[ -z $mail_missing && $DATABASE_URL =~ ^postgres(ql)?:// ]]; then
     die "could not connect to DATABASE_URL with psql (it said why above)."
   can_create=$(psql_admin -c 'select rolsuper or rolcreaterole from pg_roles where rolname = current_user') ||
     die "could not connect to DATABASE_URL with psql (it said why above)."
-  tables="'mail_domains','mail_users','mail_app_passwords','mail_aliases'"
+  tables="'mail_domains','mail_users','mail_app_passwords','mail_aliases','mail_sieve'"
   if [[ $can_create == t ]]; then
     reader=$(printf 'hostplane_mail_%s_%s' "$pg_db" "$pg_schema" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_' '_')
     if ((${#reader} > 63)); then
@@ -457,11 +457,12 @@ if [[ -z $mail_missing ]]; then
     DOVEADM_PORT "$doveadm_port" DOVEADM_KEY_FILE "$mail/doveadm.key" MAIL_HOME "$mail/vmail/%d/%n"
     POLICY_URL "${HOSTPLANE_URL:-http://127.0.0.1:8080}/internal/mail-auth-report" POLICY_HEADER_FILE "$mail/policy-header"
     MAIL_USER mail MAIL_GROUP mail FIRST_VALID_UID "$(id -u mail)" FIRST_VALID_GID "$(id -g mail)"
-    AUTH_WORKER_USER "$auth_worker_user" AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
+    AUTH_WORKER_USER "$auth_worker_user" DICT_USER "$auth_worker_user" SUBMISSION_HOST "127.0.0.1:$smtp_port" MYHOSTNAME mail.hostplane.test
+    AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
     SERVER "$sql_name"
     SQL_DRIVER "$sql_driver" SQL_CONNECT "$sql_connect" T "$table_prefix"
   )
-  for f in dovecot.conf sql.conf.ext sql-app.conf.ext; do
+  for f in dovecot.conf sql.conf.ext sql-app.conf.ext dict-sieve.conf.ext; do
     render "$conf/dovecot/$f.in" "$mail/dovecot/$f" dovecot
   done
   subst=(

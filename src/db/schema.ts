@@ -276,6 +276,15 @@ export interface MailAliasesTable {
   server: string;
 }
 
+/** A mailbox's Sieve script (migration 009): `name` is always 'active'; `id` the SHA-256 of `script`. */
+export interface MailSieveTable {
+  address: string;
+  name: string;
+  id: string;
+  script: string;
+  server: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -298,4 +307,5 @@ export interface Database {
   mail_users: MailUsersTable;
   mail_app_passwords: MailAppPasswordsTable;
   mail_aliases: MailAliasesTable;
+  mail_sieve: MailSieveTable;
 }

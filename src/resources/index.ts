@@ -34,9 +34,10 @@ export interface ResourceDeps {
   config: Config;
   store: Store;
   links: LinkBuilder;
+  now?: () => Date;
 }
 
-export function registerResources(app: TypedApp, { config, store, links }: ResourceDeps) {
+export function registerResources(app: TypedApp, { config, store, links, now }: ResourceDeps) {
   customersRoutes(app, new CustomersService(store.db), links);
   domainsRoutes(app, new DomainsService(store.db), links);
   packagesRoutes(app, new PackagesService(new PackagesRepository(store.db)), links);
@@ -51,7 +52,7 @@ export function registerResources(app: TypedApp, { config, store, links }: Resou
   dnsRecordsRoutes(app, dnsRecords, links);
   databasesRoutes(app, new DatabasesService(store), links);
   subdomainsRoutes(app, new SubdomainsService(store, dnsRecords, config), links);
-  const email = new EmailAddressesService(store, { brandWords: config.brandWords });
+  const email = new EmailAddressesService(store, { brandWords: config.brandWords, now });
   emailAddressesRoutes(app, email, links);
   mailAuthReportRoute(app, email);
 }

@@ -163,13 +163,13 @@ export async function inboxCount(addr: string, user: string, password: string): 
   }
 }
 
-/** LOGIN + EXAMINE INBOX + FETCH of every message: their texts, oldest first. */
-export async function inboxMessages(addr: string, user: string, password: string): Promise<string[]> {
+/** LOGIN + EXAMINE `mailbox` + FETCH of every message: their texts, oldest first (none when the mailbox does not exist). */
+export async function inboxMessages(addr: string, user: string, password: string, mailbox = 'INBOX'): Promise<string[]> {
   const c = await ImapClient.connect(addr);
   try {
     const login = await c.login(user, password);
     if (login.status !== 'OK') throw new Error(`IMAP LOGIN ${user}: ${login.status} ${login.text}`);
-    const { exists } = await c.open('INBOX');
+    const { exists } = await c.open(mailbox);
     const out: string[] = [];
     for (let i = 1; i <= (exists ?? 0); i++) out.push((await c.fetchMessage(i)) ?? '');
     return out;

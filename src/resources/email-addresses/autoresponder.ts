@@ -6,6 +6,8 @@
 import type { Store } from '../../db/index.js';
 import { berlinToday } from './email-addresses.rules.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';
+import { MailDirectoryRepository } from './mail-directory.repository.js';
+import { mailboxSieve } from './sieve.js';
 
 /** What one turn changed: how many autoresponders it switched on and off. */
 export interface AutoresponderTurn {
@@ -24,6 +26,9 @@ export async function autoresponderTurn(store: Store, now: Date): Promise<Autore
     const repo = new EmailAddressesRepository(trx);
     const activated = await repo.reachAutoresponderDate('activates', today);
     const expired = await repo.reachAutoresponderDate('expires', today);
-    return { activated, expired };
+    // The scripts follow (a reached date's guard goes), so the directory says what the API says.
+    const dir = new MailDirectoryRepository(trx);
+    for (const row of new Map([...activated, ...expired].map((r) => [r.id, r])).values()) await dir.setSieve(row.address, row.mail_server_name, mailboxSieve(row));
+    return { activated: activated.length, expired: expired.length };
   });
 }

@@ -161,17 +161,17 @@ export class EmailAddressesRepository {
 
   /**
    * The autoresponders whose `date` (`activates` or `expires`) is `today` or before: switched on
-   * (activates) or off (expires), the date cleared. Answers how many.
+   * (activates) or off (expires), the date cleared. Answers the rows as changed.
    */
-  async reachAutoresponderDate(date: 'activates' | 'expires', today: string): Promise<number> {
+  async reachAutoresponderDate(date: 'activates' | 'expires', today: string): Promise<EmailAddressRow[]> {
     const column = date === 'activates' ? 'autoresponder_activates' : 'autoresponder_expires';
-    const r = await this.db
+    return this.db
       .updateTable('email_addresses')
       .set({ autoresponder_active: date === 'activates' ? 1 : 0, [column]: null, updated_at: nowIso() })
       .where(column, 'is not', null)
       .where(column, '<=', today)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows);
+      .returningAll()
+      .execute();
   }
 
   /** Moves an address from one state to another; false when it was not in `from` (or is gone). */

@@ -6,7 +6,7 @@
 // transaction; the job makes it `live` once the package's mail server authenticates the mailbox
 // (doveadm) or accepts the forward as a recipient (SMTP). Passwords, antispam, the autoresponder,
 // forward targets and application passwords change synchronously: the mail servers read the
-// directory at every login and delivery, so the change is live at commit. DELETE deactivates the
+// directory (the mailbox's Sieve script too) at every login and delivery, so the change is live at commit. DELETE deactivates the
 // directory entry at once (logins and SMTP refuse it) and enqueues a delete job that removes the
 // stored mail, then the entry, then the row.
 //
@@ -31,6 +31,7 @@ import { checkPassword, passwordErrors, type PasswordProblem } from '../../secur
 import { generatePassword } from '../../security/password-generator.js';
 import { EmailAddressesRepository, type EmailAddressRow, type MailPackage } from './email-addresses.repository.js';
 import { MailDirectoryRepository, type AppPasswordRow } from './mail-directory.repository.js';
+import { mailboxSieve } from './sieve.js';
 import {
   ADDRESS_TYPES, MAX_FORWARD_TARGETS, isSelf, parseAddress, parseAntispam, parseForwardTo, parseTarget, patchAutoresponder, rejectFixedAttributes,
   sameTarget, unicodeAddress, type AddressType, type AutoresponderState,
@@ -178,6 +179,7 @@ export class EmailAddressesService {
         // Nothing of an earlier address of the same name may log in to this one.
         await dir.removeUser(address.ace);
         if (passwordHash !== null) await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes, server });
+        await dir.setSieve(address.ace, server, mailboxSieve(row));
         await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo), server);
         // Made in this transaction: a worker of this process may take its job at commit (0010).
         const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload: {}, fresh: true });
@@ -217,8 +219,12 @@ export class EmailAddressesService {
           autoresponder_text: next.text, autoresponder_active: next.active ? 1 : 0, autoresponder_activates: next.activates, autoresponder_expires: next.expires,
         });
       }
-      if (passwordHash !== undefined) await new MailDirectoryRepository(trx).setPasswordHash(current.address, passwordHash);
-      return repo.update(current.id, change);
+      const dir = new MailDirectoryRepository(trx);
+      if (passwordHash !== undefined) await dir.setPasswordHash(current.address, passwordHash);
+      const row = await repo.update(current.id, change);
+      // antispam and the autoresponder are the mailbox's Sieve script: live at commit too.
+      if (antispam !== undefined || input.autoresponder !== undefined) await dir.setSieve(row.address, row.mail_server_name, mailboxSieve(row));
+      return row;
     });
   }
 

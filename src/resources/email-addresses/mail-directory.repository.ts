@@ -2,6 +2,7 @@
 // tables Dovecot and Postfix read at every login and delivery. Written only here, always in the
 // transaction of the API change it follows, so a new password, a revoked application password or
 // a changed forward is live at commit: nothing is pushed to the mail servers or reloaded.
+import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
@@ -60,10 +61,23 @@ export class MailDirectoryRepository {
     return (await this.db.selectFrom('mail_users').select('address').where('address', '=', address).executeTakeFirst()) !== undefined;
   }
 
-  /** The mailbox and its application passwords leave the directory. */
+  /** The mailbox, its application passwords and its Sieve script leave the directory. */
   async removeUser(address: string): Promise<void> {
     await this.db.deleteFrom('mail_app_passwords').where('address', '=', address).execute();
+    await this.db.deleteFrom('mail_sieve').where('address', '=', address).execute();
     await this.db.deleteFrom('mail_users').where('address', '=', address).execute();
+  }
+
+  /**
+   * Makes `script` the mailbox's active Sieve script (null: none). Its id is the text's SHA-256:
+   * Dovecot recompiles at the next delivery exactly when the text changed (migration 009).
+   */
+  async setSieve(address: string, server: string, script: string | null): Promise<void> {
+    const id = script === null ? null : crypto.createHash('sha256').update(script, 'utf8').digest('hex');
+    const current = await this.db.selectFrom('mail_sieve').select('id').where('address', '=', address).where('name', '=', 'active').executeTakeFirst();
+    if (current?.id === id) return;
+    await this.db.deleteFrom('mail_sieve').where('address', '=', address).execute();
+    if (script !== null) await this.db.insertInto('mail_sieve').values({ address, name: 'active', id: id!, script, server }).execute();
   }
 
   /**

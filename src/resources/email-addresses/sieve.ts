@@ -1,10 +1,12 @@
-// The Sieve script of a mailbox (issue 11 groundwork; spec §3.3, §2.9; API-NOTES §11): what the
-// mail server runs at each delivery, generated from the stored attributes. `junk-folder` files
-// mail marked as spam (`X-Spam: Yes`, added by the spam filter) into `Junk`, created when missing,
-// and stops there (spam gets no vacation reply). An autoresponder becomes a `vacation` action
-// (once per sender per day, never to lists or bounces: Sieve vacation semantics) guarded by its
-// dates as UTC instants of 00:00 Europe/Berlin, so the mail server switches exactly at midnight
-// while the API catches up within a minute (autoresponder.ts).
+// The Sieve script of a mailbox (issue 11; spec §3.3, §2.9; API-NOTES §11; docs/decisions/
+// 0011-antispam-and-autoresponder.md): what the mail server runs at each delivery, generated from
+// the stored attributes and read by Dovecot from the mail directory (mail_sieve). The spam filter
+// (rspamd) decides what is spam and refuses, marks (`X-Spam: Yes`) or rewrites it by the
+// recipients' mode; the script applies the mailbox's own mode to marked mail (spamLines). An
+// autoresponder becomes a `vacation` action (once per sender per day, never to lists or bounces:
+// Sieve vacation semantics) guarded by its dates as UTC instants of 00:00 Europe/Berlin, so the
+// mail server switches exactly at midnight while the API catches up within a minute
+// (autoresponder.ts).
 import { AUTORESPONDER_ZONE, type AntispamMode, type AutoresponderState } from './email-addresses.rules.js';
 
 /** What a mailbox's script depends on. */
@@ -40,24 +42,81 @@ export function berlinMidnightUtc(date: string): string {
   throw new Error(`no 00:00 in ${AUTORESPONDER_ZONE} on ${date}`);
 }
 
+/** `***SPAM*** ` as a Sieve `:matches` pattern of a subject that has it already (`*` escaped). */
+const REWRITTEN = '"\\\\*\\\\*\\\\*SPAM\\\\*\\\\*\\\\* *"';
+
 /**
- * The mailbox's script, or null when it needs none (no junk filing, no autoresponder that is on or
- * scheduled, or an empty text: there is nothing to reply).
+ * What the script does with a message the spam filter marked (`X-Spam: Yes`). The filter applies
+ * one mode to a whole message: that of its recipients' highest-ranking mode (junk-folder >
+ * subject-rewrite > none > reject; the settings map, email-addresses.rspamd-settings.ts), so a
+ * mailbox may receive marked spam under another recipient's mode. Each mailbox then applies its
+ * own: junk-folder and reject file it into `Junk` (a reject mailbox gets only what was accepted
+ * for someone else, and mail accepted is never dropped), subject-rewrite prefixes the subject
+ * unless the filter did, none leaves it. Marked spam never gets an autoresponder reply.
+ */
+function spamLines(mode: AntispamMode): string[] {
+  switch (mode) {
+    case 'reject':
+    case 'junk-folder':
+      return ['if header :is "X-Spam" "Yes" {', '  fileinto :create "Junk";', '  stop;', '}'];
+    case 'subject-rewrite':
+      return [
+        'if header :is "X-Spam" "Yes" {',
+        `  if not header :matches "Subject" ${REWRITTEN} {`,
+        '    set "subject" "";',
+        '    if header :matches "Subject" "*" { set "subject" "${1}"; }',
+        '    deleteheader "Subject";',
+        '    addheader :last "Subject" "***SPAM*** ${subject}";',
+        '  }',
+        '  stop;',
+        '}',
+      ];
+    case 'none':
+      return ['if header :is "X-Spam" "Yes" {', '  stop;', '}'];
+  }
+}
+
+const EXTENSIONS: Record<AntispamMode, string[]> = {
+  reject: ['fileinto', 'mailbox'],
+  'junk-folder': ['fileinto', 'mailbox'],
+  'subject-rewrite': ['editheader', 'variables'],
+  none: [],
+};
+
+/**
+ * The mailbox's script, or null when it needs none (antispam `none` and no autoresponder that is
+ * on or scheduled with a text: there is nothing to do). Dovecot runs it at every delivery
+ * (mail-directory.repository.ts setSieve writes it in the transaction of the change).
  */
 export function sieveScript(input: SieveInput): string | null {
   const ar = input.autoresponder;
-  const junk = input.antispam === 'junk-folder';
   const guards: string[] = [];
   if (!ar.active && ar.activates !== null) guards.push(`currentdate :zone "+0000" :value "ge" "iso8601" ${quoted(berlinMidnightUtc(ar.activates))}`);
   if (ar.expires !== null) guards.push(`currentdate :zone "+0000" :value "lt" "iso8601" ${quoted(berlinMidnightUtc(ar.expires))}`);
   const replies = ar.text !== '' && (ar.active || ar.activates !== null);
-  if (!junk && !replies) return null;
-  const lines = [`require ${JSON.stringify(['fileinto', 'mailbox', ...(replies ? ['vacation', 'date', 'relational'] : [])]).replace(/,/g, ', ')};`];
-  if (junk) lines.push('if header :is "X-Spam" "Yes" {', '  fileinto :create "Junk";', '  stop;', '}');
+  if (input.antispam === 'none' && !replies) return null;
+  const extensions = [...EXTENSIONS[input.antispam], ...(replies ? ['vacation', 'date', 'relational'] : [])];
+  const lines = [...(extensions.length ? [`require ${JSON.stringify(extensions).replace(/,/g, ', ')};`] : []), ...spamLines(input.antispam)];
   if (replies) {
     const vacation = `vacation :days 1 :handle "autoresponder" ${quoted(ar.text)};`;
     if (guards.length === 0) lines.push(vacation);
     else lines.push(guards.length === 1 ? `if ${guards[0]} {` : `if allof (${guards.join(',\n          ')}) {`, `  ${vacation}`, '}');
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The script of a stored mailbox (null for a forward, which no script runs for). */
+export function mailboxSieve(row: {
+  kind: string;
+  antispam: string;
+  autoresponder_text: string;
+  autoresponder_active: number;
+  autoresponder_activates: string | null;
+  autoresponder_expires: string | null;
+}): string | null {
+  if (row.kind !== 'mailbox') return null;
+  return sieveScript({
+    antispam: row.antispam as AntispamMode,
+    autoresponder: { text: row.autoresponder_text, active: row.autoresponder_active === 1, activates: row.autoresponder_activates, expires: row.autoresponder_expires },
+  });
 }

@@ -28,26 +28,38 @@ describe('berlinMidnightUtc', () => {
 });
 
 describe('sieveScript', () => {
-  it('nothing to do → no script', () => {
-    expect(sieveScript(input('reject'))).toBeNull();
+  it('antispam none and nothing to reply → no script', () => {
+    expect(sieveScript(input('none'))).toBeNull();
     expect(sieveScript(input('none', { active: true }))).toBeNull(); // on, but nothing to say
-    expect(sieveScript(input('subject-rewrite', { text: 'Away.' }))).toBeNull(); // off, nothing scheduled
+    expect(sieveScript(input('none', { text: 'Away.' }))).toBeNull(); // off, nothing scheduled
   });
 
-  it('junk-folder files spam into Junk and stops', () => {
-    expect(sieveScript(input('junk-folder'))).toBe('require ["fileinto", "mailbox"];\nif header :is "X-Spam" "Yes" {\n  fileinto :create "Junk";\n  stop;\n}\n');
+  it('junk-folder and reject file marked spam into Junk and stop (reject: what another recipient\'s mode let through)', () => {
+    const junk = 'require ["fileinto", "mailbox"];\nif header :is "X-Spam" "Yes" {\n  fileinto :create "Junk";\n  stop;\n}\n';
+    expect(sieveScript(input('junk-folder'))).toBe(junk);
+    expect(sieveScript(input('reject'))).toBe(junk);
   });
 
-  it('an active autoresponder replies; its text is escaped; spam in junk-folder mode gets no reply', () => {
+  it('subject-rewrite prefixes the subject of marked spam unless it has the prefix', () => {
+    expect(sieveScript(input('subject-rewrite'))).toBe(
+      'require ["editheader", "variables"];\nif header :is "X-Spam" "Yes" {\n  if not header :matches "Subject" "\\\\*\\\\*\\\\*SPAM\\\\*\\\\*\\\\* *" {\n' +
+        '    set "subject" "";\n    if header :matches "Subject" "*" { set "subject" "${1}"; }\n    deleteheader "Subject";\n    addheader :last "Subject" "***SPAM*** ${subject}";\n  }\n  stop;\n}\n',
+    );
+  });
+
+  it('an active autoresponder replies; its text is escaped; marked spam gets no reply', () => {
     expect(sieveScript(input('junk-folder', { text: 'Back on "Monday" \\ Montag.\nGrüße', active: true }))).toBe(
       'require ["fileinto", "mailbox", "vacation", "date", "relational"];\nif header :is "X-Spam" "Yes" {\n  fileinto :create "Junk";\n  stop;\n}\n' +
         'vacation :days 1 :handle "autoresponder" "Back on \\"Monday\\" \\\\ Montag.\nGrüße";\n',
     );
+    expect(sieveScript(input('none', { text: 'Away.', active: true }))).toBe(
+      'require ["vacation", "date", "relational"];\nif header :is "X-Spam" "Yes" {\n  stop;\n}\nvacation :days 1 :handle "autoresponder" "Away.";\n',
+    );
   });
 
   it('dates become guards at 00:00 Berlin in UTC', () => {
-    expect(sieveScript(input('reject', { text: 'Away.', activates: '2027-03-28', expires: '2027-10-31' }))).toBe(
-      'require ["fileinto", "mailbox", "vacation", "date", "relational"];\n' +
+    expect(sieveScript(input('none', { text: 'Away.', activates: '2027-03-28', expires: '2027-10-31' }))).toBe(
+      'require ["vacation", "date", "relational"];\nif header :is "X-Spam" "Yes" {\n  stop;\n}\n' +
         'if allof (currentdate :zone "+0000" :value "ge" "iso8601" "2027-03-27T23:00:00Z",\n          currentdate :zone "+0000" :value "lt" "iso8601" "2027-10-30T22:00:00Z") {\n' +
         '  vacation :days 1 :handle "autoresponder" "Away.";\n}\n',
     );
@@ -75,7 +87,7 @@ requirable(sievec)('every generated script compiles with Pigeonhole', () => {
         if (script === null) continue;
         const file = path.join(dir, `s${i}.sieve`);
         await fs.writeFile(file, script);
-        const r = spawnSync('sievec', [file, path.join(dir, `s${i}.svbin`)], { encoding: 'utf8' });
+        const r = spawnSync('sievec', ['-x', '+editheader', file, path.join(dir, `s${i}.svbin`)], { encoding: 'utf8' });
         expect(r.status, `${script}\n${r.stderr}`).toBe(0);
         compiled++;
       }
