@@ -32,3 +32,17 @@ export async function autoresponderTurn(store: Store, now: Date): Promise<Autore
     return { activated: activated.length, expired: expired.length };
   });
 }
+
+/**
+ * Writes the Sieve script of mailboxes that have none yet (made before the scripts came in), a
+ * batch per turn, so an existing installation files spam and answers as its mailboxes say without
+ * an operator step. Answers how many it wrote.
+ */
+export async function writeMissingScripts(store: Store, batch = 500): Promise<number> {
+  return store.db.transaction().execute(async (trx) => {
+    const dir = new MailDirectoryRepository(trx);
+    const rows = await dir.mailboxesWithoutSieve(batch);
+    for (const row of rows) await dir.setSieve(row.address, row.mail_server_name, mailboxSieve(row));
+    return rows.length;
+  });
+}

@@ -17,7 +17,7 @@ import { MailServersRepository, mailServerConn } from '../../provisioning/mail/s
 import { EmailAddressesRepository } from './email-addresses.repository.js';
 import { MailDirectoryRepository } from './mail-directory.repository.js';
 import { refreshEmailUsage, usageFailures } from './email-addresses.usage.js';
-import { autoresponderTurn } from './autoresponder.js';
+import { autoresponderTurn, writeMissingScripts } from './autoresponder.js';
 
 const DONE: JobResult = { status: 'done' };
 
@@ -89,7 +89,7 @@ export const refreshEmailUsageJob = defineJob({
   },
 });
 
-/** Applies the autoresponders' reached dates every minute (autoresponder.ts). */
+/** Applies the autoresponders' reached dates every minute, and writes scripts that are missing (autoresponder.ts). */
 export const autoresponderScheduleJob = defineJob({
   type: 'email-address',
   action: 'schedule',
@@ -97,6 +97,7 @@ export const autoresponderScheduleJob = defineJob({
   every: 60 * 1000,
   run: async (ctx) => {
     await autoresponderTurn(ctx.store, new Date());
+    await writeMissingScripts(ctx.store);
     return DONE;
   },
 });

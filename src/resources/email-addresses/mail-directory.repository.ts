@@ -81,6 +81,29 @@ export class MailDirectoryRepository {
   }
 
   /**
+   * Mailboxes that should have a Sieve script and have none (created before migration 009, when
+   * the scripts came in): at most `limit`, oldest first. Forwards and mailboxes whose script is
+   * empty (antispam none, nothing to reply: sieve.ts) never show up here.
+   */
+  mailboxesWithoutSieve(limit: number) {
+    return this.db
+      .selectFrom('email_addresses as e')
+      .selectAll('e')
+      .where('e.kind', '=', 'mailbox')
+      .where('e.state', '!=', 'deleting')
+      .where((eb) =>
+        eb.or([
+          eb('e.antispam', '!=', 'none'),
+          eb.and([eb('e.autoresponder_text', '!=', ''), eb.or([eb('e.autoresponder_active', '=', 1), eb('e.autoresponder_activates', 'is not', null)])]),
+        ]),
+      )
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('mail_sieve as s').select('s.address').whereRef('s.address', '=', 'e.address'))))
+      .orderBy('e.id')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
    * Makes `source`'s alias rows exactly `destinations` (Postfix virtual_alias_maps): a forward has
    * its targets; a mailbox with forward_to has itself too, so it keeps a copy; none removes them.
    */

@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { patchEmail, placeholderMailServer, postEmail } from '../../helpers/email.js';
-import { autoresponderTurn } from '../../../src/resources/email-addresses/autoresponder.js';
+import { createHash } from 'node:crypto';
+import { autoresponderTurn, writeMissingScripts } from '../../../src/resources/email-addresses/autoresponder.js';
+import { MailDirectoryRepository } from '../../../src/resources/email-addresses/mail-directory.repository.js';
+import { sieveScript } from '../../../src/resources/email-addresses/sieve.js';
 import { buildJobs } from '../../../src/resources/jobs.js';
 
 describe.each(ENGINES)('autoresponder dates on %s', { timeout: 60_000 }, (engine) => {
@@ -81,5 +84,63 @@ describe.each(ENGINES)('autoresponder dates on %s', { timeout: 60_000 }, (engine
   it('the workers run the turn every minute as a scheduled job nobody lists', () => {
     const scheduled = buildJobs().scheduled().find((s) => s.name === 'email-address:schedule');
     expect(scheduled?.definition.every).toBe(60_000);
+  });
+
+  describe('the mailbox\'s Sieve script in the mail directory (issue 11)', () => {
+    const script = async (id: string) => {
+      const address = (await call(t.app, 'GET', `/email-addresses/${id}`, { token: token() })).json.data.attributes.address_ace as string;
+      return t.store.db.selectFrom('mail_sieve').select(['name', 'id', 'script', 'server']).where('address', '=', address).execute();
+    };
+
+    it('POST and every PATCH of antispam or the autoresponder write it at commit; its id is the SHA-256 of its text', async () => {
+      const r = await postEmail(t, token(), { address: `sieve${++n}@${x.end1.domain}`, address_type: 'mailbox', antispam: 'junk-folder' });
+      const id = r.json.data.id as string;
+      const [junk] = await script(id);
+      expect(junk).toEqual({ name: 'active', id: createHash('sha256').update(junk.script).digest('hex'), script: sieveScript({ antispam: 'junk-folder', autoresponder: { text: '', active: false, activates: null, expires: null } }), server: 'mx-test' });
+      await patchEmail(t, token(), id, { antispam: 'none' });
+      expect(await script(id)).toEqual([]);
+      await patchEmail(t, token(), id, { autoresponder: { text: 'Away.' } });
+      expect(await script(id)).toEqual([]);
+      await patchEmail(t, token(), id, { autoresponder: { active: true } });
+      const [on] = await script(id);
+      expect(on.script).toContain('vacation :days 1 :handle "autoresponder" "Away.";');
+      // A description changes no script.
+      await patchEmail(t, token(), id, { description: 'x' });
+      expect(await script(id)).toEqual([on]);
+    });
+
+    it('a forward has none; DELETE removes it with the mailbox', async () => {
+      const f = await postEmail(t, token(), { address: `fw${++n}@${x.end1.domain}`, address_type: 'forward', forward_to: ['a@outside.example'], antispam: 'subject-rewrite' });
+      expect(await script(f.json.data.id)).toEqual([]);
+      const m = await postEmail(t, token(), { address: `gone${++n}@${x.end1.domain}`, address_type: 'mailbox' });
+      const address = m.json.data.attributes.address_ace as string;
+      await new MailDirectoryRepository(t.store.db).removeUser(address);
+      expect(await t.store.db.selectFrom('mail_sieve').select('id').where('address', '=', address).execute()).toEqual([]);
+    });
+
+    it('the turn rewrites the scripts of the autoresponders it switched (the date guard goes)', async () => {
+      const id = await mailbox([{ text: 'Later.' }, { activates: '2027-09-01' }]);
+      const [before] = await script(id);
+      expect(before.script).toContain('"ge" "iso8601" "2027-08-31T22:00:00Z"');
+      await at('2027-09-01T00:00:00Z');
+      const [after] = await script(id);
+      expect(after.script).not.toContain('currentdate');
+      expect(after.script).toContain('vacation');
+    });
+
+    it('mailboxes made before the scripts came in get theirs from the scheduled job, a batch at a time', async () => {
+      const ids = [];
+      for (const antispam of ['reject', 'junk-folder', 'none']) {
+        ids.push((await postEmail(t, token(), { address: `old${++n}@${x.end1.domain}`, address_type: 'mailbox', antispam })).json.data.id as string);
+      }
+      const expected = await Promise.all(ids.map(script));
+      expect(expected.map((rows) => rows.length)).toEqual([1, 1, 0]);
+      await t.store.db.deleteFrom('mail_sieve').execute();
+      let written = 0;
+      for (let turn; (turn = await writeMissingScripts(t.store, 1)) > 0; ) written += turn;
+      expect(written).toBeGreaterThanOrEqual(2);
+      expect(await Promise.all(ids.map(script))).toEqual(expected);
+      expect(await writeMissingScripts(t.store)).toBe(0);
+    });
   });
 });
