@@ -81,9 +81,8 @@ export class MailDirectoryRepository {
   }
 
   /**
-   * Mailboxes that should have a Sieve script and have none (created before migration 009, when
-   * the scripts came in): at most `limit`, oldest first. Forwards and mailboxes whose script is
-   * empty (antispam none, nothing to reply: sieve.ts) never show up here.
+   * Mailboxes without a Sieve script (created before migration 009, when the scripts came in): at
+   * most `limit`, oldest first. Forwards have none.
    */
   mailboxesWithoutSieve(limit: number) {
     return this.db
@@ -91,12 +90,6 @@ export class MailDirectoryRepository {
       .selectAll('e')
       .where('e.kind', '=', 'mailbox')
       .where('e.state', '!=', 'deleting')
-      .where((eb) =>
-        eb.or([
-          eb('e.antispam', '!=', 'none'),
-          eb.and([eb('e.autoresponder_text', '!=', ''), eb.or([eb('e.autoresponder_active', '=', 1), eb('e.autoresponder_activates', 'is not', null)])]),
-        ]),
-      )
       .where((eb) => eb.not(eb.exists(eb.selectFrom('mail_sieve as s').select('s.address').whereRef('s.address', '=', 'e.address'))))
       .orderBy('e.id')
       .limit(limit)

@@ -46,13 +46,14 @@ export function berlinMidnightUtc(date: string): string {
 const REWRITTEN = '"\\\\*\\\\*\\\\*SPAM\\\\*\\\\*\\\\* *"';
 
 /**
- * What the script does with a message the spam filter marked (`X-Spam: Yes`). The filter applies
- * one mode to a whole message: that of its recipients' highest-ranking mode (junk-folder >
- * subject-rewrite > none > reject; the settings map, email-addresses.rspamd-settings.ts), so a
- * mailbox may receive marked spam under another recipient's mode. Each mailbox then applies its
- * own: junk-folder and reject file it into `Junk` (a reject mailbox gets only what was accepted
- * for someone else, and mail accepted is never dropped), subject-rewrite prefixes the subject
- * unless the filter did, none leaves it. Marked spam never gets an autoresponder reply.
+ * What the script does with a message the spam filter marked (`X-Spam: Yes`). rspamd marks spam
+ * for every mailbox whose mode is not `reject` alike (email-addresses.rspamd-settings.ts), and
+ * the mailbox's own mode decides here, so a change between those modes acts on the next message.
+ * rspamd applies one setting to a whole message, so a mailbox may also receive spam marked for
+ * another recipient: a `reject` mailbox files it into `Junk` like `junk-folder` (mail that was
+ * accepted is never dropped). `subject-rewrite` prefixes the subject (unless it has the prefix),
+ * `none` takes the mark off and leaves the message as it came. Marked spam never gets an
+ * autoresponder reply.
  */
 function spamLines(mode: AntispamMode): string[] {
   switch (mode) {
@@ -72,7 +73,7 @@ function spamLines(mode: AntispamMode): string[] {
         '}',
       ];
     case 'none':
-      return ['if header :is "X-Spam" "Yes" {', '  stop;', '}'];
+      return ['if header :is "X-Spam" "Yes" {', '  deleteheader "X-Spam";', '  stop;', '}'];
   }
 }
 
@@ -80,23 +81,22 @@ const EXTENSIONS: Record<AntispamMode, string[]> = {
   reject: ['fileinto', 'mailbox'],
   'junk-folder': ['fileinto', 'mailbox'],
   'subject-rewrite': ['editheader', 'variables'],
-  none: [],
+  none: ['editheader'],
 };
 
 /**
- * The mailbox's script, or null when it needs none (antispam `none` and no autoresponder that is
- * on or scheduled with a text: there is nothing to do). Dovecot runs it at every delivery
- * (mail-directory.repository.ts setSieve writes it in the transaction of the change).
+ * The mailbox's script: every mailbox has one (each antispam mode has its part). Dovecot runs it
+ * at every delivery (mail-directory.repository.ts setSieve writes it in the transaction of the
+ * change).
  */
-export function sieveScript(input: SieveInput): string | null {
+export function sieveScript(input: SieveInput): string {
   const ar = input.autoresponder;
   const guards: string[] = [];
   if (!ar.active && ar.activates !== null) guards.push(`currentdate :zone "+0000" :value "ge" "iso8601" ${quoted(berlinMidnightUtc(ar.activates))}`);
   if (ar.expires !== null) guards.push(`currentdate :zone "+0000" :value "lt" "iso8601" ${quoted(berlinMidnightUtc(ar.expires))}`);
   const replies = ar.text !== '' && (ar.active || ar.activates !== null);
-  if (input.antispam === 'none' && !replies) return null;
   const extensions = [...EXTENSIONS[input.antispam], ...(replies ? ['vacation', 'date', 'relational'] : [])];
-  const lines = [...(extensions.length ? [`require ${JSON.stringify(extensions).replace(/,/g, ', ')};`] : []), ...spamLines(input.antispam)];
+  const lines = [`require ${JSON.stringify(extensions).replace(/,/g, ', ')};`, ...spamLines(input.antispam)];
   if (replies) {
     const vacation = `vacation :days 1 :handle "autoresponder" ${quoted(ar.text)};`;
     if (guards.length === 0) lines.push(vacation);
