@@ -5,10 +5,10 @@
 #
 # Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid), the
 # PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid, and the
-# masters of Dovecot (<dir>/mail/run/master.pid) and Postfix (<dir>/mail/spool/pid/master.pid), whose
-# children end with them — gets SIGTERM, then SIGKILL (with its child processes) after 10 s; only
-# when it is alive and its /proc/<pid>/cmdline looks like one of the stack's programs, so a process
-# that reused a pid is never touched. The pid files are removed; the rest of <dir> (the packages'
+# masters of Dovecot (<dir>/mail/run/master.pid), Postfix (<dir>/mail/spool/pid/master.pid) and
+# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them — gets SIGTERM, then SIGKILL
+# (with its child processes) after 10 s; only when it is alive and its /proc/<pid>/cmdline looks
+# like one of the stack's programs, so a process that reused a pid is never touched. The pid files are removed; the rest of <dir> (the packages'
 # files under www/, the mailboxes under mail/vmail/) stays unless --purge is given, which removes
 # <dir>. Customer-writable trees (www/, web/tmp/) are never searched for pid files. Exit 0 when everything named is stopped or nothing was running,
 # 1 when a process could not be stopped, 2 on a wrong call.
@@ -151,8 +151,10 @@ for file in "$dir"/*/*.pid "$dir"/web/php/*/*.pid; do
   esac
 done
 shopt -u nullglob
-# The mail servers' masters: Postfix's first, so it hands nothing more to Dovecot's LMTP.
+# The mail servers' masters: Postfix's first, so it hands nothing more to rspamd or Dovecot's LMTP.
 if [[ -f $dir/mail/spool/pid/master.pid ]]; then stop_one "$dir/mail/spool/pid/master.pid" master; fi
+# rspamd's (issue 11), named "rspamd: main process" once it runs.
+if [[ -f $dir/mail/rspamd/rspamd.pid ]]; then stop_one "$dir/mail/rspamd/rspamd.pid" rspamd; fi
 if [[ -f $dir/mail/run/master.pid ]]; then stop_one "$dir/mail/run/master.pid" dovecot; fi
 
 ((stopped)) || printf '%s: nothing was running in %s.\n' "$prog" "$dir"

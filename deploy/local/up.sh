@@ -7,7 +7,8 @@
 #
 # It runs Caddy (admin API on <port-base>, HTTP on <port-base>+1, HTTPS on <port-base>+2) and, for
 # e-mail (issue 10 item 5), Dovecot and Postfix with the configs of deploy/mail (SMTP on
-# <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API +13; all on 127.0.0.1). PHP-FPM masters are not started here: hostplane's
+# <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API +13; all on 127.0.0.1) and rspamd, Postfix's
+# milter (issue 11: milter +14, controller +15). PHP-FPM masters are not started here: hostplane's
 # web worker starts one per version on demand under <dir>/web; this script only finds the installed
 # /usr/sbin/php-fpm<major.minor> binaries. It registers the stack as web server
 # ${STACK_WEB_NAME:-local} in the store DATABASE_URL names (which must be migrated: `hostplane
@@ -39,6 +40,16 @@
 # dovecot, postfix, setpriv (psql on PostgreSQL) and a <dir> the users mail, dovecot and postfix can
 # enter (every directory above it o+x); without, up.sh starts the rest, says why mail is missing and
 # leaves "mail" out of stack.json.
+#
+# rspamd (issue 11; deploy/mail/rspamd) runs under <dir>/mail/rspamd (rspamd.conf, local/ — its
+# LOCAL_CONFDIR —, db/, rspamd.log, rspamd.pid) as _rspamd, offline (no DNS lists, no map
+# downloads) and with the test header X-Hostplane-Test-Spam: yes scoring as spam. It reads the
+# per-recipient antispam modes from $HOSTPLANE_URL/internal/rspamd-settings, asking again every few
+# seconds: when hostplane does not answer its first request, it asks again only 20 to 40 s later.
+# Its compiled expressions are shared by every stack in /var/tmp/hostplane-rspamd-hs (a cold start
+# takes 10 to 30 s, a warm one about a second). Without rspamd (or its user _rspamd, or port-base
+# +15), mail runs without the milter and up.sh says why; so does Postfix while rspamd is down
+# (milter_default_action = accept).
 set -euo pipefail
 
 prog=up.sh
@@ -79,6 +90,24 @@ else
     [[ -n $mail_missing ]] || getent passwd "$user" >/dev/null || mail_missing="there is no system user $user (the Dovecot and Postfix packages make it)"
   done
 fi
+
+# --- rspamd (issue 11): why Postfix runs without its milter, or nothing --------------------------------
+rspamd_milter_port=$((base + 14))
+rspamd_controller_port=$((base + 15))
+rspamd_pid_rel=mail/rspamd/rspamd.pid
+rspamd_missing=
+if ((base + 15 > 65535)); then
+  rspamd_missing="it needs port-base+15 to be a port (port-base at most 65520)"
+elif ! command -v rspamd >/dev/null; then
+  rspamd_missing="rspamd is not installed (Debian: rspamd)"
+elif ! getent passwd _rspamd >/dev/null; then
+  rspamd_missing="there is no system user _rspamd (the rspamd package makes it)"
+fi
+# Whether <pid> is a live rspamd: its master renames itself "rspamd: main process".
+rspamd_live() {
+  live_as "$1" rspamd: || live_as "$1" rspamd
+}
+# --- end of rspamd ---------------------------------------------------------------------------------------
 
 name=${STACK_WEB_NAME:-local}
 admin_port=$base
@@ -147,6 +176,21 @@ if [[ -z $mail_missing ]]; then
     fi
   done
 fi
+# rspamd's pid file and ports.
+if [[ -z $mail_missing && -z $rspamd_missing ]]; then
+  if [[ -f $dir_arg/$rspamd_pid_rel ]]; then
+    old=$(head -n 1 -- "$dir_arg/$rspamd_pid_rel" 2>/dev/null || true)
+    old=${old//[[:space:]]/}
+    if rspamd_live "$old"; then
+      die "$dir_arg already has a running stack (rspamd pid $old); stop it first with $here/down.sh $dir_arg"
+    fi
+  fi
+  for p in "$rspamd_milter_port" "$rspamd_controller_port"; do
+    if port_taken "$p"; then
+      die "port $p on 127.0.0.1 is in use; the stack's rspamd needs $rspamd_milter_port and $rspamd_controller_port: pick another port-base."
+    fi
+  done
+fi
 
 # --- the directory ----------------------------------------------------------------------------------
 mkdir -p -- "$dir_arg"
@@ -203,10 +247,27 @@ stop_mail() {
   mail_started=
   if [[ -n $any ]]; then printf '%s: stopped the Dovecot and Postfix it had started.\n' "$prog" >&2; fi
 }
+# rspamd, once this script has started it (our own child, as Caddy).
+rspamd_pid=
+stop_rspamd() {
+  [[ -n $rspamd_pid ]] || return 0
+  if alive "$rspamd_pid"; then
+    kill -TERM "$rspamd_pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do
+      alive "$rspamd_pid" || break
+      sleep 0.1
+    done
+    if alive "$rspamd_pid"; then kill -KILL "$rspamd_pid" 2>/dev/null || true; fi
+  fi
+  rm -f -- "$dir/$rspamd_pid_rel"
+  rspamd_pid=
+  printf '%s: stopped the rspamd it had started.\n' "$prog" >&2
+}
 # Whatever goes wrong before the stack is up, what was started here does not stay behind.
 on_exit() {
   local rc=$?
   if [[ -z $finished ]]; then
+    stop_rspamd
     stop_mail
     if [[ -n $caddy_pid ]]; then
       stop_caddy
@@ -298,6 +359,15 @@ if [[ -z $mail_missing ]]; then
       break
     fi
   done
+fi
+# rspamd (issue 11): its user must enter <dir> too; Postfix's milter is rspamd's, or none.
+smtpd_milters=
+if [[ -z $mail_missing && -z $rspamd_missing ]]; then
+  if ! setpriv --reuid=_rspamd --regid="$(id -g _rspamd)" --init-groups test -x "$dir/mail" 2>/dev/null; then
+    rspamd_missing="user _rspamd cannot enter $dir (every directory above it needs o+x)"
+  else
+    smtpd_milters=inet:127.0.0.1:$rspamd_milter_port
+  fi
 fi
 
 # Writes <template> rendered to <output> (mode 0640, group <group>): every @NAME@ of the pairs in
@@ -470,6 +540,7 @@ if [[ -z $mail_missing ]]; then
     MYHOSTNAME mail.hostplane.test INET_INTERFACES loopback-only MYNETWORKS 127.0.0.0/8
     CONF_DIR "$mail/postfix" MAP "$map" LMTP "inet:127.0.0.1:$lmtp_port"
     SMTP_LISTEN "127.0.0.1:$smtp_port" PROXYMAP_UNPRIV "$proxymap_unpriv" T "$table_prefix" SERVER "$sql_name" "${subst_db[@]}"
+    SMTPD_MILTERS "$smtpd_milters"
   )
   render "$conf/postfix/main.cf.in" "$mail/postfix/main.cf" postfix
   render "$conf/postfix/master.cf.in" "$mail/postfix/master.cf" postfix
@@ -522,6 +593,76 @@ $(tail -n 20 -- "$mail/postfix.log")"
   fi
 fi
 
+# --- rspamd: Postfix's milter, the antispam modes from hostplane (issue 11) ------------------------------
+# Started once the mail server is registered: its first request for the settings map must find the
+# key (rspamd asks again only 20 to 40 s later when that request fails).
+if [[ -z $mail_missing && -z $rspamd_missing ]]; then
+  rspamd_dir=$mail/rspamd
+  rspamd_conf=$here/../mail/rspamd
+  mkdir -p -- "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d" "$rspamd_dir/db"
+  chmod 0755 -- "$rspamd_dir"
+  chgrp _rspamd -- "$rspamd_dir/local" "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d"
+  chmod 0750 -- "$rspamd_dir/local" "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d"
+  chown _rspamd: -- "$rspamd_dir/db"
+  # Private: rspamd logs the settings map's URL with the report key in it.
+  touch -- "$rspamd_dir/rspamd.log"
+  chown _rspamd: -- "$rspamd_dir/rspamd.log"
+  chmod 0600 -- "$rspamd_dir/rspamd.log"
+  # The compiled expressions, shared by the stacks (a cold start compiles for 10 to 30 s): only a
+  # directory _rspamd owns, or the stack's own.
+  hs_cache=/var/tmp/hostplane-rspamd-hs
+  if [[ ! -e $hs_cache && ! -L $hs_cache ]]; then
+    mkdir -m 0755 -- "$hs_cache" 2>/dev/null && chown _rspamd: -- "$hs_cache" || true
+  fi
+  if [[ -L $hs_cache || ! -d $hs_cache || $(stat -c %U -- "$hs_cache") != _rspamd ]]; then
+    hs_cache=$rspamd_dir/hs
+    mkdir -p -- "$hs_cache"
+    chown _rspamd: -- "$hs_cache"
+  fi
+  # The settings map names this mail server and its report key as HTTP Basic credentials.
+  hostplane_url=${HOSTPLANE_URL:-http://127.0.0.1:8080}
+  [[ $hostplane_url =~ ^(https?://)(.+)$ ]] || die "HOSTPLANE_URL must be an http:// or https:// URL; got '$hostplane_url'."
+  settings_url="${BASH_REMATCH[1]}$(jq -rn --arg n "$name" '$n | @uri'):$report_key@${BASH_REMATCH[2]%/}/internal/rspamd-settings"
+  subst=(MILTER "127.0.0.1:$rspamd_milter_port" CONTROLLER "127.0.0.1:$rspamd_controller_port" LOG_FILE "$rspamd_dir/rspamd.log")
+  render "$rspamd_conf/rspamd.conf.in" "$rspamd_dir/rspamd.conf" _rspamd
+  subst=(SETTINGS_URL "$settings_url")
+  render "$rspamd_conf/hostplane.conf.in" "$rspamd_dir/local/rspamd.conf.override" _rspamd
+  subst=(MAP_WATCH_INTERVAL 1s HS_CACHE_DIR "$hs_cache")
+  render "$rspamd_conf/options.inc.in" "$rspamd_dir/local/override.d/options.inc" _rspamd
+  # Tests and this stack only: no network, and the test header that makes a message spam.
+  install -m 0640 -g _rspamd -- "$rspamd_conf/offline.conf" "$rspamd_dir/local/rspamd.conf.local.override"
+  install -m 0640 -g _rspamd -- "$rspamd_conf/offline-options.inc" "$rspamd_dir/local/local.d/options.inc"
+  install -m 0640 -g _rspamd -- "$rspamd_conf/test-spam.conf" "$rspamd_dir/local/local.d/regexp.conf"
+
+  rm -f -- "$dir/$rspamd_pid_rel"
+  rspamd_log=$rspamd_dir/rspamd.log
+  (
+    cd -- "$rspamd_dir"
+    # In the foreground (-f), so $! is rspamd's own pid, as for Caddy; its workers run as _rspamd.
+    exec setsid nohup rspamd -f -u _rspamd -g _rspamd -c "$rspamd_dir/rspamd.conf" \
+      --var "LOCAL_CONFDIR=$rspamd_dir/local" --var "DBDIR=$rspamd_dir/db" </dev/null >>"$rspamd_log" 2>&1
+  ) &
+  rspamd_pid=$!
+  printf '%s\n' "$rspamd_pid" >"$dir/$rspamd_pid_rel"
+  # A cold start (nothing in the shared cache yet) compiles for up to half a minute.
+  deadline=$((SECONDS + 90))
+  until port_taken "$rspamd_milter_port" &&
+    [[ $(curl -fsS --max-time 1 "http://127.0.0.1:$rspamd_controller_port/ping" 2>/dev/null) == pong* ]]; do
+    if ! alive "$rspamd_pid"; then
+      rspamd_pid=
+      rm -f -- "$dir/$rspamd_pid_rel"
+      die "rspamd exited at start; the end of $rspamd_log:
+$(tail -n 20 -- "$rspamd_log")"
+    fi
+    ((SECONDS < deadline)) || die "rspamd did not answer on 127.0.0.1:$rspamd_milter_port and $rspamd_controller_port within 90 s (log: $rspamd_log)."
+    sleep 0.1
+  done
+  rspamd_live "$rspamd_pid" || die "rspamd exited right after start (log: $rspamd_log)."
+  mail_json=$(jq -c --arg m "127.0.0.1:$rspamd_milter_port" --arg c "http://127.0.0.1:$rspamd_controller_port" \
+    '. + {rspamd: {milter: $m, controller: $c}}' <<<"$mail_json")
+fi
+# --- end of rspamd ---------------------------------------------------------------------------------------
+
 # --- stack.json and the printout ------------------------------------------------------------------------
 jq -n --arg name "$name" --arg http "$http_listen" --arg https "$https_listen" --arg admin "$admin_url" --arg home "$home_root" \
   --argjson mail "$mail_json" \
@@ -545,6 +686,15 @@ else
     mail_lines+="
            which has no $missing_tables yet: after \`hostplane migrate\` adds them, run up.sh again"
   fi
+fi
+# rspamd's line (issue 11).
+if [[ -z $mail_missing && -z $rspamd_missing ]]; then
+  mail_lines+="
+  rspamd   milter 127.0.0.1:$rspamd_milter_port (Postfix's), controller http://127.0.0.1:$rspamd_controller_port (pid $rspamd_pid,
+           log $rspamd_log); antispam modes from $hostplane_url/internal/rspamd-settings"
+elif [[ -z $mail_missing ]]; then
+  mail_lines+="
+  rspamd   not started: $rspamd_missing; mail is not checked for spam"
 fi
 finished=1
 cat <<EOF

@@ -29,6 +29,7 @@ import { subdomainsRoutes } from './subdomains/subdomains.routes.js';
 import { EmailAddressesService } from './email-addresses/email-addresses.service.js';
 import { emailAddressesRoutes } from './email-addresses/email-addresses.routes.js';
 import { mailAuthReportRoute } from './email-addresses/email-addresses.auth-report.js';
+import { rspamdSettingsRoute } from './email-addresses/email-addresses.rspamd-settings.js';
 
 export interface ResourceDeps {
   config: Config;
@@ -55,4 +56,5 @@ export function registerResources(app: TypedApp, { config, store, links, now }: 
   const email = new EmailAddressesService(store, { brandWords: config.brandWords, now });
   emailAddressesRoutes(app, email, links);
   mailAuthReportRoute(app, email);
+  rspamdSettingsRoute(app, store);
 }

@@ -27,10 +27,12 @@ import {
   setPassword,
 } from '../helpers/mail-directory.js';
 import { sendMail } from '../helpers/smtp.js';
-import { DOWN, describeMailStack, script, upOnFreePorts } from '../helpers/stack.js';
+import { DOWN, describeMailStack, rspamdMissing, script, upOnFreePorts } from '../helpers/stack.js';
 import { pollUntil } from '../helpers/wait.js';
 
 const STEP_MS = 60_000;
+/** Whether up.sh starts rspamd here (issue 11; its own suite is rspamd-stack.test.ts). */
+const RSPAMD = rspamdMissing() === null;
 const MB = 1024 * 1024;
 
 async function alive(pid: number): Promise<boolean> {
@@ -114,6 +116,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
           imap,
           lmtp: `127.0.0.1:${base + 12}`,
           doveadm: `http://127.0.0.1:${base + 13}`,
+          ...(RSPAMD ? { rspamd: { milter: `127.0.0.1:${base + 14}`, controller: `http://127.0.0.1:${base + 15}` } } : {}),
         },
       });
       const dovecotPid = await pidOf(path.join(dir, 'mail/run/master.pid'));
@@ -127,6 +130,15 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
         expect(up.run.stdout).toContain(`they read the mail directory from\n           SQLite ${ts.url}\n`);
       }
       expect((await fs.stat(path.join(dir, 'mail/doveadm.key'))).mode & 0o777).toBe(0o600);
+      if (RSPAMD) {
+        const rspamdPid = await pidOf(path.join(dir, 'mail/rspamd/rspamd.pid'));
+        expect(up.run.stdout).toContain(
+          `  rspamd   milter 127.0.0.1:${base + 14} (Postfix's), controller http://127.0.0.1:${base + 15} (pid ${rspamdPid},\n` +
+            `           log ${dir}/mail/rspamd/rspamd.log); antispam modes from http://127.0.0.1:8080/internal/rspamd-settings\n`,
+        );
+        // Its log names the settings map's URL with the report key: only rspamd reads it.
+        expect((await fs.stat(path.join(dir, 'mail/rspamd/rspamd.log'))).mode & 0o777).toBe(0o600);
+      }
     }, STEP_MS);
 
     it.runIf(engine === 'postgres')('the PostgreSQL role reads exactly the four mail tables and writes nothing', async () => {
@@ -254,18 +266,26 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       await session.logout();
     });
 
-    it('down.sh stops Dovecot and Postfix by their pids; the mailboxes stay', async () => {
+    it('down.sh stops Dovecot, Postfix and rspamd by their pids; the mailboxes stay', async () => {
       const dovecotPid = await pidOf(path.join(dir, 'mail/run/master.pid'));
       const postfixPid = await pidOf(path.join(dir, 'mail/spool/pid/master.pid'));
       const caddyPid = await pidOf(path.join(dir, 'caddy/caddy.pid'));
+      const rspamdPid = RSPAMD ? await pidOf(path.join(dir, 'mail/rspamd/rspamd.pid')) : 0;
+      if (RSPAMD) expect(await alive(rspamdPid)).toBe(true);
       expect(await alive(dovecotPid)).toBe(true);
       expect(await alive(postfixPid)).toBe(true);
       const down = await script(DOWN, [dir], {});
       expect(down.stderr).toBe('');
       expect(down.code).toBe(0);
       expect(down.stdout).toBe(
-        `down.sh: stopped caddy (pid ${caddyPid}).\ndown.sh: stopped postfix (pid ${postfixPid}).\ndown.sh: stopped dovecot (pid ${dovecotPid}).\n`,
+        `down.sh: stopped caddy (pid ${caddyPid}).\ndown.sh: stopped postfix (pid ${postfixPid}).\n` +
+          (RSPAMD ? `down.sh: stopped rspamd (pid ${rspamdPid}).\n` : '') +
+          `down.sh: stopped dovecot (pid ${dovecotPid}).\n`,
       );
+      if (RSPAMD) {
+        expect(await alive(rspamdPid)).toBe(false);
+        expect(existsSync(path.join(dir, 'mail/rspamd/rspamd.pid'))).toBe(false);
+      }
       expect(await alive(dovecotPid)).toBe(false);
       expect(await alive(postfixPid)).toBe(false);
       expect(existsSync(path.join(dir, 'mail/run/master.pid'))).toBe(false);

@@ -12,7 +12,6 @@ import { nowIso } from '../../src/db/time.js';
 import { MailServersRepository } from '../../src/provisioning/mail/servers.repository.js';
 import { call, createTestApp, freshStore, processUrl, type EngineName, type TestApp, type TestStore } from './app.js';
 import { DOWN, script, upOnFreePorts } from './stack.js';
-import { freePort } from './ports.js';
 import { seedTenants, type Tenants } from './tenants.js';
 
 /** POST /email-addresses as `token`. */
@@ -49,6 +48,10 @@ export interface MailSuite {
   smtp: string;
   /** Lines the app logged (JSON), for the no-plaintext check. */
   logs: string[];
+  /** Where the app listens (http://127.0.0.1:<port>): Dovecot's login reports, rspamd's settings map. */
+  hostplaneUrl: string;
+  /** The stack's rspamd (null when up.sh could not start it, e.g. not installed). */
+  rspamd: { milter: string; controller: string } | null;
 }
 
 /**
@@ -66,16 +69,18 @@ export function useMailSuite(engine: EngineName): MailSuite {
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-mail-'));
     await fs.chmod(root, 0o755);
     s.dir = path.join(await fs.realpath(root), 'stack');
-    // Dovecot reports logins to the app (application passwords' last_used_at): it listens there.
-    const port = await freePort();
-    const up = await upOnFreePorts(s.dir, { DATABASE_URL: s.databaseUrl, HOSTPLANE_URL: `http://127.0.0.1:${port}` });
+    // Dovecot reports logins to the app (application passwords' last_used_at) and rspamd reads
+    // its settings map there: the app listens before up.sh, as rspamd asks again only 20 to 40 s
+    // after a first request that failed.
+    const logStream = new Writable({ write: (chunk, _enc, done) => { s.logs.push(String(chunk)); done(); } });
+    s.t = await createTestApp(engine, { JOB_POLL_MS: '50', LOG_LEVEL: 'debug' }, { worker: true, store: ts, logStream });
+    s.hostplaneUrl = await s.t.app.listen({ host: '127.0.0.1', port: 0 });
+    const up = await upOnFreePorts(s.dir, { DATABASE_URL: s.databaseUrl, HOSTPLANE_URL: s.hostplaneUrl });
     expect(up.run, up.run.stderr).toMatchObject({ code: 0 });
     const stack = JSON.parse(await fs.readFile(path.join(s.dir, 'stack.json'), 'utf8'));
     s.imap = stack.mail.imap;
     s.smtp = stack.mail.smtp;
-    const logStream = new Writable({ write: (chunk, _enc, done) => { s.logs.push(String(chunk)); done(); } });
-    s.t = await createTestApp(engine, { JOB_POLL_MS: '50', LOG_LEVEL: 'debug' }, { worker: true, store: ts, logStream });
-    await s.t.app.listen({ host: '127.0.0.1', port });
+    s.rspamd = stack.mail.rspamd ?? null;
     s.x = await seedTenants(s.t.admin);
   }, 120_000);
   afterAll(async () => {

@@ -40,14 +40,14 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13. */
-const STACK_OFFSETS = [1, 2, 10, 11, 12, 13];
+/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13; rspamd (milter, controller) +14, +15. */
+const STACK_OFFSETS = [1, 2, 10, 11, 12, 13, 14, 15];
 
 /** A port-base whose other ports (STACK_OFFSETS) were free a moment ago too. */
 export async function freeBase(): Promise<number> {
   for (;;) {
     const base = await freePort();
-    if (base + 13 > 65535) continue;
+    if (base + Math.max(...STACK_OFFSETS) > 65535) continue;
     let free = true;
     for (const off of STACK_OFFSETS) if (!(free = await canListen(base + off))) break;
     if (free) return base;

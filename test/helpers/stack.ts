@@ -36,3 +36,12 @@ export function mailMissing(): string | null {
 export const describeMailStack = requirable(stackMissing() ?? mailMissing());
 
 
+
+/** What the stack's rspamd (issue 11) needs beyond the mail part: rspamd and its user _rspamd. */
+export function rspamdMissing(): string | null {
+  if (spawnSync('bash', ['-c', 'command -v rspamd']).status !== 0) return 'rspamd is not installed (Debian: rspamd)';
+  if (spawnSync('getent', ['passwd', '_rspamd']).status !== 0) return 'there is no system user _rspamd (the rspamd package makes it)';
+  return null;
+}
+/** `describeRspamdStack('suite', () => …)`: as describeMailStack, and skips without what rspamdMissing() names. */
+export const describeRspamdStack = requirable(stackMissing() ?? mailMissing() ?? rspamdMissing());

@@ -14,6 +14,12 @@ import { parentDomains } from '../../domain-name.js';
 export type EmailAddressRow = Selectable<EmailAddressesTable>;
 export type NewEmailAddress = Omit<Insertable<EmailAddressesTable>, 'state' | 'created_at' | 'updated_at' | 'autoresponder_text' | 'autoresponder_active'>;
 
+/** An address of a mail server's rspamd settings map (EmailAddressesRepository.antispamModesOn). */
+export interface AntispamModeRow {
+  address: string;
+  antispam: Exclude<EmailAddressRow['antispam'], 'reject'>;
+}
+
 export interface EmailAddressFilters {
   packageIds?: number[];
   /** Stored form (local part lower-cased, domain ACE). */
@@ -190,6 +196,25 @@ export class EmailAddressesRepository {
       .where('state', '=', 'live')
       .execute();
     return rows.map((r) => r.address);
+  }
+
+  /**
+   * The addresses of `server` (stored form) in an antispam mode other than the default `reject`,
+   * with their mode, in address order: rspamd's settings map (email-addresses.rspamd-settings.ts),
+   * which every mail server polls every few seconds. One statement; addresses being deleted are
+   * refused by SMTP already and left out. No index covers it yet (mail_server_name is unindexed):
+   * a partial index on (mail_server_name, address) WHERE antispam <> 'reject' would.
+   */
+  async antispamModesOn(server: string): Promise<AntispamModeRow[]> {
+    const rows = await this.db
+      .selectFrom('email_addresses')
+      .select(['address', 'antispam'])
+      .where('mail_server_name', '=', server)
+      .where('antispam', '!=', 'reject')
+      .where('state', '!=', 'deleting')
+      .orderBy('address')
+      .execute();
+    return rows as AntispamModeRow[];
   }
 
   /** Stores measured usage (bytes by address) of mailboxes on `server`, measured at `at`. */

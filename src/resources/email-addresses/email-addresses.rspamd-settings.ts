@@ -1,0 +1,117 @@
+// GET/HEAD /internal/rspamd-settings (issue 11; spec §2.9 antispam; API-NOTES §11): the settings
+// map a mail server's rspamd polls (deploy/mail/rspamd/hostplane.conf `settings = "<url>"`) to
+// learn the antispam mode of each of its addresses. rspamd applies no setting to `reject`, the
+// default, so the map lists the addresses in the three other modes, each mode a settings rule that
+// switches rspamd's reject action off for it:
+// - junk-folder → "add header" (X-Spam: Yes; the mailbox's Sieve script files the message into Junk),
+// - subject-rewrite → "rewrite subject" ("***SPAM*** " before the subject),
+// - none → no action at all; still scanned (want_spam would skip the scan, and a forged X-Spam
+//   header would then stay: the scan is what removes it).
+// rspamd applies one rule per message, the highest priority matching any recipient, hence the
+// order junk-folder > subject-rewrite > none > reject. It matches the envelope recipient as Postfix
+// received it (before forwards are expanded), lower-cased and without a +tag.
+//
+// The mail server authenticates with HTTP Basic: its name and its report key (mailReportKey, as in
+// Dovecot's login reports), which rspamd sends from the map URL's user info. The map lists that
+// server's addresses only. rspamd asks every few seconds (HEAD, then GET when changed) with
+// If-None-Match: the answer is 304 while the body's ETag is the same. Not part of the API: no token,
+// no rate limit (infra), hidden from the OpenAPI document.
+import crypto from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Store } from '../../db/index.js';
+import { AppError } from '../../errors.js';
+import { MailServersRepository, mailReportKey } from '../../provisioning/mail/servers.repository.js';
+import { EmailAddressesRepository, type AntispamModeRow } from './email-addresses.repository.js';
+
+type Mode = AntispamModeRow['antispam'];
+
+/** The rule of each mode, highest priority first; the score is the default reject score (hostplane.conf). */
+const RULES: Array<{ mode: Mode; name: string; priority: number; apply: string }> = [
+  {
+    mode: 'junk-folder',
+    name: 'hp_junk_folder',
+    priority: 30,
+    apply: 'actions { reject = null; "rewrite subject" = null; "add header" = 15.0; }',
+  },
+  {
+    mode: 'subject-rewrite',
+    name: 'hp_subject_rewrite',
+    priority: 20,
+    apply: 'actions { reject = null; "add header" = null; "rewrite subject" = 15.0; } subject = "***SPAM*** %s";',
+  },
+  {
+    mode: 'none',
+    name: 'hp_none',
+    priority: 10,
+    apply: 'actions { reject = null; "add header" = null; "rewrite subject" = null; }',
+  },
+];
+
+/**
+ * The settings map (UCL) for these addresses (stored form: lower case, ACE): one rule per mode that
+ * has any, `{}` when none has (rspamd then drops the rules it had; an empty answer it would not
+ * take as a change). `rspamdSettings([{ address: 'a@b.example', antispam: 'none' }])`.
+ */
+export function rspamdSettings(rows: AntispamModeRow[]): string {
+  const out: string[] = [];
+  for (const rule of RULES) {
+    const rcpt = rows.filter((r) => r.antispam === rule.mode).map((r) => JSON.stringify(r.address));
+    if (!rcpt.length) continue;
+    out.push(`${rule.name} {\n  priority = ${rule.priority};\n  rcpt = [${rcpt.join(', ')}];\n  apply { ${rule.apply} }\n}\n`);
+  }
+  return out.length ? out.join('') : '{}\n';
+}
+
+const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Basic realm="hostplane mail servers"' };
+const denied = () =>
+  new AppError('unauthorized', 'Name a registered mail server and its report key as HTTP Basic credentials.', undefined, WWW_AUTHENTICATE);
+
+/** The Basic credentials of a request: [user, password], or null. */
+function basicCredentials(request: FastifyRequest): [string, string] | null {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(request.headers.authorization ?? '');
+  if (!m) return null;
+  const plain = Buffer.from(m[1], 'base64').toString('utf8');
+  const colon = plain.indexOf(':');
+  return colon < 0 ? null : [plain.slice(0, colon), plain.slice(colon + 1)];
+}
+
+const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
+
+/** Whether If-None-Match names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
+function noneMatch(header: string, etag: string): boolean {
+  return header.split(',').some((t) => {
+    const tag = t.trim().replace(/^W\//, '');
+    return tag === '*' || tag === etag;
+  });
+}
+
+export function rspamdSettingsRoute(app: FastifyInstance, store: Store): void {
+  /**
+   * When each server's current body was first served here: its Last-Modified. A body first seen
+   * after a change is never older than the change, so If-Modified-Since (for clients without
+   * ETags) cannot hide one; after a restart the time is new, which only costs a full answer.
+   */
+  const firstServed = new Map<string, { etag: string; at: number }>();
+  app.get('/internal/rspamd-settings', { config: { infra: true }, schema: { hide: true } }, async (request, reply: FastifyReply) => {
+    const credentials = basicCredentials(request);
+    if (!credentials) throw denied();
+    const [name, key] = credentials;
+    const server = await new MailServersRepository(store.db).byName(name);
+    if (!server || !crypto.timingSafeEqual(digest(mailReportKey(server.doveadm_key)), digest(key))) throw denied();
+
+    const body = rspamdSettings(await new EmailAddressesRepository(store.db).antispamModesOn(server.name));
+    const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+    let seen = firstServed.get(server.name);
+    if (seen?.etag !== etag) firstServed.set(server.name, (seen = { etag, at: Math.floor(Date.now() / 1000) * 1000 }));
+    reply.header('ETag', etag).header('Last-Modified', new Date(seen.at).toUTCString()).header('Cache-Control', 'no-cache');
+
+    // RFC 9110 §13.2.2: If-None-Match decides when present; If-Modified-Since only without it. A
+    // date in the same second as Last-Modified does not count as "not modified": two bodies may
+    // share that second.
+    const inm = request.headers['if-none-match'];
+    const ims = Date.parse(request.headers['if-modified-since'] ?? '');
+    const notModified = inm !== undefined ? noneMatch(inm, etag) : Number.isFinite(ims) && ims >= seen.at + 1000;
+    if (notModified) return reply.code(304).send();
+    return reply.code(200).type('text/plain; charset=utf-8').send(body);
+  });
+}

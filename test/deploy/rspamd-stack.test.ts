@@ -1,0 +1,247 @@
+// The antispam modes on the local stack's real rspamd (issue 11; spec §2.9 antispam; API-NOTES §11;
+// deploy/mail/rspamd, deploy/local/up.sh): Postfix asks rspamd as a milter, rspamd reads the
+// per-recipient modes from the app's settings map (GET /internal/rspamd-settings). Spam is a message
+// with the stack's test header (X-Hostplane-Test-Spam: yes, deploy/mail/rspamd/test-spam.conf) or
+// GTUBE; sent by SMTP, read back by IMAP. `reject` refuses it in the SMTP dialogue, `junk-folder`
+// delivers it with X-Spam: Yes (the Sieve script files it into Junk: INBOX and Junk are read
+// here), `subject-rewrite` with "***SPAM*** " before the subject, `none` unchanged; GTUBE is
+// refused in every mode. Also: +tag and letter case, forwards, one verdict per message, how soon a
+// PATCHed mode is followed (printed, not asserted), and mail while rspamd is down.
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ENGINES, freshStore, processUrl } from '../helpers/app.js';
+import { inboxMessages } from '../helpers/imap.js';
+import { jobDone } from '../helpers/jobs.js';
+import { sendMail, type SmtpSession } from '../helpers/smtp.js';
+import { DOWN, UP, describeRspamdStack, script } from '../helpers/stack.js';
+import { pollUntil, sleep } from '../helpers/wait.js';
+import { patchEmail, postEmail, useMailSuite } from '../helpers/email.js';
+
+const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
+const SENDER = 'sender@outside.example';
+
+/** A message whose subject is `subject` (unique per test, so it is found again); spam with the test header. */
+const message = (subject: string, o: { spam?: boolean; gtube?: boolean; headers?: string } = {}) =>
+  `From: ${SENDER}\nTo: someone@hostplane.test\nSubject: ${subject}\nMessage-ID: <${subject}@outside.example>\n` +
+  `${o.spam ? 'X-Hostplane-Test-Spam: yes\n' : ''}${o.headers ?? ''}\n${subject} body\n${o.gtube ? `${GTUBE}\n` : ''}`;
+
+/** The header block of a message as IMAP returns it. */
+const headerOf = (text: string) => text.slice(0, text.search(/\r?\n\r?\n/));
+/** Its X-Spam header lines (one at most, whatever the sender wrote). */
+const spamHeaders = (header: string) => header.match(/^X-Spam:.*?(?=\r?$)/gim) ?? [];
+
+describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', () => {
+  describe.each(ENGINES)('on %s', { timeout: 120_000 }, (engine) => {
+    const s = useMailSuite(engine);
+    const token = () => s.x.end1.token;
+    const domain = () => s.x.end1.domain;
+    const boxes: Record<string, { id: string; address: string; password: string }> = {};
+
+    const send = (to: string[], text: string): Promise<SmtpSession> => sendMail(s.smtp, { from: SENDER, to, message: text });
+    /** Whether the message was accepted after DATA (250) or refused there (5xx), and rspamd's reply. */
+    const verdict = (r: SmtpSession) => ({ rcpt: r.rcpt.map((x) => x.code), data: r.data, code: r.message?.code, text: r.message?.text });
+    /** Waits for the message with `subject` in the INBOX or Junk of `box`; returns its text. */
+    const received = async (box: { address: string; password: string }, subject: string) => {
+      const find = async () => {
+        const all = [...(await inboxMessages(s.imap, box.address, box.password)), ...(await inboxMessages(s.imap, box.address, box.password, 'Junk'))];
+        return all.find((m) => m.includes(`${subject} body`)) ?? null;
+      };
+      return (await pollUntil(find, (m) => m !== null, `"${subject}" for ${box.address}`))!;
+    };
+    /** Sends spam to `to` until rspamd answers `want` (its settings map follows a change after a poll); ms until then. */
+    const untilVerdict = async (to: string, want: 'accepted' | 'refused', tag: string) => {
+      const start = Date.now();
+      for (let i = 0; ; i++) {
+        const r = await send([to], message(`${tag}-${i}`, { spam: true }));
+        if ((want === 'accepted') === (r.message?.code === 250)) return Date.now() - start;
+        if (Date.now() - start > 60_000) throw new Error(`rspamd did not ${want === 'accepted' ? 'accept' : 'refuse'} spam to ${to} within 60 s: ${JSON.stringify(verdict(r))}`);
+        await sleep(100);
+      }
+    };
+    const create = async (key: string, attributes: Record<string, unknown>) => {
+      const r = await postEmail(s.t, token(), { address: `${key}@${domain()}`, ...attributes });
+      expect(r.status, r.body).toBe(202);
+      await jobDone(s.t, token(), r);
+      boxes[key] = { id: r.json.data.id, address: r.json.data.attributes.address_ace, password: r.json.data.attributes.password ?? '' };
+    };
+
+    it('up.sh started rspamd as Postfix\'s milter and named it in stack.json; the addresses of every mode exist and rspamd has their settings', async () => {
+      expect(s.rspamd).toEqual({ milter: expect.stringMatching(/^127\.0\.0\.1:\d+$/), controller: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+      expect(await fetch(`${s.rspamd!.controller}/ping`).then((r) => r.text())).toMatch(/^pong/);
+      const mainCf = await fs.readFile(path.join(s.dir, 'mail/postfix/main.cf'), 'utf8');
+      expect(mainCf).toContain(`\nsmtpd_milters = inet:${s.rspamd!.milter}\n`);
+      expect(mainCf).toContain('\nmilter_default_action = accept\n');
+      await create('rej', { address_type: 'mailbox' });
+      await create('junk', { address_type: 'mailbox', antispam: 'junk-folder' });
+      await create('rw', { address_type: 'mailbox', antispam: 'subject-rewrite' });
+      await create('none', { address_type: 'mailbox', antispam: 'none' });
+      await create('fwd-none', { address_type: 'forward', forward_to: [boxes.rej.address], antispam: 'none' });
+      await create('fwd-rej', { address_type: 'forward', forward_to: [boxes.none.address] });
+      // fwd-none is the last address in a mode the map lists: once it is there, all are.
+      const ms = await untilVerdict(boxes['fwd-none'].address, 'accepted', 'ready');
+      console.info(`[rspamd ${engine}] settings followed ${ms} ms after the addresses were created`);
+    });
+
+    it('reject (the default): spam and GTUBE are refused at the end of DATA with rspamd\'s message; a clean message arrives', async () => {
+      expect(verdict(await send([boxes.rej.address], message('rej-spam', { spam: true })))).toEqual({ rcpt: [250], data: 354, code: 554, text: '5.7.1 Spam message rejected' });
+      expect(verdict(await send([boxes.rej.address], message('rej-gtube', { gtube: true })))).toEqual({ rcpt: [250], data: 354, code: 554, text: '5.7.1 Gtube pattern' });
+      expect(verdict(await send([boxes.rej.address], message('rej-clean')))).toMatchObject({ code: 250 });
+      const clean = await received(boxes.rej, 'rej-clean');
+      expect(headerOf(clean)).toMatch(/^Subject: rej-clean\r?$/m);
+      expect(headerOf(clean)).not.toMatch(/^X-Spam:/im);
+      expect((await inboxMessages(s.imap, boxes.rej.address, boxes.rej.password)).filter((m) => /rej-(spam|gtube) body/.test(m))).toEqual([]);
+    });
+
+    it('none: spam arrives unchanged, without X-Spam', async () => {
+      expect(verdict(await send([boxes.none.address], message('none-spam', { spam: true })))).toMatchObject({ code: 250 });
+      const spam = headerOf(await received(boxes.none, 'none-spam'));
+      expect(spam).toMatch(/^Subject: none-spam\r?$/m);
+      expect(spamHeaders(spam)).toEqual([]);
+    });
+
+    it('an X-Spam header the sender wrote is removed from a clean message', async () => {
+      expect(verdict(await send([boxes.rej.address], message('rej-forged', { headers: 'X-Spam: Yes\nX-Spam: yes\n' })))).toMatchObject({ code: 250 });
+      expect(spamHeaders(headerOf(await received(boxes.rej, 'rej-forged')))).toEqual([]);
+    });
+
+    it('subject-rewrite: spam arrives with "***SPAM*** " before its subject and with X-Spam: Yes; a clean message unchanged', async () => {
+      expect(verdict(await send([boxes.rw.address], message('rw-spam', { spam: true })))).toMatchObject({ code: 250 });
+      const spam = headerOf(await received(boxes.rw, 'rw-spam'));
+      expect(spam).toMatch(/^Subject: \*\*\*SPAM\*\*\* rw-spam\r?$/m);
+      // rspamd's proxy adds X-Spam for "add header" only; milter_headers' spam-header routine
+      // (hostplane.conf) for "rewrite subject" too.
+      expect(spamHeaders(spam)).toEqual(['X-Spam: Yes']);
+      expect(verdict(await send([boxes.rw.address], message('rw-forged', { spam: true, headers: 'X-Spam: No\n' })))).toMatchObject({ code: 250 });
+      expect(spamHeaders(headerOf(await received(boxes.rw, 'rw-forged')))).toEqual(['X-Spam: Yes']);
+      expect(verdict(await send([boxes.rw.address], message('rw-clean')))).toMatchObject({ code: 250 });
+      const clean = headerOf(await received(boxes.rw, 'rw-clean'));
+      expect(clean).toMatch(/^Subject: rw-clean\r?$/m);
+      expect(clean).not.toMatch(/^X-Spam:/im);
+    });
+
+    it('junk-folder: spam arrives with X-Spam: Yes and its subject unchanged; a clean message without X-Spam', async () => {
+      expect(verdict(await send([boxes.junk.address], message('junk-spam', { spam: true })))).toMatchObject({ code: 250 });
+      const spam = headerOf(await received(boxes.junk, 'junk-spam'));
+      expect(spamHeaders(spam)).toEqual(['X-Spam: Yes']);
+      expect(spam).toMatch(/^Subject: junk-spam\r?$/m);
+      // The sender's own X-Spam goes: one header, rspamd's.
+      expect(verdict(await send([boxes.junk.address], message('junk-forged', { spam: true, headers: 'X-Spam: No\nX-Spam: maybe\n' })))).toMatchObject({ code: 250 });
+      expect(spamHeaders(headerOf(await received(boxes.junk, 'junk-forged')))).toEqual(['X-Spam: Yes']);
+      expect(verdict(await send([boxes.junk.address], message('junk-clean')))).toMatchObject({ code: 250 });
+      expect(headerOf(await received(boxes.junk, 'junk-clean'))).not.toMatch(/^X-Spam:/im);
+    });
+
+    it('GTUBE is refused in every mode', async () => {
+      for (const key of ['junk', 'rw', 'none', 'fwd-none']) {
+        expect(verdict(await send([boxes[key].address], message(`gtube-${key}`, { gtube: true }))), key).toEqual({
+          rcpt: [250], data: 354, code: 554, text: '5.7.1 Gtube pattern',
+        });
+      }
+    });
+
+    it('a +tag and any letter case of the recipient get its address\'s mode', async () => {
+      const [local, d] = boxes.none.address.split('@');
+      expect(verdict(await send([`${local}+news@${d}`], message('none-tag', { spam: true })))).toMatchObject({ code: 250 });
+      expect(verdict(await send([`${local.toUpperCase()}@${d.toUpperCase()}`], message('none-case', { spam: true })))).toMatchObject({ code: 250 });
+      await received(boxes.none, 'none-tag');
+      await received(boxes.none, 'none-case');
+      const [rl, rd] = boxes.rw.address.split('@');
+      expect(verdict(await send([`${rl}+x@${rd}`], message('rw-tag', { spam: true })))).toMatchObject({ code: 250 });
+      expect(headerOf(await received(boxes.rw, 'rw-tag'))).toMatch(/^Subject: \*\*\*SPAM\*\*\* rw-tag\r?$/m);
+    });
+
+    it('forwards: the mode of the address the mail was sent to decides, not its target\'s', async () => {
+      // fwd-none (none) forwards to rej (reject): delivered to rej unchanged.
+      expect(verdict(await send([boxes['fwd-none'].address], message('fwd-none-spam', { spam: true })))).toMatchObject({ code: 250 });
+      expect(headerOf(await received(boxes.rej, 'fwd-none-spam'))).not.toMatch(/^X-Spam:/im);
+      // fwd-rej (reject) forwards to none (none): refused.
+      expect(verdict(await send([boxes['fwd-rej'].address], message('fwd-rej-spam', { spam: true })))).toMatchObject({ code: 554 });
+    });
+
+    it('one verdict per message: with recipients in several modes the first of junk-folder, subject-rewrite, none decides for all', async () => {
+      // reject + none: none's "no action" for both, so the reject mailbox gets the spam too, unmarked.
+      expect(verdict(await send([boxes.rej.address, boxes.none.address], message('mix-rej-none', { spam: true })))).toMatchObject({ rcpt: [250, 250], code: 250 });
+      for (const box of [boxes.rej, boxes.none]) {
+        const h = headerOf(await received(box, 'mix-rej-none'));
+        expect(h).toMatch(/^Subject: mix-rej-none\r?$/m);
+        expect(spamHeaders(h)).toEqual([]);
+      }
+      // none + subject-rewrite: subject-rewrite's "rewrite subject" (and X-Spam, which the none
+      // mailbox's Sieve script may take off again) for both.
+      expect(verdict(await send([boxes.none.address, boxes.rw.address], message('mix-none-rw', { spam: true })))).toMatchObject({ code: 250 });
+      for (const box of [boxes.none, boxes.rw]) {
+        expect(headerOf(await received(box, 'mix-none-rw'))).toMatch(/^Subject: \*\*\*SPAM\*\*\* mix-none-rw\r?$/m);
+      }
+      expect(spamHeaders(headerOf(await received(boxes.rw, 'mix-none-rw')))).toEqual(['X-Spam: Yes']);
+      // subject-rewrite + junk-folder + reject: junk-folder's "add header" for all; rspamd leaves the
+      // subject, which the subject-rewrite mailbox's own Sieve script then rewrites.
+      expect(verdict(await send([boxes.rw.address, boxes.junk.address, boxes.rej.address], message('mix-rw-junk', { spam: true })))).toMatchObject({ code: 250 });
+      for (const box of [boxes.junk, boxes.rej]) {
+        const h = headerOf(await received(box, 'mix-rw-junk'));
+        expect(h).toMatch(/^Subject: mix-rw-junk\r?$/m);
+        expect(spamHeaders(h)).toEqual(['X-Spam: Yes']);
+      }
+      expect(headerOf(await received(boxes.rw, 'mix-rw-junk'))).toMatch(/^Subject: \*\*\*SPAM\*\*\* mix-rw-junk\r?$/m);
+    });
+
+    it('a PATCHed mode is followed once rspamd polls the map again (how long: printed)', async () => {
+      expect((await patchEmail(s.t, token(), boxes.none.id, { antispam: 'reject' })).status).toBe(200);
+      const toReject = await untilVerdict(boxes.none.address, 'refused', 'patch-reject');
+      expect((await patchEmail(s.t, token(), boxes.none.id, { antispam: 'none' })).status).toBe(200);
+      const toNone = await untilVerdict(boxes.none.address, 'accepted', 'patch-none');
+      console.info(`[rspamd ${engine}] a PATCH of antispam was followed after ${toReject} ms (none → reject) and ${toNone} ms (reject → none)`);
+      // Every address back in reject: the map is "{}", and rspamd drops the rules it had.
+      for (const key of ['junk', 'rw', 'none', 'fwd-none']) expect((await patchEmail(s.t, token(), boxes[key].id, { antispam: 'reject' })).status).toBe(200);
+      await untilVerdict(boxes.junk.address, 'refused', 'all-reject');
+      for (const key of ['rw', 'none', 'fwd-none']) {
+        expect(verdict(await send([boxes[key].address], message(`all-reject-${key}`, { spam: true }))), key).toMatchObject({ code: 554 });
+      }
+    });
+
+    it('while rspamd is down, mail is accepted unchecked (milter_default_action = accept)', async () => {
+      const pid = Number((await fs.readFile(path.join(s.dir, 'mail/rspamd/rspamd.pid'), 'utf8')).trim());
+      process.kill(pid, 'SIGTERM');
+      // Gone, or a zombie nobody reaps yet (its state letter after the command's parenthesis).
+      const alive = async () => {
+        const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+        return stat !== null && !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
+      };
+      await pollUntil(alive, (a) => !a, 'rspamd to stop', 20_000);
+      expect(verdict(await send([boxes.rej.address], message('down-spam', { spam: true })))).toMatchObject({ code: 250 });
+      expect(headerOf(await received(boxes.rej, 'down-spam'))).toMatch(/^Subject: down-spam\r?$/m);
+    });
+  });
+
+  it('without rspamd (here: no port for it) the stack\'s mail runs without the milter, and up.sh says why', async () => {
+    // port-base 65521: the mail part's +13 is a port, rspamd's +15 is not.
+    const base = 65521;
+    const free = async (port: number) =>
+      new Promise<boolean>((resolve) => {
+        const srv = net.createServer().once('error', () => resolve(false));
+        srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+      });
+    for (const off of [0, 1, 2, 10, 11, 12, 13]) if (!(await free(base + off))) return console.info(`[rspamd] port ${base + off} is taken: test not run`);
+    const ts = await freshStore('sqlite');
+    const root = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-no-rspamd-'));
+    await fs.chmod(root, 0o755);
+    const dir = path.join(await fs.realpath(root), 'stack');
+    try {
+      const up = await script(UP, [dir, String(base)], { DATABASE_URL: processUrl(ts) });
+      expect(up.stderr).toBe('');
+      expect(up.code).toBe(0);
+      expect(up.stdout).toContain('\n  rspamd   not started: it needs port-base+15 to be a port (port-base at most 65520); mail is not checked for spam\n');
+      const stack = JSON.parse(await fs.readFile(path.join(dir, 'stack.json'), 'utf8'));
+      expect(Object.keys(stack.mail)).toEqual(['smtp', 'imap', 'lmtp', 'doveadm']);
+      expect(await fs.readFile(path.join(dir, 'mail/postfix/main.cf'), 'utf8')).toContain('\nsmtpd_milters = \n');
+      const sent = await sendMail(stack.mail.smtp, { from: SENDER, to: ['nobody@unknown.example'], message: message('no-rspamd') });
+      expect(sent.greeting).toBe(220);
+    } finally {
+      await script(DOWN, [dir], {});
+      await fs.rm(root, { recursive: true, force: true });
+      await ts.drop();
+    }
+  }, 120_000);
+});
