@@ -141,7 +141,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       }
     }, STEP_MS);
 
-    it.runIf(engine === 'postgres')('the PostgreSQL role reads exactly the four mail tables and writes nothing', async () => {
+    it.runIf(engine === 'postgres')('the PostgreSQL role reads exactly the five mail tables and writes nothing', async () => {
       const grants = await sql<{ table_name: string; privilege_type: string }>`
         select table_name, privilege_type from information_schema.role_table_grants
         where grantee = ${reader} order by table_name, privilege_type`.execute(ts.store.db);
@@ -149,6 +149,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
         { table_name: 'mail_aliases', privilege_type: 'SELECT' },
         { table_name: 'mail_app_passwords', privilege_type: 'SELECT' },
         { table_name: 'mail_domains', privilege_type: 'SELECT' },
+        { table_name: 'mail_sieve', privilege_type: 'SELECT' },
         { table_name: 'mail_users', privilege_type: 'SELECT' },
       ]);
     });

@@ -1,12 +1,15 @@
-// The antispam modes on the local stack's real rspamd (issue 11; spec §2.9 antispam; API-NOTES §11;
-// deploy/mail/rspamd, deploy/local/up.sh): Postfix asks rspamd as a milter, rspamd reads the
-// per-recipient modes from the app's settings map (GET /internal/rspamd-settings). Spam is a message
+// The antispam modes on the local stack's real rspamd and Dovecot (issue 11; spec §2.9 antispam;
+// API-NOTES §11; docs/decisions/0011-antispam-and-autoresponder.md; deploy/mail/rspamd,
+// deploy/local/up.sh): Postfix asks rspamd as a milter, rspamd reads the per-recipient settings from
+// the app's settings map (GET /internal/rspamd-settings) and refuses spam for `reject` or marks it
+// (X-Spam: Yes) for mailboxes; each mailbox's Sieve script applies its own mode. Spam is a message
 // with the stack's test header (X-Hostplane-Test-Spam: yes, deploy/mail/rspamd/test-spam.conf) or
-// GTUBE; sent by SMTP, read back by IMAP. `reject` refuses it in the SMTP dialogue, `junk-folder`
-// delivers it with X-Spam: Yes (the Sieve script files it into Junk: INBOX and Junk are read
-// here), `subject-rewrite` with "***SPAM*** " before the subject, `none` unchanged; GTUBE is
-// refused in every mode. Also: +tag and letter case, forwards, one verdict per message, how soon a
-// PATCHed mode is followed (printed, not asserted), and mail while rspamd is down.
+// GTUBE; sent by SMTP, read back by IMAP from INBOX and Junk. `reject` refuses it in the SMTP
+// dialogue, `junk-folder` files it into Junk, `subject-rewrite` delivers it with "***SPAM*** "
+// before the subject, `none` unchanged; GTUBE is refused in every mode. Also: +tag and letter case,
+// forwards, one verdict per message with each mailbox's own mode after it, a PATCHed mode on the
+// next message (between the modes rspamd marks alike) or after rspamd's next poll (to and from
+// reject: how long is printed, not asserted), and mail while rspamd is down.
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -44,10 +47,15 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
     /** Whether the message was accepted after DATA (250) or refused there (5xx), and rspamd's reply. */
     const verdict = (r: SmtpSession) => ({ rcpt: r.rcpt.map((x) => x.code), data: r.data, code: r.message?.code, text: r.message?.text });
     /** Waits for the message with `subject` in the INBOX or Junk of `box`; returns its text. */
-    const received = async (box: { address: string; password: string }, subject: string) => {
+    const received = async (box: { address: string; password: string }, subject: string) => (await arrived(box, subject)).text;
+    /** Waits for the message with `subject` in the INBOX or Junk of `box`: which folder, and its text. */
+    const arrived = async (box: { address: string; password: string }, subject: string) => {
       const find = async () => {
-        const all = [...(await inboxMessages(s.imap, box.address, box.password)), ...(await inboxMessages(s.imap, box.address, box.password, 'Junk'))];
-        return all.find((m) => m.includes(`${subject} body`)) ?? null;
+        for (const folder of ['INBOX', 'Junk'] as const) {
+          const text = (await inboxMessages(s.imap, box.address, box.password, folder)).find((m) => m.includes(`${subject} body`));
+          if (text) return { folder, text };
+        }
+        return null;
       };
       return (await pollUntil(find, (m) => m !== null, `"${subject}" for ${box.address}`))!;
     };
@@ -80,8 +88,9 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       await create('none', { address_type: 'mailbox', antispam: 'none' });
       await create('fwd-none', { address_type: 'forward', forward_to: [boxes.rej.address], antispam: 'none' });
       await create('fwd-rej', { address_type: 'forward', forward_to: [boxes.none.address] });
-      // fwd-none is the last address in a mode the map lists: once it is there, all are.
-      const ms = await untilVerdict(boxes['fwd-none'].address, 'accepted', 'ready');
+      await create('fwd-rw', { address_type: 'forward', forward_to: [boxes.none.address], antispam: 'subject-rewrite' });
+      // fwd-rw is the last address the map lists: once it is there, all are.
+      const ms = await untilVerdict(boxes['fwd-rw'].address, 'accepted', 'ready');
       console.info(`[rspamd ${engine}] settings followed ${ms} ms after the addresses were created`);
     });
 
@@ -95,9 +104,11 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       expect((await inboxMessages(s.imap, boxes.rej.address, boxes.rej.password)).filter((m) => /rej-(spam|gtube) body/.test(m))).toEqual([]);
     });
 
-    it('none: spam arrives unchanged, without X-Spam', async () => {
+    it('none: spam arrives in the INBOX unchanged, without X-Spam (the Sieve script takes rspamd\'s mark off)', async () => {
       expect(verdict(await send([boxes.none.address], message('none-spam', { spam: true })))).toMatchObject({ code: 250 });
-      const spam = headerOf(await received(boxes.none, 'none-spam'));
+      const got = await arrived(boxes.none, 'none-spam');
+      expect(got.folder).toBe('INBOX');
+      const spam = headerOf(got.text);
       expect(spam).toMatch(/^Subject: none-spam\r?$/m);
       expect(spamHeaders(spam)).toEqual([]);
     });
@@ -109,10 +120,11 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
 
     it('subject-rewrite: spam arrives with "***SPAM*** " before its subject and with X-Spam: Yes; a clean message unchanged', async () => {
       expect(verdict(await send([boxes.rw.address], message('rw-spam', { spam: true })))).toMatchObject({ code: 250 });
-      const spam = headerOf(await received(boxes.rw, 'rw-spam'));
+      const got = await arrived(boxes.rw, 'rw-spam');
+      expect(got.folder).toBe('INBOX');
+      const spam = headerOf(got.text);
+      // rspamd marks it; the mailbox's Sieve script puts the prefix before the subject.
       expect(spam).toMatch(/^Subject: \*\*\*SPAM\*\*\* rw-spam\r?$/m);
-      // rspamd's proxy adds X-Spam for "add header" only; milter_headers' spam-header routine
-      // (hostplane.conf) for "rewrite subject" too.
       expect(spamHeaders(spam)).toEqual(['X-Spam: Yes']);
       expect(verdict(await send([boxes.rw.address], message('rw-forged', { spam: true, headers: 'X-Spam: No\n' })))).toMatchObject({ code: 250 });
       expect(spamHeaders(headerOf(await received(boxes.rw, 'rw-forged')))).toEqual(['X-Spam: Yes']);
@@ -122,20 +134,25 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       expect(clean).not.toMatch(/^X-Spam:/im);
     });
 
-    it('junk-folder: spam arrives with X-Spam: Yes and its subject unchanged; a clean message without X-Spam', async () => {
+    it('junk-folder: spam is filed into Junk (made when missing) with X-Spam: Yes and its subject unchanged; a clean message in the INBOX without X-Spam', async () => {
+      expect(await inboxMessages(s.imap, boxes.junk.address, boxes.junk.password, 'Junk')).toEqual([]);
       expect(verdict(await send([boxes.junk.address], message('junk-spam', { spam: true })))).toMatchObject({ code: 250 });
-      const spam = headerOf(await received(boxes.junk, 'junk-spam'));
+      const got = await arrived(boxes.junk, 'junk-spam');
+      expect(got.folder).toBe('Junk');
+      const spam = headerOf(got.text);
       expect(spamHeaders(spam)).toEqual(['X-Spam: Yes']);
       expect(spam).toMatch(/^Subject: junk-spam\r?$/m);
       // The sender's own X-Spam goes: one header, rspamd's.
       expect(verdict(await send([boxes.junk.address], message('junk-forged', { spam: true, headers: 'X-Spam: No\nX-Spam: maybe\n' })))).toMatchObject({ code: 250 });
       expect(spamHeaders(headerOf(await received(boxes.junk, 'junk-forged')))).toEqual(['X-Spam: Yes']);
       expect(verdict(await send([boxes.junk.address], message('junk-clean')))).toMatchObject({ code: 250 });
-      expect(headerOf(await received(boxes.junk, 'junk-clean'))).not.toMatch(/^X-Spam:/im);
+      const clean = await arrived(boxes.junk, 'junk-clean');
+      expect(clean.folder).toBe('INBOX');
+      expect(headerOf(clean.text)).not.toMatch(/^X-Spam:/im);
     });
 
     it('GTUBE is refused in every mode', async () => {
-      for (const key of ['junk', 'rw', 'none', 'fwd-none']) {
+      for (const key of ['junk', 'rw', 'none', 'fwd-none', 'fwd-rw']) {
         expect(verdict(await send([boxes[key].address], message(`gtube-${key}`, { gtube: true }))), key).toEqual({
           rcpt: [250], data: 354, code: 554, text: '5.7.1 Gtube pattern',
         });
@@ -159,44 +176,60 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       expect(headerOf(await received(boxes.rej, 'fwd-none-spam'))).not.toMatch(/^X-Spam:/im);
       // fwd-rej (reject) forwards to none (none): refused.
       expect(verdict(await send([boxes['fwd-rej'].address], message('fwd-rej-spam', { spam: true })))).toMatchObject({ code: 554 });
+      // fwd-rw (subject-rewrite) forwards to none: rspamd rewrites the subject for the forward.
+      expect(verdict(await send([boxes['fwd-rw'].address], message('fwd-rw-spam', { spam: true })))).toMatchObject({ code: 250 });
+      expect(headerOf(await received(boxes.none, 'fwd-rw-spam'))).toMatch(/^Subject: \*\*\*SPAM\*\*\* fwd-rw-spam\r?$/m);
     });
 
-    it('one verdict per message: with recipients in several modes the first of junk-folder, subject-rewrite, none decides for all', async () => {
-      // reject + none: none's "no action" for both, so the reject mailbox gets the spam too, unmarked.
+    it('one verdict per message: refused only when every recipient refuses; else marked, and each mailbox applies its own mode', async () => {
+      const where = async (box: { address: string; password: string }, subject: string) => {
+        const got = await arrived(box, subject);
+        const h = headerOf(got.text);
+        return { folder: got.folder, subject: /^Subject: (.*?)\r?$/m.exec(h)?.[1], marked: spamHeaders(h).length > 0 };
+      };
+      // reject + none mailboxes: accepted (none's mailbox wants it); the reject mailbox files it into
+      // Junk, the none mailbox has it as it came.
       expect(verdict(await send([boxes.rej.address, boxes.none.address], message('mix-rej-none', { spam: true })))).toMatchObject({ rcpt: [250, 250], code: 250 });
-      for (const box of [boxes.rej, boxes.none]) {
-        const h = headerOf(await received(box, 'mix-rej-none'));
-        expect(h).toMatch(/^Subject: mix-rej-none\r?$/m);
-        expect(spamHeaders(h)).toEqual([]);
-      }
-      // none + subject-rewrite: subject-rewrite's "rewrite subject" (and X-Spam, which the none
-      // mailbox's Sieve script may take off again) for both.
-      expect(verdict(await send([boxes.none.address, boxes.rw.address], message('mix-none-rw', { spam: true })))).toMatchObject({ code: 250 });
-      for (const box of [boxes.none, boxes.rw]) {
-        expect(headerOf(await received(box, 'mix-none-rw'))).toMatch(/^Subject: \*\*\*SPAM\*\*\* mix-none-rw\r?$/m);
-      }
-      expect(spamHeaders(headerOf(await received(boxes.rw, 'mix-none-rw')))).toEqual(['X-Spam: Yes']);
-      // subject-rewrite + junk-folder + reject: junk-folder's "add header" for all; rspamd leaves the
-      // subject, which the subject-rewrite mailbox's own Sieve script then rewrites.
-      expect(verdict(await send([boxes.rw.address, boxes.junk.address, boxes.rej.address], message('mix-rw-junk', { spam: true })))).toMatchObject({ code: 250 });
-      for (const box of [boxes.junk, boxes.rej]) {
-        const h = headerOf(await received(box, 'mix-rw-junk'));
-        expect(h).toMatch(/^Subject: mix-rw-junk\r?$/m);
-        expect(spamHeaders(h)).toEqual(['X-Spam: Yes']);
-      }
-      expect(headerOf(await received(boxes.rw, 'mix-rw-junk'))).toMatch(/^Subject: \*\*\*SPAM\*\*\* mix-rw-junk\r?$/m);
+      expect(await where(boxes.rej, 'mix-rej-none')).toEqual({ folder: 'Junk', subject: 'mix-rej-none', marked: true });
+      expect(await where(boxes.none, 'mix-rej-none')).toEqual({ folder: 'INBOX', subject: 'mix-rej-none', marked: false });
+      // subject-rewrite + junk-folder + reject + none mailboxes: each its own.
+      expect(verdict(await send([boxes.rw.address, boxes.junk.address, boxes.rej.address, boxes.none.address], message('mix-all', { spam: true })))).toMatchObject({ code: 250 });
+      expect(await where(boxes.rw, 'mix-all')).toEqual({ folder: 'INBOX', subject: '***SPAM*** mix-all', marked: true });
+      expect(await where(boxes.junk, 'mix-all')).toEqual({ folder: 'Junk', subject: 'mix-all', marked: true });
+      expect(await where(boxes.rej, 'mix-all')).toEqual({ folder: 'Junk', subject: 'mix-all', marked: true });
+      expect(await where(boxes.none, 'mix-all')).toEqual({ folder: 'INBOX', subject: 'mix-all', marked: false });
+      // A forward in subject-rewrite decides for all (rspamd rewrites for it): the mailboxes get the
+      // rewritten subject, and still file by their own mode.
+      expect(verdict(await send([boxes['fwd-rw'].address, boxes.junk.address], message('mix-fwd-rw', { spam: true })))).toMatchObject({ code: 250 });
+      expect(await where(boxes.junk, 'mix-fwd-rw')).toEqual({ folder: 'Junk', subject: '***SPAM*** mix-fwd-rw', marked: true });
+      // The one gap: a forward in none with reject mailboxes only: accepted unmarked for all, so the
+      // reject mailbox finds it in its INBOX.
+      expect(verdict(await send([boxes['fwd-none'].address, boxes['fwd-rej'].address], message('mix-fwd-none', { spam: true })))).toMatchObject({ code: 250 });
+      expect(await where(boxes.rej, 'mix-fwd-none')).toEqual({ folder: 'INBOX', subject: 'mix-fwd-none', marked: false });
     });
 
-    it('a PATCHed mode is followed once rspamd polls the map again (how long: printed)', async () => {
+    it('§2.9 between junk-folder, subject-rewrite and none a PATCHed mode acts on the next message', async () => {
+      const next = async (mode: string, subject: string) => {
+        expect((await patchEmail(s.t, token(), boxes.junk.id, { antispam: mode })).status).toBe(200);
+        expect(verdict(await send([boxes.junk.address], message(subject, { spam: true })))).toMatchObject({ code: 250 });
+        const got = await arrived(boxes.junk, subject);
+        return { folder: got.folder, subject: /^Subject: (.*?)\r?$/m.exec(headerOf(got.text))?.[1] };
+      };
+      expect(await next('none', 'next-none')).toEqual({ folder: 'INBOX', subject: 'next-none' });
+      expect(await next('subject-rewrite', 'next-rw')).toEqual({ folder: 'INBOX', subject: '***SPAM*** next-rw' });
+      expect(await next('junk-folder', 'next-junk')).toEqual({ folder: 'Junk', subject: 'next-junk' });
+    });
+
+    it('to and from reject a PATCHed mode is followed once rspamd polls the map again (how long: printed)', async () => {
       expect((await patchEmail(s.t, token(), boxes.none.id, { antispam: 'reject' })).status).toBe(200);
       const toReject = await untilVerdict(boxes.none.address, 'refused', 'patch-reject');
       expect((await patchEmail(s.t, token(), boxes.none.id, { antispam: 'none' })).status).toBe(200);
       const toNone = await untilVerdict(boxes.none.address, 'accepted', 'patch-none');
       console.info(`[rspamd ${engine}] a PATCH of antispam was followed after ${toReject} ms (none → reject) and ${toNone} ms (reject → none)`);
       // Every address back in reject: the map is "{}", and rspamd drops the rules it had.
-      for (const key of ['junk', 'rw', 'none', 'fwd-none']) expect((await patchEmail(s.t, token(), boxes[key].id, { antispam: 'reject' })).status).toBe(200);
+      for (const key of ['junk', 'rw', 'none', 'fwd-none', 'fwd-rw']) expect((await patchEmail(s.t, token(), boxes[key].id, { antispam: 'reject' })).status).toBe(200);
       await untilVerdict(boxes.junk.address, 'refused', 'all-reject');
-      for (const key of ['rw', 'none', 'fwd-none']) {
+      for (const key of ['rw', 'none', 'fwd-none', 'fwd-rw']) {
         expect(verdict(await send([boxes[key].address], message(`all-reject-${key}`, { spam: true }))), key).toMatchObject({ code: 554 });
       }
     });

@@ -5,6 +5,8 @@
 // the SHA-256 of the text: Dovecot keeps a compiled binary per id, so a changed script must get a
 // new id (or the old binary runs on), and an unchanged one keeps it (no recompilation).
 // `server`: the mail server of the row, as in the other mail directory tables.
+// The index serves the rspamd settings map, which each mail server polls every few seconds for its
+// addresses that are not in the default antispam mode (email-addresses.rspamd-settings.ts).
 import type { Kysely } from 'kysely';
 import type { Engine } from '../dialect.js';
 
@@ -18,4 +20,5 @@ export async function up(db: Kysely<any>, _engine: Engine): Promise<void> {
     .addColumn('server', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('mail_sieve_pk', ['address', 'name'])
     .execute();
+  await db.schema.createIndex('email_addresses_server_antispam').on('email_addresses').columns(['mail_server_name', 'antispam']).execute();
 }

@@ -17,6 +17,7 @@ export type NewEmailAddress = Omit<Insertable<EmailAddressesTable>, 'state' | 'c
 /** An address of a mail server's rspamd settings map (EmailAddressesRepository.antispamModesOn). */
 export interface AntispamModeRow {
   address: string;
+  kind: EmailAddressRow['kind'];
   antispam: Exclude<EmailAddressRow['antispam'], 'reject'>;
 }
 
@@ -208,7 +209,7 @@ export class EmailAddressesRepository {
   async antispamModesOn(server: string): Promise<AntispamModeRow[]> {
     const rows = await this.db
       .selectFrom('email_addresses')
-      .select(['address', 'antispam'])
+      .select(['address', 'kind', 'antispam'])
       .where('mail_server_name', '=', server)
       .where('antispam', '!=', 'reject')
       .where('state', '!=', 'deleting')

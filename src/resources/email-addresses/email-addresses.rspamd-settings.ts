@@ -1,15 +1,17 @@
-// GET/HEAD /internal/rspamd-settings (issue 11; spec §2.9 antispam; API-NOTES §11): the settings
-// map a mail server's rspamd polls (deploy/mail/rspamd/hostplane.conf `settings = "<url>"`) to
-// learn the antispam mode of each of its addresses. rspamd applies no setting to `reject`, the
-// default, so the map lists the addresses in the three other modes, each mode a settings rule that
-// switches rspamd's reject action off for it:
-// - junk-folder → "add header" (X-Spam: Yes; the mailbox's Sieve script files the message into Junk),
-// - subject-rewrite → "rewrite subject" ("***SPAM*** " before the subject),
-// - none → no action at all; still scanned (want_spam would skip the scan, and a forged X-Spam
-//   header would then stay: the scan is what removes it).
-// rspamd applies one rule per message, the highest priority matching any recipient, hence the
-// order junk-folder > subject-rewrite > none > reject. It matches the envelope recipient as Postfix
-// received it (before forwards are expanded), lower-cased and without a +tag.
+// GET/HEAD /internal/rspamd-settings (issue 11; spec §2.9 antispam; API-NOTES §11; docs/decisions/
+// 0011-antispam-and-autoresponder.md): the settings map a mail server's rspamd polls
+// (deploy/mail/rspamd/hostplane.conf `settings = "<url>"`) to learn the antispam mode of each of
+// its addresses. rspamd applies no setting to `reject`, the default, so the map lists the other
+// addresses in three rules that switch rspamd's reject action off for them:
+// - hp_mark: every mailbox not in `reject` → "add header" (X-Spam: Yes). rspamd treats them alike
+//   and the mailbox's own Sieve script applies its mode (sieve.ts: Junk, the subject prefix, or the
+//   mark taken off), so a change between those modes acts on the next message, not on the next poll;
+// - hp_rewrite: forwards in `subject-rewrite` → "rewrite subject" ("***SPAM*** "; milter_headers
+//   adds X-Spam too): a forward runs no Sieve script, so rspamd rewrites for it;
+// - hp_none: forwards in `none` → no action (still scanned: want_spam would skip the scan).
+// rspamd applies one rule per message, the highest priority matching any recipient: hp_rewrite >
+// hp_mark > hp_none > reject. It matches the envelope recipient as Postfix received it (before
+// forwards are expanded), lower-cased and without a +tag.
 //
 // The mail server authenticates with HTTP Basic: its name and its report key (mailReportKey, as in
 // Dovecot's login reports), which rspamd sends from the map URL's user info. The map lists that
@@ -23,39 +25,40 @@ import { AppError } from '../../errors.js';
 import { MailServersRepository, mailReportKey } from '../../provisioning/mail/servers.repository.js';
 import { EmailAddressesRepository, type AntispamModeRow } from './email-addresses.repository.js';
 
-type Mode = AntispamModeRow['antispam'];
+type Row = AntispamModeRow;
 
-/** The rule of each mode, highest priority first; the score is the default reject score (hostplane.conf). */
-const RULES: Array<{ mode: Mode; name: string; priority: number; apply: string }> = [
+/** The rules, highest priority first; the score is the default reject score (hostplane.conf). */
+const RULES: Array<{ name: string; priority: number; has: (r: Row) => boolean; apply: string }> = [
   {
-    mode: 'junk-folder',
-    name: 'hp_junk_folder',
+    name: 'hp_rewrite',
     priority: 30,
-    apply: 'actions { reject = null; "rewrite subject" = null; "add header" = 15.0; }',
-  },
-  {
-    mode: 'subject-rewrite',
-    name: 'hp_subject_rewrite',
-    priority: 20,
+    has: (r) => r.kind === 'forward' && r.antispam === 'subject-rewrite',
     apply: 'actions { reject = null; "add header" = null; "rewrite subject" = 15.0; } subject = "***SPAM*** %s";',
   },
   {
-    mode: 'none',
+    name: 'hp_mark',
+    priority: 20,
+    has: (r) => r.kind === 'mailbox',
+    apply: 'actions { reject = null; "rewrite subject" = null; "add header" = 15.0; }',
+  },
+  {
     name: 'hp_none',
     priority: 10,
+    has: (r) => r.kind === 'forward' && r.antispam === 'none',
     apply: 'actions { reject = null; "add header" = null; "rewrite subject" = null; }',
   },
 ];
 
 /**
- * The settings map (UCL) for these addresses (stored form: lower case, ACE): one rule per mode that
- * has any, `{}` when none has (rspamd then drops the rules it had; an empty answer it would not
- * take as a change). `rspamdSettings([{ address: 'a@b.example', antispam: 'none' }])`.
+ * The settings map (UCL) for these addresses (stored form: lower case, ACE; none in `reject`): one
+ * rule per kind of treatment that has any, `{}` when none has (rspamd then drops the rules it had;
+ * an empty answer it would not take as a change).
+ * `rspamdSettings([{ address: 'a@b.example', kind: 'forward', antispam: 'none' }])`.
  */
-export function rspamdSettings(rows: AntispamModeRow[]): string {
+export function rspamdSettings(rows: Row[]): string {
   const out: string[] = [];
   for (const rule of RULES) {
-    const rcpt = rows.filter((r) => r.antispam === rule.mode).map((r) => JSON.stringify(r.address));
+    const rcpt = rows.filter(rule.has).map((r) => JSON.stringify(r.address));
     if (!rcpt.length) continue;
     out.push(`${rule.name} {\n  priority = ${rule.priority};\n  rcpt = [${rcpt.join(', ')}];\n  apply { ${rule.apply} }\n}\n`);
   }

@@ -1,7 +1,7 @@
 // rspamd's settings map of a mail server, GET/HEAD /internal/rspamd-settings (issue 11; spec §2.9
 // antispam; deploy/mail/rspamd/hostplane.conf), through HTTP on both engines: the mail server's name
 // and report key as HTTP Basic credentials; its addresses in the modes other than `reject`, lower
-// case ACE, one rule per mode; another server's addresses never; ETag/Last-Modified with 304 while
+// case ACE, in three rules (mailboxes marked for their Sieve script, forwards rewritten or passed on); another server's addresses never; ETag/Last-Modified with 304 while
 // nothing changed, a new ETag after a PATCH of antispam; HEAD; refusals; not in the OpenAPI
 // document. What rspamd makes of it is test/deploy/rspamd-stack.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,15 +14,15 @@ import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 const URL_ = '/internal/rspamd-settings';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
-const junkRule = (rcpt: string[]) =>
-  `hp_junk_folder {\n  priority = 30;\n  rcpt = [${rcpt.map((a) => `"${a}"`).join(', ')}];\n` +
-  '  apply { actions { reject = null; "rewrite subject" = null; "add header" = 15.0; } }\n}\n';
-const rewriteRule = (rcpt: string[]) =>
-  `hp_subject_rewrite {\n  priority = 20;\n  rcpt = [${rcpt.map((a) => `"${a}"`).join(', ')}];\n` +
-  '  apply { actions { reject = null; "add header" = null; "rewrite subject" = 15.0; } subject = "***SPAM*** %s"; }\n}\n';
-const noneRule = (rcpt: string[]) =>
-  `hp_none {\n  priority = 10;\n  rcpt = [${rcpt.map((a) => `"${a}"`).join(', ')}];\n` +
-  '  apply { actions { reject = null; "add header" = null; "rewrite subject" = null; } }\n}\n';
+const rule = (name: string, priority: number, apply: string) => (rcpt: string[]) =>
+  `${name} {\n  priority = ${priority};\n  rcpt = [${rcpt.map((a) => `"${a}"`).join(', ')}];\n  apply { ${apply} }\n}\n`;
+/** Forwards in subject-rewrite: rspamd rewrites the subject (no Sieve script runs for a forward). */
+const rewriteRule = rule('hp_rewrite', 30, 'actions { reject = null; "add header" = null; "rewrite subject" = 15.0; } subject = "***SPAM*** %s";');
+/** Mailboxes in any mode but reject: marked, and their Sieve script applies the mode. */
+const markRule = rule('hp_mark', 20, 'actions { reject = null; "rewrite subject" = null; "add header" = 15.0; }');
+/** Forwards in none: passed on as they came. */
+const noneRule = rule('hp_none', 10, 'actions { reject = null; "add header" = null; "rewrite subject" = null; }');
+const MARKED = ['info@xn--bcher-end1-9db.example', 'junk@end1.example', 'rewrite@end1.example'];
 
 describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
   let t: TestApp;
@@ -60,10 +60,10 @@ describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
     await t?.close();
   });
 
-  it('200: the server\'s addresses in the modes other than reject (lower case, ACE), one rule per mode, with ETag and Last-Modified', async () => {
+  it('200: the server\'s addresses in the modes other than reject (lower case, ACE), mailboxes marked, forwards by mode, with ETag and Last-Modified', async () => {
     const r = await get({ authorization: authA });
     expect(r.statusCode).toBe(200);
-    expect(r.body).toBe(junkRule(['info@xn--bcher-end1-9db.example', 'junk@end1.example']) + rewriteRule(['a.rewrite@end1.example', 'rewrite@end1.example']) + noneRule(['none@end1.example']));
+    expect(r.body).toBe(rewriteRule(['a.rewrite@end1.example']) + markRule(MARKED) + noneRule(['none@end1.example']));
     expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(r.headers.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
     expect(new Date(String(r.headers['last-modified'])).toUTCString()).toBe(r.headers['last-modified']);
@@ -74,7 +74,7 @@ describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
   it('another server gets only its own addresses', async () => {
     const r = await get({ authorization: authB });
     expect(r.statusCode).toBe(200);
-    expect(r.body).toBe(noneRule(['none@on-b.example']));
+    expect(r.body).toBe(markRule(['none@on-b.example']));
   });
 
   it('304 with the same ETag while nothing changed (GET and HEAD); HEAD answers the headers alone', async () => {
@@ -115,7 +115,7 @@ describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
     expect(after.statusCode).toBe(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect(after.body).toBe(
-      junkRule(['info@xn--bcher-end1-9db.example', 'junk@end1.example']) + rewriteRule(['a.rewrite@end1.example', 'rewrite@end1.example']) + noneRule(['none@end1.example', 'reject@end1.example']),
+      rewriteRule(['a.rewrite@end1.example']) + markRule(['info@xn--bcher-end1-9db.example', 'junk@end1.example', 'reject@end1.example', 'rewrite@end1.example']) + noneRule(['none@end1.example']),
     );
     expect(Date.parse(String(after.headers['last-modified']))).toBeGreaterThanOrEqual(Date.parse(String(before.headers['last-modified'])));
     // Back to reject: the address leaves the map, and the body is the first one again.
@@ -129,7 +129,7 @@ describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
     const d = await call(t.app, 'DELETE', `/email-addresses/${ids['rewrite2']}`, { token: x.end1.token });
     expect(d.status).toBe(202);
     const r = await get({ authorization: authA });
-    expect(r.body).toBe(junkRule(['info@xn--bcher-end1-9db.example', 'junk@end1.example']) + rewriteRule(['rewrite@end1.example']) + noneRule(['none@end1.example']));
+    expect(r.body).toBe(markRule(MARKED) + noneRule(['none@end1.example']));
   });
 
   it('a server without such addresses gets an empty object, which rspamd reads as "no rules"', async () => {
