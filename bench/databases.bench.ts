@@ -3,10 +3,14 @@
 // BENCH_MARIADB_URL, TEST_MARIADB_URL or mysql://root@127.0.0.1:3306:
 //
 //   product: POST /databases over HTTP, then log in with the returned password (mysql2, into the
-//            new database) every BENCH_DB_POLL_MS until the login works: the time from sending
-//            the POST to the first successful login.
+//            new database) until the login works: the time from sending the POST to the first
+//            successful login.
 //   floor:   the same server, one admin connection: CREATE DATABASE, CREATE USER … IDENTIFIED BY,
 //            GRANT ALL, then the first successful login, timed the same way.
+//
+// Both are measured by the client (bench/databases-client.ts), a process of its own as a real API
+// client is; this process holds the app and its worker only. A refused login is retried at once
+// (BENCH_DB_POLL_MS=0), at most BENCH_DB_LOGIN_ATTEMPTS times and for 10 s.
 //
 // BENCH_DB_CREATES of each, one at a time, floor and product alternating (A/B/A/B) so that drift
 // of the machine hits both. Target: product p50 < 300 ms and ≤ 3 × the floor's p50. Everything the
@@ -17,15 +21,19 @@
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:databases
 //
 // Settings (environment): BENCH_DB_CREATES [50], BENCH_DB_WARMUP [5] (untimed runs of each first),
-// BENCH_DB_POLL_MS [5] (interval of the login attempts), BENCH_LOG_LEVEL [info], BENCH_JSON=1
-// prints the rows as JSON as well. The worker runs with the product's JOB_* defaults.
+// BENCH_DB_POLL_MS [0] (0: the next login attempt as soon as one is refused; else the interval
+// between the starts of two attempts), BENCH_DB_LOGIN_ATTEMPTS [2000], BENCH_DB_HTTP [http]
+// (`fetch` sends the POST with fetch instead of node:http), BENCH_LOG_LEVEL [info],
+// BENCH_JSON=1 prints the rows as JSON as well. The worker runs with the product's JOB_* defaults.
 import crypto from 'node:crypto';
+import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
 import { benchConfig, freshBenchStore } from './store.js';
-import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
+import { discard, fmt, markdownTable, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL } from './report.js';
+import { now, type ClientSettings, type FloorTimes, type ProductTimes, type Reply, type Request } from './databases-client.js';
 import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import { nowIso } from '../src/db/time.js';
@@ -42,10 +50,12 @@ import { DatabaseServersRepository } from '../src/provisioning/databases/servers
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CREATES = num('BENCH_DB_CREATES', 50);
 const WARMUP = num('BENCH_DB_WARMUP', 5);
-const POLL_MS = num('BENCH_DB_POLL_MS', 5);
+const POLL_MS = num('BENCH_DB_POLL_MS', 0);
+const LOGIN_ATTEMPTS = num('BENCH_DB_LOGIN_ATTEMPTS', 2000);
+const HTTP_CLIENT = process.env.BENCH_DB_HTTP === 'fetch' ? 'fetch' : 'http';
 /** How often the client polls the job once the login works (its `done` time is read from finished_at). */
 const JOB_POLL_MS = 20;
-const LOGIN_LIMIT_MS = 30_000;
+const LOGIN_LIMIT_MS = 10_000;
 const MARIADB_URL = process.env.BENCH_MARIADB_URL ?? process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const BASE_URL = 'https://api.example.com';
 const SERVER = 'bench-db';
@@ -68,32 +78,6 @@ const checkInterrupted = () => {
 // ---- MariaDB -----------------------------------------------------------------------------------
 
 const mariadb = new URL(MARIADB_URL);
-
-/** A refusal of the credentials or of the database: the change is not there yet. */
-const NOT_YET = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR']);
-
-/**
- * Logs in as `user` into database `user` every POLL_MS (from the start of one attempt to the
- * next) until it works; resolves with performance.now() when it did and the number of attempts.
- */
-async function firstLogin(user: string, password: string): Promise<{ at: number; attempts: number }> {
-  const end = performance.now() + LOGIN_LIMIT_MS;
-  for (let attempts = 1; ; attempts++) {
-    const started = performance.now();
-    try {
-      const conn = await mysql.createConnection({ host: mariadb.hostname, port: Number(mariadb.port || 3306), user, password, database: user, connectTimeout: 5_000 });
-      const at = performance.now();
-      await conn.end();
-      return { at, attempts };
-    } catch (err) {
-      const code = String((err as { code?: string }).code);
-      if (!NOT_YET.has(code)) throw err;
-      if (performance.now() > end) throw new Error(`no login as ${user} within ${LOGIN_LIMIT_MS} ms (last: ${code})`);
-    }
-    checkInterrupted();
-    await sleep(Math.max(0, started + POLL_MS - performance.now()));
-  }
-}
 
 /** Drops every user and database starting with PREFIX_ (LIKE wildcards in it escaped). */
 async function dropBenchObjects(): Promise<{ users: number; databases: number }> {
@@ -123,7 +107,7 @@ async function serverVersion(): Promise<string> {
 
 // ---- the instance ------------------------------------------------------------------------------
 
-/** When the job's driver calls started and ended (performance.now()), by database name. */
+/** When the job's driver calls started and ended (absolute ms, `now()`), by database name. */
 interface DriverMarks {
   createStart?: number;
   createEnd?: number;
@@ -153,13 +137,13 @@ function timedDriver(inner: DatabaseDriver, marks: Map<string, DriverMarks>): Da
     ...inner,
     async create(server, db) {
       const m = mark(db.name);
-      m.createStart ??= performance.now();
+      m.createStart ??= now();
       await inner.create(server, db);
-      m.createEnd ??= performance.now();
+      m.createEnd ??= now();
     },
     async isCreated(server, db) {
       const ok = await inner.isCreated(server, db);
-      if (ok) mark(db.name).checkEnd ??= performance.now();
+      if (ok) mark(db.name).checkEnd ??= now();
       return ok;
     },
   };
@@ -222,13 +206,76 @@ async function startInstance(engine: EngineName, version: string): Promise<Insta
   }
 }
 
+// ---- the client --------------------------------------------------------------------------------
+
+/** The client process (bench/databases-client.ts): one request at a time, answered by `seq`. */
+class Client {
+  private readonly child: ChildProcess;
+  private seq = 0;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private exited: Error | null = null;
+
+  constructor() {
+    this.child = fork(fileURLToPath(new URL('./databases-client.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+    this.child.on('message', (m: Reply) => {
+      const w = this.waiting.get(m.seq);
+      this.waiting.delete(m.seq);
+      if (m.ok) w?.resolve(m.value);
+      else w?.reject(new Error(m.error));
+    });
+    this.child.on('exit', (code, signal) => {
+      this.exited = new Error(`bench client exited (${signal ?? code})`);
+      for (const w of this.waiting.values()) w.reject(this.exited);
+      this.waiting.clear();
+    });
+  }
+
+  call<T>(m: DistributiveOmit<Request, 'seq'>): Promise<T> {
+    if (this.exited) return Promise.reject(this.exited);
+    const seq = ++this.seq;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(seq, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ ...m, seq });
+    });
+  }
+
+  /**
+   * How far the client's clock (timeOrigin + now()) is ahead of this process's, from the
+   * quickest of `n` round trips, ± half of that round trip: `{ offset, rtt }`.
+   */
+  async clockOffset(n = 20): Promise<{ offset: number; rtt: number }> {
+    let best = { offset: NaN, rtt: Infinity };
+    for (let i = 0; i < n; i++) {
+      const sent = now();
+      const theirs = await this.call<number>({ op: 'clock' });
+      const back = now();
+      if (back - sent < best.rtt) best = { offset: theirs - (sent + back) / 2, rtt: back - sent };
+    }
+    return best;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited) return;
+    await this.call({ op: 'close' }).catch(() => {});
+    const gone = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.disconnect();
+    await gone;
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 // ---- the runs ----------------------------------------------------------------------------------
 
 /** One product create, ms from sending the POST. */
 interface ProductRun {
   /** 202 received. */
   post: number;
-  /** The job's driver began `create` (wake-up, claim and the job's reads before it). */
+  /** The job's driver began `create` (the job's reads before it). */
   createStart: number;
   /** `create` returned: its statements ran. */
   createEnd: number;
@@ -249,51 +296,36 @@ interface FloorRun {
   attempts: number;
 }
 
-async function productRun(h: Instance): Promise<ProductRun> {
+/**
+ * One product create by the client; the driver's marks (taken in this process) are moved onto the
+ * client's clock with `offset`.
+ */
+async function productRun(h: Instance, client: Client, offset: number): Promise<ProductRun> {
   checkInterrupted();
-  const headers = { authorization: `token ${h.owner.token}`, accept: ACCEPT };
-  const wall0 = Date.now();
-  const t0 = performance.now();
-  const res = await fetch(`${h.base}/databases`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': JSONAPI },
-    body: JSON.stringify({ data: { type: 'database', attributes: { package_id: h.packageId, db_type: 'mariadb', version: h.version } } }),
-  });
-  const body = (await res.json()) as { data?: { attributes: { username: string; password: string } } };
-  const t202 = performance.now();
-  if (res.status !== 202 || !body.data) throw new Error(`POST /databases on ${h.engine}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-  const { username, password } = body.data.attributes;
-  const login = await firstLogin(username, password);
-  // The job (its check of the change) has to finish before the next run starts.
-  const jobUrl = String(res.headers.get('content-location')).replace(BASE_URL, h.base);
-  const finishedAt = await jobFinishedAt(jobUrl, headers, { limitMs: LOGIN_LIMIT_MS, pollMs: JOB_POLL_MS });
-  const m = h.marks.get(username) ?? {};
-  h.marks.delete(username);
+  const t = await client.call<ProductTimes>({ op: 'product', req: { base: h.base, token: h.owner.token, packageId: h.packageId, version: h.version } });
+  const m = h.marks.get(t.username) ?? {};
+  h.marks.delete(t.username);
+  const ours = (at: number | undefined) => (at ?? NaN) + offset - t.t0;
   return {
-    post: t202 - t0,
-    createStart: (m.createStart ?? NaN) - t0,
-    createEnd: (m.createEnd ?? NaN) - t0,
-    login: login.at - t0,
-    checked: (m.checkEnd ?? NaN) - t0,
-    done: finishedAt - wall0,
-    attempts: login.attempts,
+    post: t.post - t.t0,
+    createStart: ours(m.createStart),
+    createEnd: ours(m.createEnd),
+    login: t.login - t.t0,
+    checked: ours(m.checkEnd),
+    done: t.finishedAt - t.wall0,
+    attempts: t.attempts,
   };
 }
 
 let floorSeq = 0;
 
-/** The bare statements on `admin` for a new name, then the first login: as an operator would by hand. */
-async function floorRun(admin: mysql.Connection): Promise<FloorRun> {
+/** The bare statements on the client's admin connection for a new name, then the first login: as an operator would by hand. */
+async function floorRun(client: Client): Promise<FloorRun> {
   checkInterrupted();
   const name = `${PREFIX}_f${++floorSeq}`;
   const password = crypto.randomBytes(15).toString('base64url').slice(0, 20);
-  const t0 = performance.now();
-  await admin.query(`CREATE DATABASE ${mysql.escapeId(name)}`);
-  await admin.query(`CREATE USER ?@'%' IDENTIFIED BY ?`, [name, password]);
-  await admin.query(`GRANT ALL ON ${mysql.escapeId(name.replace(/_/g, '\\_'))}.* TO ?@'%'`, [name]);
-  const t1 = performance.now();
-  const login = await firstLogin(name, password);
-  return { statements: t1 - t0, login: login.at - t0, attempts: login.attempts };
+  const t = await client.call<FloorTimes>({ op: 'floor', name, password });
+  return { statements: t.statements - t.t0, login: t.login - t.t0, attempts: t.attempts };
 }
 
 interface EngineResult {
@@ -305,27 +337,28 @@ interface EngineResult {
   seconds: number;
 }
 
-async function engineRun(engine: EngineName, version: string, log: (s: string) => void): Promise<EngineResult> {
+async function engineRun(engine: EngineName, version: string, client: Client, log: (s: string) => void): Promise<EngineResult> {
   const h = await startInstance(engine, version);
-  const admin = await mysql.createConnection({ uri: MARIADB_URL });
   try {
     const w = workerSettings(h.config);
     log(`${engine}: app on ${h.base}, worker concurrency ${w.concurrency}, poll ${w.pollMs} ms, lease ${w.leaseMs ?? (h.store.holdLock ? DEFAULT_LEASE_MS.sessionLock : DEFAULT_LEASE_MS.leaseOnly)} ms; package ${h.packageId} (${PREFIX})`);
+    // The client's clock against ours, for the driver's marks (the figures themselves are the client's own).
+    const clock = await client.clockOffset();
+    log(`${engine}: client clock ${fmt(clock.offset, 3)} ms ahead of the bench's (± ${fmt(clock.rtt / 2, 3)} ms)`);
     for (let i = 0; i < WARMUP; i++) {
-      await floorRun(admin);
-      await productRun(h);
+      await floorRun(client);
+      await productRun(h, client, clock.offset);
     }
     const out: EngineResult = { engine, product: [], floor: [], loadBefore: os.loadavg(), loadAfter: [], seconds: 0 };
-    const started = performance.now();
+    const started = now();
     for (let i = 0; i < CREATES; i++) {
-      out.floor.push(await floorRun(admin));
-      out.product.push(await productRun(h));
+      out.floor.push(await floorRun(client));
+      out.product.push(await productRun(h, client, clock.offset));
     }
-    out.seconds = (performance.now() - started) / 1000;
+    out.seconds = (now() - started) / 1000;
     out.loadAfter = os.loadavg();
     return out;
   } finally {
-    await admin.end().catch(() => {});
     await h.close();
     const dropped = await dropBenchObjects();
     log(`${engine}: dropped ${dropped.databases} databases and ${dropped.users} users named ${PREFIX}_*`);
@@ -394,11 +427,17 @@ async function main() {
 
   const results: EngineResult[] = [];
   let version = '?';
+  const client = new Client();
   try {
     version = await serverVersion();
-    log(`MariaDB ${version} at ${mariadb.hostname}:${mariadb.port || 3306}; names ${PREFIX}_*; ${CREATES} creates of each after ${WARMUP} untimed, login attempts every ${POLL_MS} ms`);
-    for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) results.push(await engineRun(engine, version, log));
+    const settings: ClientSettings = { mariadbUrl: MARIADB_URL, pollMs: POLL_MS, maxAttempts: LOGIN_ATTEMPTS, limitMs: LOGIN_LIMIT_MS, jobPollMs: JOB_POLL_MS, publicBaseUrl: BASE_URL, httpClient: HTTP_CLIENT };
+    await client.call({ op: 'init', settings });
+    const attempts = POLL_MS > 0 ? `every ${POLL_MS} ms` : 'again as soon as one is refused';
+    log(`MariaDB ${version} at ${mariadb.hostname}:${mariadb.port || 3306}; names ${PREFIX}_*; ${CREATES} creates of each after ${WARMUP} untimed; client in process ${client.pid} (POST by ${HTTP_CLIENT === 'http' ? 'node:http' : 'fetch'}), login attempts ${attempts} (at most ${LOGIN_ATTEMPTS}, ${LOGIN_LIMIT_MS / 1000} s)`);
+    for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) results.push(await engineRun(engine, version, client, log));
   } finally {
+    // The client's admin connection first: the cleanup drops what it created.
+    await client.close();
     // Also after an error before or between the engines' own cleanups: nothing of the run is left.
     const dropped = await dropBenchObjects();
     if (dropped.databases + dropped.users) log(`cleanup: dropped ${dropped.databases} databases and ${dropped.users} users named ${PREFIX}_*`);

@@ -48,5 +48,11 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
   // Not awaited: the in-process wake-up happens at once, the NOTIFY needs no answer, and the
   // response should not wait for it (a lost wake-up only means the next poll finds the job).
   if (enqueued) void notifyEnqueued(store);
+  // A handed job has begun, up to its first wait for the database; that wait is scheduled on the
+  // tick queue (the pool hands out a connection in process.nextTick), which runs only once every
+  // promise continuation has, so without this the caller would render and send its whole answer
+  // (≈ 1 ms for a 202) before the job's first statement goes out. One turn of the event loop
+  // lets it go first: its round trip then overlaps the rendering (docs/decisions/0010-fresh-jobs.md).
+  if (taken.length) await new Promise((resolve) => setImmediate(resolve));
   return result;
 }

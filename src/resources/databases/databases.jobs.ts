@@ -13,7 +13,7 @@ import { defineJob, PermanentJobError, type JobContext, type JobResult } from '.
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
 import { serverConn } from '../../provisioning/databases/servers.repository.js';
 import { refreshDatabaseUsage, usageFailures } from './databases.usage.js';
-import { DatabasesRepository, type DatabaseRow } from './databases.repository.js';
+import { DatabasesRepository, type DatabaseForJob } from './databases.repository.js';
 
 /** What create and password jobs carry: the mysql_native_password hash, never the password. */
 export const DatabaseJobPayload = Type.Object({ passwordHash: Type.String({ pattern: '^\\*[0-9A-F]{40}$' }) });
@@ -35,7 +35,7 @@ async function databaseOf(ctx: JobContext<unknown>) {
 }
 
 /** Fails the run (to be retried) unless the server shows the database with this password. */
-async function checkCreated(ctx: JobContext<DatabaseJobPayload>, server: DatabaseServerConn, row: DatabaseRow): Promise<void> {
+async function checkCreated(ctx: JobContext<DatabaseJobPayload>, server: DatabaseServerConn, row: DatabaseForJob): Promise<void> {
   if (!(await ctx.drivers.databases.isCreated(server, { name: row.name, passwordHash: ctx.payload.passwordHash }))) {
     throw new Error(`database ${row.name} on ${server.name} does not show the change yet`);
   }

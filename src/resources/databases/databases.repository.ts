@@ -39,6 +39,9 @@ export interface PackageForCreate {
   database_versions: string;
 }
 
+/** What the jobs of a database read of it (byIdWithServer). */
+export type DatabaseForJob = Pick<DatabaseRow, 'id' | 'name' | 'state' | 'server_name'>;
+
 /** A default server as a create needs it. */
 export type DefaultServer = Pick<DatabaseServerRow, 'name' | 'db_type' | 'version'>;
 
@@ -114,12 +117,16 @@ export class DatabasesRepository {
     return { count: rows.filter((r) => r.package_id === packageId).length, names: rows.filter((r) => r.name.startsWith(prefix)).map((r) => r.name) };
   }
 
-  /** A database and where its server is (null when that server is no longer registered), in one query, for its jobs. */
-  async byIdWithServer(id: number): Promise<{ row: DatabaseRow; server: Pick<DatabaseServerRow, 'name' | 'url' | 'access_hosts'> | null } | undefined> {
+  /**
+   * What the jobs of a database need of it and where its server is (null when that server is no
+   * longer registered), in one query. Named columns, no `databases.*`: the statement is prepared
+   * once per connection on PostgreSQL (src/db/index.ts withNamedStatements).
+   */
+  async byIdWithServer(id: number): Promise<{ row: DatabaseForJob; server: Pick<DatabaseServerRow, 'name' | 'url' | 'access_hosts'> | null } | undefined> {
     const r = await this.db
       .selectFrom('databases')
       .leftJoin('database_servers as s', 's.name', 'databases.server_name')
-      .selectAll('databases')
+      .select(['databases.id', 'databases.name', 'databases.state', 'databases.server_name'])
       .select(['s.url as server_url', 's.access_hosts as server_access_hosts'])
       .where('databases.id', '=', id)
       .executeTakeFirst();
