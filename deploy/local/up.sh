@@ -212,16 +212,20 @@ fi
 # --- Caddy ------------------------------------------------------------------------------------------
 caddy_pid=
 finished=
+# SIGTERM to <pid>, then SIGKILL when it is still alive after 10 s.
+terminate() {
+  kill -TERM "$1" 2>/dev/null || true
+  for _ in $(seq 1 100); do
+    alive "$1" || return 0
+    sleep 0.1
+  done
+  kill -KILL "$1" 2>/dev/null || true
+}
 # Our own child: its pid cannot be reused before this shell is gone, so being alive is enough.
 stop_caddy() {
   [[ -n $caddy_pid ]] || return 0
   if alive "$caddy_pid"; then
-    kill -TERM "$caddy_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      alive "$caddy_pid" || break
-      sleep 0.1
-    done
-    if alive "$caddy_pid"; then kill -KILL "$caddy_pid" 2>/dev/null || true; fi
+    terminate "$caddy_pid"
   fi
   rm -f -- "$dir/$pidfile_rel"
   caddy_pid=
@@ -235,12 +239,7 @@ stop_mail() {
     pid=$(head -n 1 -- "$dir/${rel%:*}" 2>/dev/null || true)
     pid=${pid//[[:space:]]/}
     live_as "$pid" "${rel#*:}" || continue
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      alive "$pid" || break
-      sleep 0.1
-    done
-    if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    terminate "$pid"
     rm -f -- "$dir/${rel%:*}"
     any=1
   done
@@ -252,12 +251,7 @@ rspamd_pid=
 stop_rspamd() {
   [[ -n $rspamd_pid ]] || return 0
   if alive "$rspamd_pid"; then
-    kill -TERM "$rspamd_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-      alive "$rspamd_pid" || break
-      sleep 0.1
-    done
-    if alive "$rspamd_pid"; then kill -KILL "$rspamd_pid" 2>/dev/null || true; fi
+    terminate "$rspamd_pid"
   fi
   rm -f -- "$dir/$rspamd_pid_rel"
   rspamd_pid=
