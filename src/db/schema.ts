@@ -1,6 +1,6 @@
 // Row types of every table (Kysely's view of the store). Booleans are stored as 0/1 integers and
 // timestamps as ISO-8601 UTC strings on both engines, so SQL and mapping code are dialect-free.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export type Bool = 0 | 1;
 
@@ -123,6 +123,21 @@ export interface DnsRecordsTable {
 export interface DnsChangesTable {
   id: Generated<number>;
   domain: string;
+  created_at: string;
+  /** The zone's SOA serial after the change (migration 010); null when the domain row is gone. */
+  serial: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A secondary name server fed by zone transfers (migration 010; docs/decisions/0013-dns-secondaries.md). */
+export interface DnsSecondariesTable {
+  id: Generated<number>;
+  name: string;
+  /** host:port: NOTIFY and SOA checks go there; transfers are accepted from its host only. */
+  address: string;
+  tsig_key_name: string;
+  tsig_algorithm: string;
+  /** base64 TSIG secret: never shown or logged. */
+  tsig_secret: string;
   created_at: string;
 }
 
@@ -296,6 +311,7 @@ export interface Database {
   dns_records: DnsRecordsTable;
   dns_changes: DnsChangesTable;
   dns_servers: DnsServersTable;
+  dns_secondaries: DnsSecondariesTable;
   database_servers: DatabaseServersTable;
   databases: DatabasesTable;
   queue_schedules: QueueSchedulesTable;

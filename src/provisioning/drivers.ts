@@ -25,7 +25,7 @@ export interface Drivers {
 /** `const drivers = buildDrivers({ config, store })` … `await closeDrivers(drivers)`. */
 export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer'>; store: Store }): Drivers {
   return {
-    dns: changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs }),
+    dns: changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs, secondaryTimeoutMs: config.dns.secondaryTimeoutMs }),
     databases: mysqlDatabaseDriver(),
     web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer }),
     mail: dovecotMailDriver(),

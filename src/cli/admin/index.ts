@@ -18,10 +18,11 @@ import { webServerCommand } from './web-servers.js';
 import { subdomainCommand } from './subdomains.js';
 import { mailServerCommand } from './mail-servers.js';
 import { emailCommand } from './email.js';
+import { dnsSecondaryCommand } from './dns-secondaries.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, mail servers, e-mail')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, mail servers, e-mail, DNS secondaries')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -34,5 +35,6 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(webServerCommand(io))
     .addCommand(subdomainCommand(io))
     .addCommand(mailServerCommand(io))
-    .addCommand(emailCommand(io));
+    .addCommand(emailCommand(io))
+    .addCommand(dnsSecondaryCommand(io));
 }

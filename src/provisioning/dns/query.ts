@@ -84,6 +84,8 @@ function readAsked(msg: Buffer, offset: number): string {
 
 export interface QueryContext {
   transport: 'udp' | 'tcp';
+  /** Bytes a UDP reply must leave free (a TSIG record added after; server.ts). */
+  reserve?: number;
 }
 
 /**
@@ -151,7 +153,7 @@ function reply(p: ReplyParts): Buffer | null {
   let limit = 65535;
   if (p.ctx.transport === 'udp') {
     const advertised = p.opt ? Math.max(p.opt.udpPayloadSize ?? 0, CLASSIC_UDP_PAYLOAD) : CLASSIC_UDP_PAYLOAD;
-    limit = Math.min(advertised, MAX_UDP_PAYLOAD);
+    limit = Math.min(advertised, MAX_UDP_PAYLOAD) - (p.ctx.reserve ?? 0);
   }
   try {
     let body = dnsPacket.encode({

@@ -7,6 +7,13 @@
 // (isApplied). It learns of changes three ways, fastest first: an in-process signal (serve records
 // and serves in one process), PostgreSQL NOTIFY, and polling every DNS_POLL_MS, which alone is
 // enough (a lost signal only costs time).
+//
+// Secondaries (docs/decisions/0013-dns-secondaries.md): zone transfers (AXFR/IXFR over TCP) and
+// queries signed with TSIG take an asynchronous path (the registered secondaries are read from the
+// store); every other query is answered as before, after a check for a TSIG record that costs a
+// walk over the message's record headers when it has additional records. After applying a change,
+// a listening server sends NOTIFY to every secondary.
+import { once } from 'node:events';
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -17,7 +24,11 @@ import type { Config } from '../../config.js';
 import type { Store } from '../../db/index.js';
 import { nowIso } from '../../db/time.js';
 import { DNS_CHANNEL, onChangeRecorded } from './propagation.js';
-import { answerQuery } from './query.js';
+import { answerQuery, parseQuestion } from './query.js';
+import { Notifier } from './notify.js';
+import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
+import { AXFR, IXFR, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, withHistory } from './transfer.js';
+import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
 import { ZoneRepository } from './zone.repository.js';
 
@@ -50,6 +61,9 @@ const TCP_MAX_CONNECTIONS = 1000;
 const TCP_MAX_BACKLOG = 1 << 20;
 /** At most one warning per this interval for repeated failures (a database that is down). */
 const WARN_EVERY_MS = 10_000;
+/** Signed ordinary queries (a secondary's SOA check) use the secondaries read at most this long ago. */
+const SECONDARIES_FRESH_MS = 1000;
+const REFUSED = 5;
 
 const silentLog = {
   info() {}, warn() {}, error() {}, debug() {}, fatal() {}, trace() {}, child() { return silentLog; }, level: 'silent', silent() {},
@@ -101,6 +115,9 @@ export class DnsServer {
   private lastLogPurge = 0;
   private reportChain: Promise<void> = Promise.resolve();
   private lastWarn = 0;
+  private secondaries: Secondary[] = [];
+  private secondariesAt = 0;
+  private notifier: Notifier | null = null;
 
   private constructor(private readonly opts: DnsServerOptions) {
     this.repo = new ZoneRepository(opts.store.db);
@@ -143,9 +160,11 @@ export class DnsServer {
     }
     this.appliedChangeId = from;
     this.loaded = true;
+    await this.loadSecondaries(0);
 
     const bind = parseListen(this.opts.listen ?? this.opts.config.dnsListen);
     if (bind) {
+      this.notifier = new Notifier(this.log);
       await this.bindSockets(bind.host, bind.port);
       await this.report();
       this.timers.push(setInterval(() => void this.heartbeat(), this.opts.config.dns.heartbeatMs).unref());
@@ -206,12 +225,23 @@ export class DnsServer {
       if (!changes.length) break;
       // Reloading reads the current state, which includes every change of the batch: one reload
       // per domain is enough, and the zones never go back in time.
+      const changed: Zone[] = [];
       for (const domain of new Set(changes.map((c) => c.domain))) {
         const [rows] = await this.repo.zones([domain]);
-        if (rows) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
-        else this.zones.delete(domain);
+        if (rows) {
+          const prev = this.zones.get(domain);
+          const next = this.buildZone(rows.domain, rows.serial, rows.records);
+          // IXFR: the new version remembers what changed since the old one (transfer.ts).
+          withHistory(prev, next);
+          this.zones.set(next);
+          if (!prev || prev.serial !== next.serial) changed.push(next);
+        } else this.zones.delete(domain);
       }
       this.appliedChangeId = changes[changes.length - 1].id;
+      if (this.notifier && changed.length) {
+        const secondaries = await this.loadSecondaries(0);
+        for (const zone of changed) this.notifier.notify(zone, secondaries);
+      }
       if (changes.length < CHANGE_BATCH) break;
     }
     // Tell waiting jobs at once, not at the next heartbeat.
@@ -238,6 +268,7 @@ export class DnsServer {
     this.beating = true;
     try {
       await this.report();
+      await this.loadSecondaries(0);
       await this.repo.purgeGone(Math.max(GONE_AFTER_MS, 10 * this.opts.config.dns.serverStaleMs));
       if (Date.now() - this.lastLogPurge > CHANGE_LOG_PURGE_EVERY_MS) {
         this.lastLogPurge = Date.now();
@@ -309,6 +340,12 @@ export class DnsServer {
         sock.off('error', reject);
         sock.on('error', (err) => this.warn(err, 'DNS UDP socket error'));
         sock.on('message', (msg, rinfo) => {
+          if (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0) {
+            void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => {
+              for (const out of outs) sock.send(out, rinfo.port, rinfo.address, () => {});
+            });
+            return;
+          }
           const out = this.answer(msg, 'udp');
           if (out) sock.send(out, rinfo.port, rinfo.address, () => {});
         });
@@ -338,30 +375,154 @@ export class DnsServer {
     socket.on('error', () => {});
     socket.on('close', () => this.connections.delete(socket));
     let pending: Buffer = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-      while (pending.length >= 2) {
+    let busy = false;
+    const frame = (out: Buffer) => {
+      const f = Buffer.allocUnsafe(2 + out.length);
+      f.writeUInt16BE(out.length, 0);
+      out.copy(f, 2);
+      return f;
+    };
+    const drain = () => {
+      while (!busy && pending.length >= 2) {
         const len = pending.readUInt16BE(0);
         if (pending.length < 2 + len) break;
         const msg = pending.subarray(2, 2 + len);
         pending = pending.subarray(2 + len);
+        const qtype = questionType(msg);
+        if (qtype === AXFR || qtype === IXFR || (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0)) {
+          // Answered in order: the connection is paused until every message of this one is written.
+          busy = true;
+          socket.pause();
+          void (async () => {
+            try {
+              for (const out of await this.answerSigned(msg, socket.remoteAddress ?? '', 'tcp')) {
+                if (socket.destroyed) return;
+                // A transfer may be large: follow the client's pace instead of buffering it all.
+                if (!socket.write(frame(out))) await Promise.race([once(socket, 'drain'), once(socket, 'close')]);
+              }
+            } catch (err) {
+              this.warn(err, 'DNS transfer failed');
+              socket.destroy();
+            } finally {
+              busy = false;
+              if (!socket.destroyed) {
+                socket.resume();
+                drain();
+              }
+            }
+          })();
+          return;
+        }
         const out = this.answer(msg, 'tcp');
         if (!out) continue;
-        const frame = Buffer.allocUnsafe(2 + out.length);
-        frame.writeUInt16BE(out.length, 0);
-        out.copy(frame, 2);
-        socket.write(frame);
+        socket.write(frame(out));
         if (socket.writableLength > TCP_MAX_BACKLOG) {
           socket.destroy();
           return;
         }
       }
+    };
+    socket.on('data', (chunk: Buffer) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      drain();
     });
   }
 
-  private answer(msg: Buffer, transport: 'udp' | 'tcp'): Buffer | null {
+  // ---- secondaries: TSIG, transfers ------------------------------------------------------------
+
+  /** The registered secondaries, read again when older than `maxAgeMs`; the last known ones when the store fails. */
+  private async loadSecondaries(maxAgeMs: number): Promise<Secondary[]> {
+    if (Date.now() - this.secondariesAt <= maxAgeMs) return this.secondaries;
     try {
-      return answerQuery(this.zones, msg, { transport });
+      this.secondaries = await new SecondariesRepository(this.opts.store.db).all();
+      this.secondariesAt = Date.now();
+    } catch (err) {
+      this.warn(err, 'DNS server could not read the secondaries; using the last known');
+    }
+    return this.secondaries;
+  }
+
+  /**
+   * A transfer or a query signed with TSIG (RFC 8945): the replies to send, in order, signed when
+   * the request verified. Transfers need a valid TSIG of a registered secondary, from that
+   * secondary's address (the ACL); anything else is REFUSED or NOTAUTH.
+   */
+  private async answerSigned(msg: Buffer, remote: string, transport: 'udp' | 'tcp'): Promise<Buffer[]> {
+    if (msg.length < 12 || msg.readUInt16BE(2) & 0x8000) return [];
+    const qtype = questionType(msg);
+    const transfer = qtype === AXFR || qtype === IXFR;
+    const tsig = readTsig(msg);
+    if (!tsig) {
+      // An unsigned transfer (or a malformed TSIG record): refused, the zone's data stays private.
+      if (transfer) return [this.errorReply(msg, REFUSED)];
+      const out = this.answer(msg, transport);
+      return out ? [out] : [];
+    }
+    const secondaries = await this.loadSecondaries(transfer ? 0 : SECONDARIES_FRESH_MS);
+    const from = remote.replace(/^::ffff:/, '').toLowerCase();
+    const keys = (name: string) => secondaries.find((s) => s.key.name === name)?.key;
+    const v = verifyRequest(msg, tsig, keys);
+    const unsigned = this.withoutTsig(msg, tsig);
+    if (!v.ok) {
+      this.log.info({ key: tsig.keyName, from, error: v.error }, 'DNS request with a bad TSIG refused');
+      if (v.error === BADTIME && v.key) {
+        return [new ResponseSigner(v.key, tsig.mac, tsig.originalId).sign(this.errorReply(unsigned, NOTAUTH), { error: BADTIME, other: timeOther() })];
+      }
+      return [unsignedTsigError(this.errorReply(unsigned, NOTAUTH), tsig, v.error)];
+    }
+    const signer = new ResponseSigner(v.key, tsig.mac, tsig.originalId);
+    if (!transfer) {
+      // Room for our TSIG record in a UDP reply: the query path truncates before it.
+      const out = this.answer(unsigned, transport, 100 + v.key.name.length);
+      return out ? [signer.sign(out)] : [];
+    }
+    // The ACL: the key must be that of a secondary registered at this address.
+    if (!secondaries.some((s) => s.key.name === v.key.name && s.host.toLowerCase() === from)) {
+      this.log.info({ key: tsig.keyName, from }, 'DNS transfer from an address not registered for its key refused');
+      return [signer.sign(this.errorReply(unsigned, REFUSED))];
+    }
+    const q = parseQuestion(unsigned);
+    const zone = q ? this.zones.get(q.key) : undefined;
+    if (!q || !zone) return [signer.sign(this.errorReply(unsigned, NOTAUTH))];
+    const id = msg.readUInt16BE(0);
+    if (qtype === AXFR) {
+      // RFC 5936 §4.2: no AXFR over UDP.
+      if (transport === 'udp') return [signer.sign(this.errorReply(unsigned, REFUSED))];
+      this.log.info({ zone: zone.name, serial: zone.serial, from, key: v.key.name }, 'DNS AXFR');
+      return axfrMessages(zone, id, q.raw).map((m) => signer.sign(m));
+    }
+    const clientSerial = ixfrClientSerial(unsigned, 12 + q.raw.length);
+    if (clientSerial === null) return [signer.sign(this.errorReply(unsigned, 1))];
+    if (transport === 'udp') {
+      // RFC 1995 §4: a UDP reply that would not fit is the current SOA alone (the client then uses TCP).
+      const m = ixfrMessages(zone, id, q.raw, clientSerial);
+      return [signer.sign(m.kind === 'current' ? m.messages[0] : ixfrMessages(zone, id, q.raw, zone.serial).messages[0])];
+    }
+    const { kind, messages } = ixfrMessages(zone, id, q.raw, clientSerial);
+    this.log.info({ zone: zone.name, serial: zone.serial, clientSerial, kind, from, key: v.key.name }, 'DNS IXFR');
+    return messages.map((m) => signer.sign(m));
+  }
+
+  /** The message without its TSIG record (ARCOUNT one less). */
+  private withoutTsig(msg: Buffer, t: TsigRecord): Buffer {
+    const m = Buffer.from(msg.subarray(0, t.start));
+    m.writeUInt16BE(msg.readUInt16BE(10) - 1, 10);
+    return m;
+  }
+
+  /** A reply with `rcode`, the question copied, nothing else. */
+  private errorReply(msg: Buffer, rcode: number): Buffer {
+    const q = parseQuestion(msg);
+    const header = Buffer.alloc(12);
+    header.writeUInt16BE(msg.readUInt16BE(0), 0);
+    header.writeUInt16BE(0x8000 | (msg.readUInt16BE(2) & 0x7910) | rcode, 2);
+    header.writeUInt16BE(q ? 1 : 0, 4);
+    return q ? Buffer.concat([header, q.raw]) : header;
+  }
+
+  private answer(msg: Buffer, transport: 'udp' | 'tcp', reserve?: number): Buffer | null {
+    try {
+      return answerQuery(this.zones, msg, { transport, reserve });
     } catch (err) {
       // answerQuery is meant to be total; if it is not, one bad packet must not stop the server.
       this.warn(err, 'DNS query handling failed');
@@ -378,6 +539,7 @@ export class DnsServer {
     for (const t of this.timers) clearInterval(t);
     if (this.chaseTimer) clearTimeout(this.chaseTimer);
     this.unsubscribe?.();
+    this.notifier?.stop();
     await this.unlisten?.().catch(() => {});
     const closing: Promise<void>[] = [];
     if (this.udp) {

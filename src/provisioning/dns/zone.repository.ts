@@ -88,19 +88,28 @@ export class ZoneRepository {
     await this.db.deleteFrom('dns_servers').where('heartbeat_at', '<', nowIso(-olderThanMs)).execute();
   }
 
-  /** Appends to the change log and bumps the zone's SOA serial; returns the change id. */
+  /**
+   * Bumps the zone's SOA serial and appends to the change log with the new serial (secondaries are
+   * asked for it: docs/decisions/0013-dns-secondaries.md); returns the change id.
+   */
   async appendChange(domain: string): Promise<number> {
-    const { id } = await this.db
-      .insertInto('dns_changes')
-      .values({ domain, created_at: nowIso() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    await this.db
+    const bumped = await this.db
       .updateTable('domains')
       .set((eb) => ({ dns_serial: eb('dns_serial', '+', 1) }))
       .where('name', '=', domain)
-      .execute();
+      .returning('dns_serial')
+      .executeTakeFirst();
+    const { id } = await this.db
+      .insertInto('dns_changes')
+      .values({ domain, created_at: nowIso(), serial: bumped ? Number(bumped.dns_serial) : null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return id;
+  }
+
+  /** The domain and serial of one change, or undefined once the log entry is purged. */
+  change(id: number) {
+    return this.db.selectFrom('dns_changes').select(['domain', 'serial', 'created_at']).where('id', '=', id).executeTakeFirst();
   }
 
   /** How many DNS servers reported since `since`, and the lowest change id they all applied. */

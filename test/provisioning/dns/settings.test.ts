@@ -11,7 +11,7 @@ import { DnsServer } from '../../../src/provisioning/dns/server.js';
 describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
-      nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000,
+      nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000, secondaryTimeoutMs: 60000,
     });
     expect(testConfig({ DNS_NAMESERVERS: 'A.Example.NET., b.example.net', DNS_HOSTMASTER: 'dns.admin@example.net' }).dns).toMatchObject({
       nameservers: ['a.example.net', 'b.example.net'], hostmaster: 'dns\\.admin.example.net',
