@@ -8,7 +8,13 @@
 //
 // Settings (environment): BENCH_DURATION_S [5], BENCH_WARMUP_S [1], BENCH_CONNECTIONS [10],
 // BENCH_LOG_LEVEL [info, the production default; log lines go to a discarding stream],
-// BENCH_JSON=1 prints the rows as JSON as well.
+// BENCH_JSON=1 prints the rows as JSON as well, BENCH_COMPARE=<dir>: a checkout of another
+// commit (with node_modules, or a link to this one's) whose app is measured in the same run, each
+// of its scenarios next to this tree's (which goes first alternates), and "x compared" is this
+// tree's req/s ÷ its req/s:
+//
+//   git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/
+//   BENCH_COMPARE=/tmp/before npm run bench
 //
 // Everything runs in one process: the servers on the main thread, the load generator
 // (autocannon) in a worker thread, so the two do not share an event loop.
@@ -21,6 +27,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { benchConfig, freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, benchHeader, loadAverage, LOG_LEVEL, PG_URL, ACCEPT } from './report.js';
+import { pathToFileURL } from 'node:url';
 import { buildApp } from '../src/app.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
@@ -30,6 +37,7 @@ import { loadDemoData, type DemoDataset } from '../src/admin/demo.js';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+const COMPARE = process.env.BENCH_COMPARE ? path.resolve(process.env.BENCH_COMPARE) : null;
 
 interface Row {
   scenario: string;
@@ -68,21 +76,44 @@ async function startBaseline(): Promise<{ base: string; close: () => Promise<voi
 
 interface Hostplane {
   engine: string;
+  /** null: this tree; else the BENCH_COMPARE checkout. */
+  tree: string | null;
   base: string;
   /** The demo dataset: a reseller, its two end customers and an independent customer. */
   data: DemoDataset;
   close: () => Promise<void>;
 }
 
-async function startHostplane(engine: 'sqlite' | 'postgres'): Promise<Hostplane> {
-  const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
-  const { data } = await loadDemoData(new AdminService(store), 'https://api.example.com');
-  const config = benchConfig(databaseUrl, 'https://api.example.com');
-  const limiter = new MemoryLimiter(config);
-  const app = await buildApp(config, { store, limiter, logStream: discard() });
+/** What an app is built from: this tree's modules, or those of the BENCH_COMPARE checkout (its own migrations, demo data and app). */
+interface Tree {
+  freshBenchStore: typeof freshBenchStore;
+  benchConfig: typeof benchConfig;
+  buildApp: typeof buildApp;
+  MemoryLimiter: typeof MemoryLimiter;
+  AdminService: typeof AdminService;
+  loadDemoData: typeof loadDemoData;
+}
+
+const THIS_TREE: Tree = { freshBenchStore, benchConfig, buildApp, MemoryLimiter, AdminService, loadDemoData };
+
+async function loadTree(dir: string): Promise<Tree> {
+  const mod = (file: string) => import(pathToFileURL(path.join(dir, file)).href);
+  const [store, app, limiter, admin, demo] = await Promise.all([
+    mod('bench/store.ts'), mod('src/app.ts'), mod('src/limits/limiter.ts'), mod('src/admin/admin.service.ts'), mod('src/admin/demo.ts'),
+  ]);
+  return { freshBenchStore: store.freshBenchStore, benchConfig: store.benchConfig, buildApp: app.buildApp, MemoryLimiter: limiter.MemoryLimiter, AdminService: admin.AdminService, loadDemoData: demo.loadDemoData };
+}
+
+async function startHostplane(engine: 'sqlite' | 'postgres', tree: Tree = THIS_TREE, dir: string | null = null): Promise<Hostplane> {
+  const { store, databaseUrl, drop: cleanup } = await tree.freshBenchStore(engine, PG_URL);
+  const { data } = await tree.loadDemoData(new tree.AdminService(store), 'https://api.example.com');
+  const config = tree.benchConfig(databaseUrl, 'https://api.example.com');
+  const limiter = new tree.MemoryLimiter(config);
+  const app = await tree.buildApp(config, { store, limiter, logStream: discard() });
   const base = await listen(app);
   return {
     engine,
+    tree: dir,
     base,
     data,
     async close() {
@@ -142,10 +173,13 @@ async function scenarios(h: Hostplane): Promise<Target[]> {
 interface Paired extends Row {
   /** req/s of the baseline measured right before this scenario. */
   baselineRps: number;
+  /** With BENCH_COMPARE: the same scenario of the compared checkout, measured next to this one. */
+  compared?: Paired;
 }
 
 function table(rows: Paired[]): string {
   const head = ['scenario', 'engine', 'req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'x baseline', 'non-2xx'];
+  if (COMPARE) head.push('compared req/s', 'its x baseline', 'x compared');
   const body = rows.map((r) => [
     r.scenario,
     r.engine,
@@ -154,7 +188,8 @@ function table(rows: Paired[]): string {
     fmt(r.p99),
     fmt(r.baselineRps),
     fmt(r.rps / r.baselineRps, 2),
-    String(r.non2xx + r.errors),
+    String(r.non2xx + r.errors + (r.compared ? r.compared.non2xx + r.compared.errors : 0)),
+    ...(COMPARE ? (r.compared ? [fmt(r.compared.rps), fmt(r.compared.rps / r.compared.baselineRps, 2), fmt(r.rps / r.compared.rps, 2)] : ['', '', '']) : []),
   ]);
   return markdownTable(head, body, 2);
 }
@@ -163,25 +198,39 @@ async function main() {
   const started = Date.now();
   console.log(
     `${benchHeader('HTTP')}, ` +
-      `${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per scenario, LOG_LEVEL=${LOG_LEVEL}`,
+      `${CONNECTIONS} connections, ${WARMUP_S} s warm-up + ${DURATION_S} s per scenario, load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`,
   );
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
+  if (COMPARE) console.log(`compared with the checkout in ${COMPARE}, each scenario next to this tree's`);
 
   const baseline = await startBaseline();
   const baseTarget: Target = { scenario: 'baseline GET (bare Fastify)', engine: '-', base: baseline.base, path: '/baseline', headers: { accept: 'application/json' } };
   const instances: Hostplane[] = [];
   const rows: Paired[] = [];
   try {
-    instances.push(await startHostplane('sqlite'));
-    if (PG_URL) instances.push(await startHostplane('postgres'));
+    const compareTree = COMPARE ? await loadTree(COMPARE) : null;
+    const engines: ('sqlite' | 'postgres')[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+    for (const engine of engines) {
+      instances.push(await startHostplane(engine));
+      if (compareTree) instances.push(await startHostplane(engine, compareTree, COMPARE));
+    }
     // Each scenario is paired with a baseline run just before it, so a machine that gets
     // busier or quieter during the run moves both numbers of a ratio together.
     const baselines: Row[] = [];
-    for (const h of instances) {
-      for (const t of await scenarios(h)) {
-        const b = await measure(baseTarget, baselines.length ? 0 : WARMUP_S);
-        baselines.push(b);
-        rows.push({ ...(await measure(t)), baselineRps: b.rps });
+    const paired = async (t: Target): Promise<Paired> => {
+      const b = await measure(baseTarget, baselines.length ? 0 : WARMUP_S);
+      baselines.push(b);
+      return { ...(await measure(t)), baselineRps: b.rps };
+    };
+    for (const h of instances.filter((i) => i.tree === null)) {
+      const other = instances.find((i) => i.tree !== null && i.engine === h.engine);
+      const theirs = other ? await scenarios(other) : [];
+      for (const [i, t] of (await scenarios(h)).entries()) {
+        // Which tree goes first alternates, so neither gains from the order.
+        const first = other && i % 2 === 1 ? await paired(theirs[i]) : undefined;
+        const row = await paired(t);
+        if (other) row.compared = first ?? (await paired(theirs[i]));
+        rows.push(row);
       }
     }
     const mean = baselines.reduce((a, b) => a + b.rps, 0) / baselines.length;
@@ -208,7 +257,7 @@ async function main() {
         : 'target met: every SQLite scenario ≥ 0.5 × baseline',
     );
     if (process.env.BENCH_JSON) console.log(JSON.stringify(rows, null, 1));
-    console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
+    console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s, load average now ${loadAverage()}`);
   } finally {
     for (const h of instances) await h.close();
     await baseline.close();

@@ -3,6 +3,7 @@
 import http from 'node:http';
 import crypto from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import pino from 'pino';
 import type { Config } from './config.js';
 import type { Store } from './db/index.js';
 import { LinkBuilder } from './jsonapi/document.js';
@@ -20,11 +21,22 @@ export interface AppDeps {
   store: Store;
   /** Rate-limit and error-block state; in memory unless a shared (Redis) one is given. */
   limiter: Limiter;
-  /** Where log lines go (tests capture them); default stdout. */
+  /** Where log lines go (tests capture them, written as they are logged); default stdout, asynchronously (stdoutLog). */
   logStream?: NodeJS.WritableStream;
   /** The clock of the autoresponder's dates (tests stand on either side of a Berlin midnight); default the system's. */
   now?: () => Date;
 }
+
+/**
+ * Log lines to stdout without blocking a request (docs/decisions/0012-request-path.md): pino's
+ * asynchronous destination appends a line to a buffer and writes what has gathered in the
+ * background, one write for many lines under load, instead of a blocking write(2) per line (pino's
+ * default for stdout). What is still buffered when the process exits, through process.exit after a
+ * signal (src/cli/serve.ts) or a crash, pino writes synchronously on 'exit'. One per process: the
+ * apps of a process share stdout, and each destination would flush on exit on its own.
+ */
+let stdoutLog: pino.DestinationStream | undefined;
+const stdoutDestination = () => (stdoutLog ??= pino.destination({ dest: 1, sync: false }));
 
 // A domain name is at most 253 characters, an availability check names up to 10 of them.
 const MAX_PARAM_LENGTH = 10 * 254;
@@ -41,7 +53,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       serializers: {
         req: (req: FastifyRequest) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort }),
       },
-      ...(deps.logStream ? { stream: deps.logStream } : {}),
+      stream: deps.logStream ?? stdoutDestination(),
     },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -87,11 +99,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Response schemas document the API; the bytes come from JSON.stringify of documents whose key
   // order we control (API-NOTES §1), so nothing is silently dropped or reordered.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.addHook('onSend', async (request, reply, payload) => {
+  // Callback style: these never wait (src/jsonapi/plugin.ts says why).
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply));
+  app.addHook('onResponse', (request, reply, done) => {
+    logRequest(request, reply);
+    done();
+  });
 
   const routes = trackRoutes(app);
   await registerOps(app, { config, store: deps.store });

@@ -30,8 +30,24 @@ export function toAce(name: string): string | null {
 /** The Unicode form of an ACE name for display, or the name itself: `toUnicode('xn--bcher-kva.de')` → `'bücher.de'`. */
 export const toUnicode = (ace: string) => domainToUnicode(ace) || ace;
 
+const ACE_MEMO_MAX = 1000;
+const aceMemo = new Map<string, string | null>();
+
 /** The ACE form of a name in any case, or null when no domain can have it: `aceOf('Bücher.DE')` → `'xn--bcher-kva.de'`. */
-export const aceOf = (name: string) => toAce(name.toLowerCase());
+export function aceOf(name: string): string | null {
+  // Remembered: the hot read GET /domains/{name} asks for the same name twice per request (its
+  // token check and its handler), clients ask for the same names again and again, and IDNA
+  // mapping costs more than a lookup (docs/decisions/0012-request-path.md).
+  let ace = aceMemo.get(name);
+  if (ace === undefined) {
+    ace = toAce(name.toLowerCase());
+    if (name.length <= 253) {
+      if (aceMemo.size >= ACE_MEMO_MAX) aceMemo.clear();
+      aceMemo.set(name, ace);
+    }
+  }
+  return ace;
+}
 
 /**
  * Whether two spellings (Unicode/ACE, any case) name the same domain: the PATCH id check.

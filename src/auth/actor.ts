@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { hashToken } from './tokens.js';
 import crypto from 'node:crypto';
 import { hashLegacyPassword, verifyLegacyPassword } from './legacy-password.js';
-import { AuthRepository } from './auth.repository.js';
+import { AuthRepository, type OwnerColumns } from './auth.repository.js';
 import { parseNumericId } from '../db/ids.js';
 
 export interface Actor {
@@ -24,6 +24,15 @@ interface Credentials {
   token?: string;
   legacy?: { customerNumber: string; password: string };
 }
+
+/** The API token an Authorization header carries (`token <T>` or Basic `token:<T>`), else undefined. */
+export const tokenOf = (header: string | undefined): string | undefined => parseAuthorization(header)?.token;
+
+/** The answer to a token that is unknown, revoked, or of a deleted contact. */
+export const invalidToken = () => unauthorized('Invalid or revoked API token.');
+
+/** The caller whose token a read with the token found (src/auth/plugin.ts TokenRead). */
+export const ownerActor = (o: OwnerColumns): Actor => ({ customerId: o.owner_customer_id, isReseller: o.owner_is_reseller === 1, contactId: o.owner_contact_id });
 
 function parseAuthorization(header: string | undefined): Credentials | null {
   if (!header) return null;
@@ -58,7 +67,7 @@ export function actorResolver(db: Kysely<Database>) {
     if (!creds) throw unauthorized(header ? 'Unsupported Authorization header; use "token <API_TOKEN>".' : 'Missing Authorization header.');
     if (creds.token !== undefined) {
       const row = await repo.tokenOwner(hashToken(creds.token));
-      if (!row) throw unauthorized('Invalid or revoked API token.');
+      if (!row) throw invalidToken();
       return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId };
     }
     if (mode !== 'token-or-legacy') throw unauthorized('Invalid credentials.');

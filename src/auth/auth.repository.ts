@@ -1,21 +1,55 @@
-// All SQL of authentication: the per-request token lookup and a reseller's legacy password hash.
+// All SQL of authentication: the per-request token lookup, the token's owner as a derived table for
+// reads that check the token in their own statement, and a reseller's legacy password hash.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { precompiled } from '../db/precompiled.js';
 
+/**
+ * The owner of the active token with this hash, as a derived table `owner` (`customer_id`,
+ * `is_reseller`, `contact_id`; no row when the token is unknown or revoked, or its contact is
+ * deleted). A hot read joins its rows to it, so one statement both checks the token and reads in
+ * its owner's scope (src/auth/plugin.ts TokenRead, docs/decisions/0012-request-path.md):
+ * `db.selectFrom(tokenOwner(db, hash)).leftJoin('domains', (j) => j.on(visibleToOwner('owner', 'domains.customer_id')))`.
+ */
+export function tokenOwner(db: Kysely<Database>, hash: string) {
+  return activeTokens(db)
+    .select(['customers.id as customer_id', 'customers.is_reseller', 'contacts.id as contact_id'])
+    .where('api_tokens.token_hash', '=', hash)
+    .as('owner');
+}
+
+/** The owner's columns as a read with the token selects them (OwnerColumns). */
+export const OWNER_COLUMNS = [
+  'owner.customer_id as owner_customer_id',
+  'owner.is_reseller as owner_is_reseller',
+  'owner.contact_id as owner_contact_id',
+] as const;
+
+/** A row of a read with the token: the owner's columns beside the resource's (null where the owner sees nothing). */
+export interface OwnerColumns {
+  owner_customer_id: number;
+  owner_is_reseller: 0 | 1;
+  owner_contact_id: number;
+}
+
+/** Tokens that authenticate: not revoked, of a contact (and customer) that still exists (spec §5.5). */
+function activeTokens(db: Kysely<Database>) {
+  return db
+    .selectFrom('api_tokens')
+    .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
+    .innerJoin('customers', 'customers.id', 'contacts.customer_id')
+    .where('api_tokens.revoked_at', 'is', null);
+}
+
 export class AuthRepository {
-  // Runs on every request: compiled once (src/db/precompiled.ts).
+  // Runs on every request that has no read with the token: compiled once (src/db/precompiled.ts).
   private readonly byTokenHash;
 
   constructor(private readonly db: Kysely<Database>) {
     this.byTokenHash = precompiled(db, (hash: string) =>
-      db
-        .selectFrom('api_tokens')
-        .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
-        .innerJoin('customers', 'customers.id', 'contacts.customer_id')
+      activeTokens(db)
         .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId'])
-        .where('api_tokens.token_hash', '=', hash)
-        .where('api_tokens.revoked_at', 'is', null),
+        .where('api_tokens.token_hash', '=', hash),
     );
   }
 

@@ -1,32 +1,98 @@
 // Authenticates every API route before its body is read (spec §5); routes opt into the legacy
 // reseller password with `config: { auth: 'token-or-legacy' }`.
-import type { FastifyInstance } from 'fastify';
+//
+// Hot reads check the token in their own statement (`config: { tokenRead }`, docs/decisions/
+// 0012-request-path.md): the hook runs one statement that finds the token's owner and what the
+// read finds in the owner's scope, in one snapshot. The token is checked against the store on
+// every request as before — a revoked token is refused by the first request after the revoke's
+// commit, on every instance — but costs no round trip of its own.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { actorResolver, type Actor, type AuthMode } from './actor.js';
+import { actorResolver, invalidToken, ownerActor, tokenOf, type Actor, type AuthMode } from './actor.js';
+import type { OwnerColumns } from './auth.repository.js';
+import { hashToken } from './tokens.js';
+import { parseNumericId } from '../db/ids.js';
+
+/**
+ * A read that checks the request's token in its own statement: the statement selects the owner's
+ * columns (OWNER_COLUMNS) joined to the rows the owner may see, and answers no row at all when the
+ * token does not authenticate (src/auth/auth.repository.ts `tokenOwner`).
+ */
+export interface TokenRead {
+  /**
+   * The read's arguments from the routed request (its params, before validation), or null when
+   * this request reads otherwise (a name or id no object can have): its token is then looked up
+   * alone, as on every other route.
+   */
+  args(request: FastifyRequest): unknown[] | null;
+  /** Runs the statement: `rows` as the store answers them, each with the owner's columns. */
+  run(tokenHash: string, ...args: unknown[]): Promise<OwnerColumns[]>;
+  /** The column that is null in the one row of an owner who sees nothing (a left join without match). */
+  key: string;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
     actor: Actor | null;
+    /** What the route's TokenRead found, and with which arguments (readWithToken). */
+    tokenReadResult: { args: unknown[]; rows: unknown[] } | null;
   }
   interface FastifyContextConfig {
     auth?: AuthMode;
+    tokenRead?: TokenRead;
   }
 }
 
 export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
   app.decorateRequest('actor', null);
+  app.decorateRequest('tokenReadResult', null);
   const resolveActor = actorResolver(db);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     // Unknown paths answer 404 without authentication; operational routes are open.
     if (config?.infra || !request.routeOptions.url) return;
+    const read = config?.tokenRead;
+    const args = read ? read.args(request) : null;
+    const token = args ? tokenOf(request.headers.authorization) : undefined;
+    if (read && args && token !== undefined) {
+      const rows = await read.run(hashToken(token), ...args);
+      if (!rows.length) throw invalidToken();
+      request.actor = ownerActor(rows[0]);
+      request.tokenReadResult = { args, rows: (rows as unknown as Record<string, unknown>[]).filter((r) => r[read.key] !== null) };
+      return;
+    }
     request.actor = await resolveActor(request.headers.authorization, config?.auth ?? 'token');
   });
+}
+
+/**
+ * The TokenRead of `GET /<segment>/:id` for a numeric id: `run(hash, id)` for an id that can exist;
+ * for one that cannot, the token is looked up alone and the route answers 404.
+ */
+export function idTokenRead(run: (hash: string, id: number) => Promise<OwnerColumns[]>): TokenRead {
+  return {
+    key: 'id',
+    args: (request) => {
+      const id = parseNumericId((request.params as { id?: string }).id ?? '');
+      return id === null ? null : [id];
+    },
+    run: (hash, id) => run(hash, id as number),
+  };
 }
 
 /** The authenticated caller of an API route (the hook guarantees it is set). */
 export function actorOf(request: { actor: Actor | null }): Actor {
   if (!request.actor) throw new Error('route without authentication');
   return request.actor;
+}
+
+/**
+ * The rows the route's TokenRead found for exactly these arguments (possibly none), or undefined
+ * when it did not run for them: `readWithToken<DomainRow>(request, ace) ?? await repo.findVisible(actor, ace)`.
+ */
+export function readWithToken<R>(request: FastifyRequest, ...args: unknown[]): R[] | undefined {
+  const r = request.tokenReadResult;
+  if (!r || r.args.length !== args.length || r.args.some((a, i) => a !== args[i])) return undefined;
+  return r.rows as R[];
 }

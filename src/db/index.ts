@@ -7,6 +7,8 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
 import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
+import { registerDirectReader } from './precompiled.js';
+import { sqliteReads } from './sqlite-reads.js';
 
 // count(*) and bigint columns come back as strings from pg; every number we store fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -96,6 +98,9 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     // An idle client that loses its server must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
+    // Precompiled reads (src/db/precompiled.ts) go to the pool without Kysely, as named statements:
+    // each pooled connection parses and plans one once.
+    registerDirectReader(db, (q, values) => pool.query({ name: q.name, text: q.sql, values: values as unknown[] }).then((r) => r.rows));
     if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
     const u = new URL(url);
     const where = `postgres://${u.host}${u.pathname}${opts.schema ? `?schema=${opts.schema}` : ''}`;
@@ -196,7 +201,11 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  // Precompiled reads run on this connection beside Kysely, their answers kept until the database
+  // changes (src/db/sqlite-reads.ts).
+  const { statements, reader } = sqliteReads(database, withStatementCache(database));
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  registerDirectReader(db, reader);
   return { db, engine: 'sqlite', where: file, close: () => db.destroy() };
 }
 

@@ -1,14 +1,42 @@
-// Hot queries whose shape never changes, compiled once. Building and compiling a Kysely query
-// costs more than running a small indexed query; the per-request ones (token lookup) pay it once.
+// Hot queries whose shape never changes, compiled once and run beside Kysely (docs/decisions/
+// 0012-request-path.md). Building and compiling a Kysely query costs more than running a small
+// indexed query, and Kysely's execution path (connection mutex, driver, result plumbing) costs about
+// as much again on SQLite; on PostgreSQL the server parses and plans an unnamed statement anew each
+// time. The per-request reads (token check, scoped reads of the hot endpoints) pay all that once.
+import crypto from 'node:crypto';
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+
+/** A compiled query as a direct reader runs it: its SQL, its parameter values, a stable statement name. */
+export interface DirectQuery {
+  sql: string;
+  /** `hp_<sha1 of sql>`: PostgreSQL prepares the statement once per connection under this name. */
+  name: string;
+}
+
+/**
+ * Runs a read of the store beside Kysely, or answers null when it cannot right now (SQLite while a
+ * transaction is open on its one connection: Kysely's mutex must order the read after it).
+ */
+export type DirectReader = (q: DirectQuery, values: readonly unknown[]) => Promise<unknown[]> | unknown[] | null;
+
+// Keyed by the store's own Kysely instance: a transaction is another instance, so reads inside a
+// transaction always take Kysely's path, on the transaction's connection.
+const directReaders = new WeakMap<Kysely<any>, DirectReader>();
+
+/** Lets precompiled reads of `db` (the store's root instance, never a transaction) run through `reader`; src/db/index.ts. */
+export function registerDirectReader(db: Kysely<any>, reader: DirectReader): void {
+  directReaders.set(db, reader);
+}
 
 /**
  * Compiles `build` once with placeholder arguments and afterwards only swaps in the real values:
- * `const byHash = precompiled(db, (h: string) => db.selectFrom('api_tokens').selectAll().where('token_hash', '=', h))`
+ * `const byHash = precompiled(db, (h: string) => db.selectFrom('api_tokens').select(['id']).where('token_hash', '=', h))`
  * then `await byHash.first('ab12…')`. Every argument must reach the query as a parameter, unchanged.
+ * Name the selected columns (no `*`): PostgreSQL refuses a prepared statement whose result columns
+ * changed under it (a migration adding a column to the table).
  */
 export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...args: A) => Compilable<O>) {
-  let compiled: { sql: string; parameters: readonly unknown[]; slots: number[] } | null = null;
+  let compiled: { query: DirectQuery; parameters: readonly unknown[]; slots: number[] } | null = null;
   const compile = (arity: number) => {
     const placeholders = Array.from({ length: arity }, (_, i) => `\u0000precompiled-argument-${i}`);
     const q = build(...(placeholders as A)).compile();
@@ -16,14 +44,17 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
     for (let i = 0; i < arity; i++) {
       if (!slots.includes(i)) throw new Error(`precompiled: argument ${i} does not reach the query as a parameter`);
     }
-    return { sql: q.sql, parameters: q.parameters, slots };
+    const name = `hp_${crypto.createHash('sha1').update(q.sql).digest('hex')}`;
+    return { query: { sql: q.sql, name }, parameters: q.parameters, slots };
   };
   return {
     async all(...args: A): Promise<O[]> {
       compiled ??= compile(args.length);
-      const { sql, parameters, slots } = compiled;
+      const { query, parameters, slots } = compiled;
       const values = parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p));
-      return (await db.executeQuery<O>(CompiledQuery.raw(sql, values))).rows;
+      const direct = directReaders.get(db)?.(query, values);
+      if (direct) return (await direct) as O[];
+      return (await db.executeQuery<O>(CompiledQuery.raw(query.sql, values))).rows;
     },
     async first(...args: A): Promise<O | undefined> {
       return (await this.all(...args))[0];

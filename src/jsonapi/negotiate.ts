@@ -43,13 +43,31 @@ export function namesJsonApi(accept: string | undefined, contentType: string | u
   return parseAccept(accept).some((r) => isJsonApiType(r.type));
 }
 
+const NEGOTIATED_MAX = 500;
+const negotiated = new Map<string, Negotiated | null>();
+
 /**
  * Decides whether `accept` can be served and in which content type; null means 406.
  * `negotiate('application/vnd.hostplane.v1+json', undefined, 'hostplane')` → `{ jsonApi: true }`.
  */
 export function negotiate(accept: string | undefined, contentType: string | undefined, vendor: string): Negotiated | null {
+  // Remembered per header pair: a client sends the same headers on every request, and parsing them
+  // is a measurable part of a small read (docs/decisions/0012-request-path.md). Long or many
+  // distinct values (a client that varies them on purpose) only start the memo over.
+  const key = `${vendor}\n${accept ?? '\u0000'}\n${contentType ?? '\u0000'}`;
+  const known = negotiated.get(key);
+  if (known !== undefined) return known;
+  const n = decide(accept, contentType, vendor);
+  if (key.length <= 512) {
+    if (negotiated.size >= NEGOTIATED_MAX) negotiated.clear();
+    negotiated.set(key, n);
+  }
+  return n;
+}
+
+function decide(accept: string | undefined, contentType: string | undefined, vendor: string): Negotiated | null {
   const jsonApi = namesJsonApi(accept, contentType);
-  if (accept === undefined || accept.trim() === '') return { jsonApi };
+  if (accept === undefined || accept.trim() === '') return Object.freeze({ jsonApi });
   let acceptable = false;
   for (const { type } of parseAccept(accept)) {
     const v = VENDOR_TYPE.exec(type);
@@ -57,5 +75,5 @@ export function negotiate(accept: string | undefined, contentType: string | unde
     if (v) acceptable ||= v[1] === vendor && v[2] === '1';
     else acceptable ||= type === JSON_API || type === 'application/json' || type === 'application/*' || type === '*/*';
   }
-  return acceptable ? { jsonApi } : null;
+  return acceptable ? Object.freeze({ jsonApi }) : null;
 }

@@ -6,10 +6,14 @@ import { namesJsonApi, negotiate } from './negotiate.js';
 import { originForm, type LinkBuilder } from './document.js';
 import { parseJsonBody } from './json-body.js';
 
+/** Set when the negotiation hook has run: `jsonApi` then holds what namesJsonApi answers for the request. */
+const NEGOTIATED = Symbol('negotiated');
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Response is `application/vnd.api+json` (else `application/json`). */
     jsonApi: boolean;
+    [NEGOTIATED]: boolean;
   }
   interface FastifyContextConfig {
     /** Operational routes (health, metrics, docs) skip negotiation, auth and the JSON:API body rules. */
@@ -24,7 +28,10 @@ export const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
  * result, so errors raised before negotiation ran (429 from the limiter, 406 itself) get it too.
  */
 const responseType = (request: FastifyRequest) =>
-  namesJsonApi(request.headers.accept, request.headers['content-type']) ? 'application/vnd.api+json' : 'application/json';
+  (request[NEGOTIATED] ? request.jsonApi : namesJsonApi(request.headers.accept, request.headers['content-type']))
+    ? 'application/vnd.api+json'
+    : 'application/json';
+
 
 interface ErrorObject {
   id: ErrorCode;
@@ -142,6 +149,7 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
   const { routes } = opts;
   const { links } = opts;
   app.decorateRequest('jsonApi', false);
+  app.decorateRequest(NEGOTIATED, false);
 
   // JSON bodies only; an empty body is allowed (acme.sh sends a JSON Content-Type on DELETE, §1.7).
   app.removeAllContentTypeParsers();
@@ -155,31 +163,38 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
 
   // Node's own check answers a bare 400 (the server is built with requireHostHeader: false), so
   // the rule of RFC 9112 §3.2 is applied here, with an error document.
-  app.addHook('onRequest', async (request) => {
+  // Hooks that never wait are written in callback style: Fastify then runs them without a promise
+  // and a turn of the microtask queue each (docs/decisions/0012-request-path.md).
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      throw new AppError('bad_request', 'An HTTP/1.1 request must have a Host header.');
+      done(new AppError('bad_request', 'An HTTP/1.1 request must have a Host header.'));
+      return;
     }
+    done();
   });
 
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config?.infra) return;
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config?.infra) return done();
     const n = negotiate(request.headers.accept, request.headers['content-type'], opts.vendor);
     if (!n) {
-      throw new AppError(
+      done(new AppError(
         'not_acceptable',
         `Accept names no supported representation; use application/vnd.${opts.vendor}.v1+json or application/vnd.api+json.`,
-      );
+      ));
+      return;
     }
     request.jsonApi = n.jsonApi;
+    request[NEGOTIATED] = true;
+    done();
   });
 
   // Bodies of API routes (successes and error documents) take the negotiated type, exactly: no
   // charset parameter, whichever path produced the body.
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.routeOptions.config?.infra) return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.routeOptions.config?.infra) return done(null, payload);
     const type = String(reply.getHeader('content-type') ?? '');
     if (/^application\/(json|vnd\.api\+json)\s*(;|$)/i.test(type)) reply.header('content-type', responseType(request));
-    return payload;
+    done(null, payload);
   });
 
   app.setErrorHandler((error, request, reply) => {

@@ -9,6 +9,7 @@ import { parseListQuery, type ListQuery } from './query.js';
 import { listDocument, resourceDocument } from './respond.js';
 import { IdParam, ListQueryString, addDocumentSchemas, operation, type ResourceSchemas } from './schema.js';
 import type { TypedApp } from './typed-app.js';
+import type { TokenRead } from '../auth/plugin.js';
 
 export interface ReadRoutes<R> {
   /** The URL segment and OpenAPI tag, e.g. `packages`. */
@@ -26,6 +27,8 @@ export interface ReadRoutes<R> {
   list(request: FastifyRequest, q: ListQuery): Promise<PageResult<R>>;
   get(request: FastifyRequest, key: string): Promise<R>;
   toResource(row: R): ResourceObject;
+  /** Reads that check the token in their own statement (src/auth/plugin.ts TokenRead), per route. */
+  tokenReads?: { list?: TokenRead; one?: TokenRead };
 }
 
 /** `dns-records` → `DnsRecords`: the plural in operation ids. */
@@ -50,7 +53,7 @@ export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R
     querystring: ListQueryString(o.filters),
     success: { status: 200, document: schemas.list, description: `The ${schemas.type} objects you may see (one page of them when paged)` },
   });
-  app.get(`/${o.segment}`, { schema: listSchema }, async (request) => {
+  app.get(`/${o.segment}`, { schema: listSchema, config: { tokenRead: o.tokenReads?.list } }, async (request) => {
     const q = parseListQuery(request.query, o.filters);
     return listDocument(request, links, q, await o.list(request, q), o.toResource);
   });
@@ -63,7 +66,7 @@ export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R
     success: { status: 200, document: schemas.document, description: `The ${schemas.type}` },
     errors: { resource_not_found: `no such ${schemas.type} among those you may see`, ...o.oneErrors },
   });
-  app.get(`/${o.segment}/:${key.name}`, { schema: oneSchema }, async (request) => {
+  app.get(`/${o.segment}/:${key.name}`, { schema: oneSchema, config: { tokenRead: o.tokenReads?.one } }, async (request) => {
     const value = (request.params as Record<string, string>)[key.name];
     return resourceDocument(request, links, o.toResource(await o.get(request, value)));
   });

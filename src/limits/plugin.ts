@@ -26,10 +26,13 @@ export function registerLimits(app: FastifyInstance, opts: { limiter: Limiter; l
   });
 
   // Error responses other than 429 count towards a temporary block (spec §7.2).
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: only an error response waits for the limiter (src/jsonapi/plugin.ts says why).
+  app.addHook('onResponse', (request, reply, done) => {
     if (request.limitedAs && reply.statusCode >= 400 && reply.statusCode !== 429) {
-      await limiter.recordError(request.limitedAs);
+      limiter.recordError(request.limitedAs).then(() => done(), done);
+      return;
     }
+    done();
   });
 }
 

@@ -182,11 +182,16 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
-  app.addHook('onResponse', async (request, reply) => {
-    duration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+  // The series of each method, route and status, looked up once: prom-client would hash the label
+  // values on every observation. Callback style: it never waits (src/jsonapi/plugin.ts says why).
+  const series = new Map<string, client.Histogram.Internal<'method' | 'route' | 'status'>>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let s = series.get(key);
+    if (!s) series.set(key, (s = duration.labels({ method: request.method, route, status: String(reply.statusCode) })));
+    s.observe(reply.elapsedTime / 1000);
+    done();
   });
   app.decorate('metrics', registry);
   app.get('/metrics', { config: { infra: true }, schema: { hide: true } }, async (_request, reply) => {

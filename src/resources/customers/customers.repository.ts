@@ -1,38 +1,75 @@
 // All SQL of customers.
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
+import { OWNER_COLUMNS, tokenOwner, type OwnerColumns } from '../../auth/auth.repository.js';
 import type { Database } from '../../db/schema.js';
-import { visibleTo } from '../../db/scope.js';
+import { scopedPrecompiled, visibleTo, visibleToOwner, type ScopeOwner } from '../../db/scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
+import { precompiled } from '../../db/precompiled.js';
 
 export type CustomerRow = NonNullable<Awaited<ReturnType<CustomersRepository['findVisible']>>>;
 
-export class CustomersRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+/** A customer as its wire representation needs it: its row and its main contact. */
+const SELECTED = [
+  'customers.id',
+  'customers.reseller_id',
+  'customers.is_reseller',
+  'customers.organization',
+  'customers.is_login_disabled',
+  'customers.external_customer_id',
+  'contacts.name as contact_name',
+  'contacts.email as contact_email',
+  'contacts.phone as contact_phone',
+] as const;
 
-  private base(actor: Actor) {
+export class CustomersRepository {
+  // The reads of GET /customers/{id} (also with the token check in the same statement) and of an
+  // unpaged GET /customers, compiled once (docs/decisions/0012-request-path.md).
+  private readonly byId;
+  private readonly all;
+  private readonly byIdWithToken;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.byId = scopedPrecompiled(db, (scope, id: number) => this.base(scope).where('customers.id', '=', id));
+    this.all = scopedPrecompiled(db, (scope) => this.base(scope).orderBy('customers.id'));
+    this.byIdWithToken = precompiled(db, (hash: string, id: number) => this.withToken(hash, id));
+  }
+
+  private base(actor: ScopeOwner) {
     return this.db
       .selectFrom('customers')
       .leftJoin('contacts', (j) => j.onRef('contacts.customer_id', '=', 'customers.id').on('contacts.is_main', '=', 1))
-      .select([
-        'customers.id',
-        'customers.reseller_id',
-        'customers.is_reseller',
-        'customers.organization',
-        'customers.is_login_disabled',
-        'customers.external_customer_id',
-        'contacts.name as contact_name',
-        'contacts.email as contact_email',
-        'contacts.phone as contact_phone',
-      ])
+      .select(SELECTED)
       .where(visibleTo(actor, 'customers.id'));
   }
 
-  findVisible(actor: Actor, id: number) {
-    return this.base(actor).where('customers.id', '=', id).executeTakeFirst();
+  /**
+   * The owner of the token with this hash and customer `id` if the owner sees it, in one
+   * statement: no row when the token does not authenticate, one row with null customer columns
+   * when the owner does not see it (src/auth/plugin.ts TokenRead; one object only, as domains).
+   */
+  private withToken(hash: string, id: number) {
+    return this.db
+      .selectFrom(tokenOwner(this.db, hash))
+      .leftJoin('customers', (j) => j.on('customers.id', '=', id).on(visibleToOwner('owner', 'customers.id')))
+      .leftJoin('contacts', (j) => j.onRef('contacts.customer_id', '=', 'customers.id').on('contacts.is_main', '=', 1))
+      .select([...OWNER_COLUMNS, ...SELECTED]);
   }
 
-  list(actor: Actor, page: Page | null) {
+  findVisible(actor: Actor, id: number) {
+    return this.byId.first(actor, id);
+  }
+
+  /** GET /customers/{id} with its token check: the token's owner and the customer, if the owner sees it. */
+  findVisibleWithToken(hash: string, id: number) {
+    return this.byIdWithToken.all(hash, id) as Promise<(OwnerColumns & Partial<CustomerRow>)[]>;
+  }
+
+  async list(actor: Actor, page: Page | null) {
+    if (!page) {
+      const rows = await this.all.all(actor);
+      return { rows, total: rows.length };
+    }
     return fetchPage(this.base(actor).orderBy('customers.id'), page);
   }
 

@@ -6,21 +6,31 @@ import type { Page } from '../../db/paging.js';
 import { findOr404 } from '../../db/ids.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { CustomersRepository } from './customers.repository.js';
+import { CustomersRepository, type CustomerRow } from './customers.repository.js';
 
 export class CustomersService {
-  constructor(private readonly db: Kysely<Database>) {}
+  // One repository for the service's life: its hot reads are compiled once (src/db/precompiled.ts).
+  private readonly repo: CustomersRepository;
 
-  private get repo() {
-    return new CustomersRepository(this.db);
+  constructor(private readonly db: Kysely<Database>) {
+    this.repo = new CustomersRepository(db);
   }
 
   list(actor: Actor, page: Page | null) {
     return this.repo.list(actor, page);
   }
 
-  get(actor: Actor, id: string) {
-    return findOr404('customer', id, (n) => this.repo.findVisible(actor, n));
+  /** `withToken(n)`: what the route's read with the token found for customer n, if it ran for it. */
+  get(actor: Actor, id: string, withToken?: (id: number) => CustomerRow[] | undefined) {
+    return findOr404('customer', id, async (n) => {
+      const found = withToken?.(n);
+      return found ? found[0] : this.repo.findVisible(actor, n);
+    });
+  }
+
+  /** GET /customers/{id}: the token's owner and the customer in one statement (src/auth/plugin.ts TokenRead). */
+  oneWithToken(hash: string, id: number) {
+    return this.repo.findVisibleWithToken(hash, id);
   }
 
   /**

@@ -1,12 +1,13 @@
 // /domains (spec §4.2, API-NOTES §1.10): list with filters, one by name, PATCH of the presence flags.
-import { actorOf } from '../../auth/plugin.js';
+import { actorOf, readWithToken } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { updateRoute } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { DOMAIN_FILTERS, DomainNameParam, DomainSchemas, DomainUpdateBody, domainResource } from './domains.schema.js';
-import { sameDomainName } from '../../domain-name.js';
+import { aceOf, sameDomainName } from '../../domain-name.js';
 import type { DomainsService } from './domains.service.js';
+import type { DomainRow } from './domains.repository.js';
 
 export function domainsRoutes(app: TypedApp, service: DomainsService, links: LinkBuilder) {
   const toResource = (row: Parameters<typeof domainResource>[0]) => domainResource(row, links);
@@ -19,8 +20,21 @@ export function domainsRoutes(app: TypedApp, service: DomainsService, links: Lin
     key: { name: 'name', schema: DomainNameParam },
     oneErrors: { invalid_api_data: 'the name is not ACE-encodable (no domain can have it)' },
     list: (request, q) => service.list(actorOf(request), q.filters, q.page),
-    get: (request, name) => service.get(actorOf(request), name),
+    get: (request, name) => service.get(actorOf(request), name, (ace) => readWithToken<DomainRow>(request, ace)),
     toResource,
+    // One domain by a name that has an ACE form is read in the statement that checks the token
+    // (docs/decisions/0012-request-path.md); other names answer 404 or 422 after the token is
+    // looked up alone.
+    tokenReads: {
+      one: {
+        key: 'name',
+        args: (request) => {
+          const ace = aceOf((request.params as { name?: string }).name ?? '');
+          return ace === null ? null : [ace];
+        },
+        run: (hash, ace) => service.oneWithToken(hash, ace as string),
+      },
+    },
   });
 
   updateRoute(app, links, {

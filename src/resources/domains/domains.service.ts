@@ -14,10 +14,11 @@ import type { DomainUpdateBody } from './domains.schema.js';
 export type PresenceUpdate = NonNullable<Static<typeof DomainUpdateBody>['data']['attributes']['presence']>;
 
 export class DomainsService {
-  constructor(private readonly db: Kysely<Database>) {}
+  // One repository for the service's life: its hot reads are compiled once (src/db/precompiled.ts).
+  private readonly repo: DomainsRepository;
 
-  private get repo() {
-    return new DomainsRepository(this.db);
+  constructor(private readonly db: Kysely<Database>) {
+    this.repo = new DomainsRepository(db);
   }
 
   /**
@@ -41,10 +42,18 @@ export class DomainsService {
     return this.repo.list(actor, { ownerIds, packageIds }, page);
   }
 
-  async get(actor: Actor, name: string) {
-    const row = await this.repo.findVisible(actor, this.requireAce(name));
+  /** `withToken(ace)`: what the route's read with the token found for this name, if it ran for it. */
+  async get(actor: Actor, name: string, withToken?: (ace: string) => DomainRow[] | undefined) {
+    const ace = this.requireAce(name);
+    const found = withToken?.(ace);
+    const row = found ? found[0] : await this.repo.findVisible(actor, ace);
     if (!row) throw notFound('domain');
     return row;
+  }
+
+  /** GET /domains/{name}: the token's owner and the domain (by ACE name) in one statement (src/auth/plugin.ts TokenRead). */
+  oneWithToken(hash: string, ace: string) {
+    return this.repo.findVisibleWithToken(hash, ace);
   }
 
   /** Writes and re-reads in one transaction: the answer shows the flags this write produced. */

@@ -15,7 +15,16 @@ export class PackagesService {
     return this.repo.list(actor, { ownerIds, planIds, linuxUsers: filters.linux_user }, page);
   }
 
-  get(actor: Actor, id: string) {
-    return findOr404('package', id, (n) => this.repo.findVisible(actor, n));
+  /** `withToken(n)`: what the route's read with the token found for package n, if it ran for it. */
+  get(actor: Actor, id: string, withToken?: (id: number) => PackageRow[] | undefined) {
+    return findOr404('package', id, async (n) => {
+      const found = withToken?.(n);
+      return found ? found[0] : this.repo.findVisible(actor, n);
+    });
+  }
+
+  /** GET /packages/{id}: the token's owner and the package in one statement (src/auth/plugin.ts TokenRead). */
+  oneWithToken(hash: string, id: number) {
+    return this.repo.findVisibleWithToken(hash, id);
   }
 }

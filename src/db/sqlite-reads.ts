@@ -1,0 +1,63 @@
+// The precompiled reads of an SQLite store (src/db/precompiled.ts), run on the store's own
+// connection beside Kysely, with their answers kept until the database changes
+// (docs/decisions/0012-request-path.md).
+//
+// Whether the database changed since an answer was read is decided by two counters, compared on
+// every read:
+// - `PRAGMA data_version`, which SQLite changes whenever another connection (another process: a
+//   second API server, `hostplane worker`, the operator's `hostplane admin token revoke`) has
+//   committed to the file since this connection last asked; it is read in a read transaction of its
+//   own, so a commit that finished before the request is always seen;
+// - the statements this connection prepared that may write (data_version stays the same for them):
+//   Kysely's SQLite driver prepares every statement through `statements`, and prepares and runs it
+//   in one synchronous step, so the count moves before anyone can read what the write did.
+// An answer is served again only while both are what they were just before it was read; the first
+// read after any commit, by anyone, goes to the database. A revoked token is therefore refused by
+// the first request after the revoke's commit, as without the cache.
+import type SQLite from 'better-sqlite3';
+import type { DirectReader } from './precompiled.js';
+
+/** The statement cache Kysely's SQLite dialect gets (src/db/index.ts withStatementCache). */
+export interface StatementSource {
+  close(): void;
+  prepare(text: string): SQLite.Statement;
+}
+
+/** Answers kept, at most; past that the cache starts over. */
+const MAX_ANSWERS = 1000;
+
+/**
+ * Wraps the statements Kysely uses (counting those that may write) and builds the reader of
+ * precompiled reads: `const { statements, reader } = sqliteReads(database, withStatementCache(database))`,
+ * then `new SqliteDialect({ database: statements })` and `registerDirectReader(db, reader)`.
+ */
+export function sqliteReads(database: SQLite.Database, source: StatementSource): { statements: StatementSource; reader: DirectReader } {
+  let writes = 0;
+  const statements: StatementSource = {
+    close: () => source.close(),
+    prepare(text: string) {
+      const stmt = source.prepare(text);
+      // `readonly` is SQLite's own verdict (sqlite3_stmt_readonly): INSERT … RETURNING may write,
+      // BEGIN and COMMIT do not (the writes between them counted already).
+      if (!stmt.readonly) writes++;
+      return stmt;
+    },
+  };
+  const dataVersion = database.prepare('pragma data_version').pluck();
+  const answers = new Map<string, { version: string; rows: readonly unknown[] }>();
+  const reader: DirectReader = (q, values) => {
+    // A transaction is open on the connection: Kysely's mutex orders the read after it, and it
+    // must not see the transaction's uncommitted writes.
+    if (database.inTransaction) return null;
+    const version = `${dataVersion.get() as number} ${writes}`;
+    const key = `${q.name} ${JSON.stringify(values)}`;
+    const kept = answers.get(key);
+    if (kept && kept.version === version) return kept.rows as unknown[];
+    // Frozen: every later request gets these same objects.
+    const rows = Object.freeze((statements.prepare(q.sql).all(values as unknown[]) as object[]).map((r) => Object.freeze(r)));
+    if (answers.size >= MAX_ANSWERS) answers.clear();
+    answers.set(key, { version, rows });
+    return rows as unknown[];
+  };
+  return { statements, reader };
+}
