@@ -29,6 +29,12 @@ export interface JobContext<P = unknown> {
   log: FastifyBaseLogger;
   /** Aborted when the run no longer owns the job (lease lost) or the worker stops without waiting longer. */
   signal?: AbortSignal;
+  /**
+   * Only in the run a fresh job gets at commit in the enqueueing process: what that transaction
+   * wrote or read of the job's object (NewQueueJob.prefetched), as it committed. Undefined in
+   * every other run (a retry, another worker's claim): read the store then.
+   */
+  prefetched?: unknown;
 }
 
 /**
@@ -61,8 +67,7 @@ export interface JobDefinition<S extends TSchema = TSchema> {
  */
 export const defineJob = <S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> => definition;
 
-/** A failure no retry can fix (the object is gone, the data is invalid): the job fails at once. */
-export class PermanentJobError extends Error {}
+export { PermanentJobError } from './errors.js';
 
 /** This run no longer owns its job (its lease expired and another worker took it): stop, change nothing. */
 export class LeaseLostError extends Error {
