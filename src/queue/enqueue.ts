@@ -19,12 +19,13 @@ export type Enqueue = (job: NewQueueJob) => Promise<QueueJobRow>;
  *
  * A `fresh` job (its object is created in this transaction) that a worker of this process has a
  * free slot for is stored already leased to that worker, which runs it as soon as the transaction
- * has committed: no claim, no wake-up. Were this process to die first, the lease ends as any
- * lease of a dead worker does (docs/decisions/0005-dead-workers.md).
+ * has committed: no claim, no wake-up; its `prefetched` goes to that run in memory. Were this
+ * process to die first, the lease ends as any lease of a dead worker does
+ * (docs/decisions/0005-dead-workers.md).
  */
 export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, enqueue: Enqueue) => Promise<T>): Promise<T> {
   let enqueued = 0;
-  const taken: { slot: Reservation; row: QueueJobRow | null }[] = [];
+  const taken: { slot: Reservation; row: QueueJobRow | null; prefetched: unknown }[] = [];
   let result: T;
   try {
     result = await store.db.transaction().execute((trx) =>
@@ -34,7 +35,7 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
           enqueued++;
           return new QueueRepository(trx).insert(job);
         }
-        const entry = { slot, row: null as QueueJobRow | null };
+        const entry = { slot, row: null as QueueJobRow | null, prefetched: job.prefetched };
         taken.push(entry);
         entry.row = await new QueueRepository(trx).insert({ ...job, lease: { owner: slot.owner, until: slot.until } });
         return entry.row;
@@ -44,7 +45,7 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
     for (const t of taken) t.slot.hand(null);
     throw err;
   }
-  for (const t of taken) t.slot.hand(t.row);
+  for (const t of taken) t.slot.hand(t.row, t.prefetched);
   // Not awaited: the in-process wake-up happens at once, the NOTIFY needs no answer, and the
   // response should not wait for it (a lost wake-up only means the next poll finds the job).
   if (enqueued) void notifyEnqueued(store);

@@ -55,6 +55,12 @@ export interface NewQueueJob {
    * (withJobs, src/queue/enqueue.ts). Ignored for jobs not runnable at once.
    */
   fresh?: boolean;
+  /**
+   * With `fresh`: what the enqueueing transaction wrote or read of the job's object, handed in
+   * memory to the run that a worker of this process starts at commit (JobContext.prefetched), so
+   * that run need not read it back. Never stored: any other run of the job reads the store.
+   */
+  prefetched?: unknown;
   /** Set by withJobs when a worker of this process takes the job as it is stored: its lease. */
   lease?: { owner: string; until: string };
   /** Defaults: a pending job created now, runnable at once. Tests set finished states directly. */

@@ -30,12 +30,12 @@ const local = new Map<string, Set<() => void>>();
 /**
  * A worker's slot for a job of an enqueueing transaction (Worker.reserve): the lease to store the
  * job with, and `hand`, called once when the transaction has ended, with the stored row (committed)
- * or null (rolled back, or the job was not stored).
+ * or null (rolled back, or the job was not stored), and the job's `prefetched` (NewQueueJob).
  */
 export interface Reservation {
   owner: string;
   until: string;
-  hand(row: QueueJobRow | null): void;
+  hand(row: QueueJobRow | null, prefetched?: unknown): void;
 }
 
 type Taker = (job: NewQueueJob) => Reservation | null;

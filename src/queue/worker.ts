@@ -305,11 +305,11 @@ export class Worker {
     return {
       owner: token,
       until: new Date(Date.now() + this.o.leaseMs).toISOString(),
-      hand: (row) => {
+      hand: (row, prefetched) => {
         if (handed) return;
         handed = true;
         this.reserved--;
-        if (row && !this.stopping) return this.launch(row, token);
+        if (row && !this.stopping) return this.launch(row, token, prefetched);
         // Given back at once, as pump() does with a job claimed while stopping.
         if (row) void this.repo.release(row.id, token, row.run_after, row.attempts).catch(() => {});
         this.wake();
@@ -317,11 +317,11 @@ export class Worker {
     };
   }
 
-  private launch(job: QueueJobRow, token: string) {
+  private launch(job: QueueJobRow, token: string, prefetched?: unknown) {
     const abort = new AbortController();
     const entry: Running = { job, token, abort, done: Promise.resolve() };
     this.running.set(job.id, entry);
-    entry.done = this.run(job, token, abort)
+    entry.done = this.run(job, token, abort, prefetched)
       .catch((err) => this.opts.log.error({ err, job: job.id }, 'job bookkeeping failed; the lease will expire and the job run again'))
       .finally(() => {
         if (this.running.get(job.id) === entry) this.running.delete(job.id);
@@ -450,7 +450,7 @@ export class Worker {
     this.opts.log.error({ err, worker: this.id }, message);
   }
 
-  private async run(job: QueueJobRow, token: string, abort: AbortController): Promise<void> {
+  private async run(job: QueueJobRow, token: string, abort: AbortController, prefetched?: unknown): Promise<void> {
     const log = this.opts.log.child({ job: job.id, job_type: job.job_type, action: job.action });
     const definition = this.opts.jobs.get(job.job_type, job.action);
     if (!definition) return this.fail(job, token, job.attempts + 1, `no handler for ${job.job_type} ${job.action}`, log);
@@ -482,6 +482,7 @@ export class Worker {
       drivers: this.opts.drivers,
       log,
       signal: abort.signal,
+      prefetched,
     };
 
     let result: JobResult | undefined;

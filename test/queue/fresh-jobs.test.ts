@@ -62,6 +62,24 @@ describe.each(ENGINES)('fresh jobs on %s', (engine) => {
     expect(await settled(plain.id)).toMatchObject({ status: 'done' });
   });
 
+  it('the run at commit gets the job\'s `prefetched` in memory; it is not stored, and a claimed run has none', async () => {
+    const seen: unknown[] = [];
+    await startWorker(new TestJobs().register('dns-record', 'create', async (ctx) => {
+      seen.push(ctx.prefetched);
+      return { status: 'done' };
+    }), quiet);
+    await idle();
+    const handed = await withJobs(store, (_trx, enqueue) => enqueue(fresh('61', { prefetched: { name: 'from-the-transaction' } })));
+    expect(await settled(handed.id)).toMatchObject({ status: 'done' });
+    expect(JSON.stringify(await row(handed.id))).not.toContain('from-the-transaction');
+    await idle();
+    // Not fresh: claimed (woken in this process), so no hand-over and nothing prefetched.
+    const claimed = await withJobs(store, (_trx, enqueue) => enqueue({ ...fresh('62', { prefetched: { name: 'never-handed' } }), fresh: undefined }));
+    expect(claimed.lease_owner).toBeNull();
+    expect(await settled(claimed.id)).toMatchObject({ status: 'done' });
+    expect(seen).toEqual([{ name: 'from-the-transaction' }, undefined]);
+  });
+
   it('no free slot, another queue, or a later run_after: stored unleased and claimed as any job', async () => {
     let release!: () => void;
     const blocked = new Promise<void>((r) => (release = r));

@@ -13,7 +13,7 @@ import { defineJob, PermanentJobError, type JobContext, type JobResult } from '.
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
 import { serverConn } from '../../provisioning/databases/servers.repository.js';
 import { refreshDatabaseUsage, usageFailures } from './databases.usage.js';
-import { DatabasesRepository, type DatabaseForJob } from './databases.repository.js';
+import { DatabasesRepository, type DatabaseForJob, type DatabaseWithServer } from './databases.repository.js';
 
 /** What create and password jobs carry: the mysql_native_password hash, never the password. */
 export const DatabaseJobPayload = Type.Object({ passwordHash: Type.String({ pattern: '^\\*[0-9A-F]{40}$' }) });
@@ -21,12 +21,19 @@ export type DatabaseJobPayload = Static<typeof DatabaseJobPayload>;
 
 const DONE: JobResult = { status: 'done' };
 
-/** The job's database row (undefined when it is gone) and, lazily, the server it lives on as the driver needs it. */
+/**
+ * The job's database row (undefined when it is gone) and, lazily, the server it lives on as the
+ * driver needs it. The run a fresh create gets at commit (docs/decisions/0010-fresh-jobs.md) has
+ * both from the POST's transaction (DatabasesService.create) and reads nothing; a DELETE that
+ * commits between the two is not seen then, and needs not be: its delete job runs after this one
+ * (jobs on one database run in order) and removes what this one created.
+ */
 async function databaseOf(ctx: JobContext<unknown>) {
   const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
   if (id === null) throw new PermanentJobError('job has no database');
   const repo = new DatabasesRepository(ctx.store.db);
-  const found = await repo.byIdWithServer(id);
+  const handed = ctx.prefetched as DatabaseWithServer | undefined;
+  const found = handed?.row.id === id ? handed : await repo.byIdWithServer(id);
   const server = (): DatabaseServerConn => {
     if (!found?.server) throw new PermanentJobError(`database server ${found?.row.server_name} is not registered`);
     return serverConn(found.server);

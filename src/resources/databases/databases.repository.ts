@@ -42,8 +42,14 @@ export interface PackageForCreate {
 /** What the jobs of a database read of it (byIdWithServer). */
 export type DatabaseForJob = Pick<DatabaseRow, 'id' | 'name' | 'state' | 'server_name'>;
 
-/** A default server as a create needs it. */
-export type DefaultServer = Pick<DatabaseServerRow, 'name' | 'db_type' | 'version'>;
+/** A database and where its server is, as its jobs need them (null: the server is no longer registered). */
+export interface DatabaseWithServer {
+  row: DatabaseForJob;
+  server: Pick<DatabaseServerRow, 'name' | 'url' | 'access_hosts'> | null;
+}
+
+/** A default server as a create needs it: to choose it, and to hand it to the create job (its URL and access hosts). */
+export type DefaultServer = Pick<DatabaseServerRow, 'name' | 'db_type' | 'version' | 'url' | 'access_hosts'>;
 
 export class DatabasesRepository {
   /** Pass a transaction for writes that belong together (database + job, DESIGN "Jobs are rows"). */
@@ -87,7 +93,7 @@ export class DatabasesRepository {
         .innerJoin('plans', 'plans.id', 'packages.plan_id')
         .leftJoin('database_servers as s', (j) => j.on('s.is_default', '=', 1))
         .select(['packages.id', 'packages.customer_id', 'packages.linux_user', 'plans.max_databases', 'plans.database_versions'])
-        .select(['s.name as server_name', 's.db_type as server_db_type', 's.version as server_version'])
+        .select(['s.name as server_name', 's.db_type as server_db_type', 's.version as server_version', 's.url as server_url', 's.access_hosts as server_access_hosts'])
         .where(visibleTo(actor, 'packages.customer_id'))
         .orderBy('s.db_type')
         .orderBy('s.version'),
@@ -95,7 +101,9 @@ export class DatabasesRepository {
     if (!rows.length) return undefined;
     const { id: packageId, customer_id, linux_user, max_databases, database_versions } = rows[0];
     const defaults = rows.flatMap((r) =>
-      r.server_name === null || r.server_db_type === null || r.server_version === null ? [] : [{ name: r.server_name, db_type: r.server_db_type, version: r.server_version }],
+      r.server_name === null || r.server_db_type === null || r.server_version === null || r.server_url === null || r.server_access_hosts === null
+        ? []
+        : [{ name: r.server_name, db_type: r.server_db_type, version: r.server_version, url: r.server_url, access_hosts: r.server_access_hosts }],
     );
     return { pkg: { id: packageId, customer_id, linux_user, max_databases, database_versions }, defaults };
   }
@@ -122,7 +130,7 @@ export class DatabasesRepository {
    * longer registered), in one query. Named columns, no `databases.*`: the statement is prepared
    * once per connection on PostgreSQL (src/db/index.ts withNamedStatements).
    */
-  async byIdWithServer(id: number): Promise<{ row: DatabaseForJob; server: Pick<DatabaseServerRow, 'name' | 'url' | 'access_hosts'> | null } | undefined> {
+  async byIdWithServer(id: number): Promise<DatabaseWithServer | undefined> {
     const r = await this.db
       .selectFrom('databases')
       .leftJoin('database_servers as s', 's.name', 'databases.server_name')

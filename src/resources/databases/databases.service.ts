@@ -18,7 +18,7 @@ import { withJobs } from '../../queue/enqueue.js';
 import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 import { generateDatabasePassword, nativePasswordHash } from '../../provisioning/databases/password.js';
-import { DatabasesRepository, type DatabaseRow, type DefaultServer } from './databases.repository.js';
+import { DatabasesRepository, type DatabaseRow, type DatabaseWithServer, type DefaultServer } from './databases.repository.js';
 import type { DatabaseJobPayload } from './databases.jobs.js';
 
 export interface DatabaseCreateInput {
@@ -138,7 +138,12 @@ export class DatabasesService {
             name: nextName(prefix, taken.names),
             description: input.description ?? '',
           });
-          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(row.id), payload, fresh: true });
+          // The job's run at commit gets what this transaction wrote (no read back, databases.jobs.ts).
+          const prefetched: DatabaseWithServer = {
+            row: { id: row.id, name: row.name, state: row.state, server_name: row.server_name },
+            server: { name: server.name, url: server.url, access_hosts: server.access_hosts },
+          };
+          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(row.id), payload, fresh: true, prefetched });
           return { row, job };
         });
         return { row, job, password };
