@@ -212,8 +212,9 @@ fi
 # --- Caddy ------------------------------------------------------------------------------------------
 caddy_pid=
 finished=
-# SIGTERM to <pid>, then SIGKILL when it is still alive after 10 s.
+# SIGTERM to <pid> when it is alive, then SIGKILL when it still is after 10 s.
 terminate() {
+  alive "$1" || return 0
   kill -TERM "$1" 2>/dev/null || true
   for _ in $(seq 1 100); do
     alive "$1" || return 0
@@ -224,9 +225,7 @@ terminate() {
 # Our own child: its pid cannot be reused before this shell is gone, so being alive is enough.
 stop_caddy() {
   [[ -n $caddy_pid ]] || return 0
-  if alive "$caddy_pid"; then
-    terminate "$caddy_pid"
-  fi
+  terminate "$caddy_pid"
   rm -f -- "$dir/$pidfile_rel"
   caddy_pid=
 }
@@ -250,9 +249,7 @@ stop_mail() {
 rspamd_pid=
 stop_rspamd() {
   [[ -n $rspamd_pid ]] || return 0
-  if alive "$rspamd_pid"; then
-    terminate "$rspamd_pid"
-  fi
+  terminate "$rspamd_pid"
   rm -f -- "$dir/$rspamd_pid_rel"
   rspamd_pid=
   printf '%s: stopped the rspamd it had started.\n' "$prog" >&2

@@ -202,11 +202,20 @@ export function udp(port: number, msg: Buffer, timeoutMs = 1000): Promise<Buffer
   });
 }
 
-/** Sends each message framed over one TCP connection (optionally in tiny pieces); returns the replies. */
-export function tcp(port: number, msgs: Buffer[], o: { expect?: number; dribble?: boolean; raw?: Buffer; timeoutMs?: number } = {}): Promise<Buffer[]> {
+/**
+ * Sends each message framed over one TCP connection (optionally in tiny pieces, from
+ * `localAddress`); returns the replies once `expect` of them (default: one per message) came, or
+ * once `until(replies)` holds (a zone transfer's last message).
+ */
+export function tcp(
+  port: number,
+  msgs: Buffer[],
+  o: { expect?: number; until?: (replies: Buffer[]) => boolean; dribble?: boolean; raw?: Buffer; timeoutMs?: number; localAddress?: string } = {},
+): Promise<Buffer[]> {
   const want = o.expect ?? msgs.length;
+  const enough = o.until ?? ((out: Buffer[]) => out.length >= want);
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
+    const sock = net.connect({ port, host: '127.0.0.1', localAddress: o.localAddress });
     const out: Buffer[] = [];
     let buf = Buffer.alloc(0);
     const timer = setTimeout(() => {
@@ -224,7 +233,7 @@ export function tcp(port: number, msgs: Buffer[], o: { expect?: number; dribble?
         out.push(buf.subarray(2, 2 + buf.readUInt16BE(0)));
         buf = buf.subarray(2 + buf.readUInt16BE(0));
       }
-      if (out.length >= want) {
+      if (enough(out)) {
         clearTimeout(timer);
         sock.end();
         resolve(out);

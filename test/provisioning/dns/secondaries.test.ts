@@ -3,7 +3,6 @@
 // refusals, then real NSD and Knot as secondaries: they transfer the zone, follow a change through
 // NOTIFY and IXFR, and DNS jobs wait for them and name the one that lags.
 import { execFile } from 'node:child_process';
-import net from 'node:net';
 import { promisify } from 'node:util';
 import dnsPacket from 'dns-packet';
 import type { FastifyBaseLogger } from 'fastify';
@@ -36,32 +35,15 @@ function capturingLog(lines: Array<Record<string, unknown> & { msg: string }>): 
 /** An AXFR/IXFR over TCP from `localAddress`, signed with `key` (at `time`): the replies. */
 async function transfer(port: number, msg: Buffer, o: { key?: TsigKey; time?: number; localAddress?: string } = {}) {
   const signed = o.key ? signRequest(msg, o.key, o.time) : { message: msg, mac: Buffer.alloc(0) };
-  const replies = await new Promise<Buffer[]>((resolve, reject) => {
-    const sock = net.connect({ port, host: '127.0.0.1', localAddress: o.localAddress });
-    const out: Buffer[] = [];
-    let buf = Buffer.alloc(0);
-    let soas = 0;
-    const timer = setTimeout(() => sock.destroy(), 3000);
-    sock.on('error', reject);
-    sock.on('close', () => {
-      clearTimeout(timer);
-      resolve(out);
-    });
-    sock.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
-        const m = buf.subarray(2, 2 + buf.readUInt16BE(0));
-        buf = buf.subarray(2 + buf.readUInt16BE(0));
-        out.push(m);
-        const p = dnsPacket.decode(m);
-        soas += p.answers.filter((a) => a.type === 'SOA').length;
-        // Done at an error, the second SOA (AXFR), or the closing SOA of an IXFR.
-        const ixfr = p.answers.length === 1 && out.length === 1;
-        if (p.rcode !== 'NOERROR' || (soas >= 2 && p.answers[p.answers.length - 1]?.type === 'SOA') || (ixfr && soas === 1)) sock.end();
-      }
-    });
-    sock.write(Buffer.concat([Buffer.from([signed.message.length >> 8, signed.message.length & 0xff]), signed.message]));
-  });
+  // Done at an error, the second SOA (AXFR), or the closing SOA of an IXFR.
+  const finished = (out: Buffer[]) => {
+    const decoded = out.map((m) => dnsPacket.decode(m));
+    const last = decoded[decoded.length - 1];
+    const soas = decoded.reduce((n, p) => n + p.answers.filter((a) => a.type === 'SOA').length, 0);
+    const ixfr = last.answers.length === 1 && out.length === 1;
+    return last.rcode !== 'NOERROR' || (soas >= 2 && last.answers[last.answers.length - 1]?.type === 'SOA') || (ixfr && soas === 1);
+  };
+  const replies = await tcp(port, [signed.message], { until: finished, timeoutMs: 3000, localAddress: o.localAddress });
   return { replies, decoded: replies.map((r) => dnsPacket.decode(r)), mac: signed.mac };
 }
 
