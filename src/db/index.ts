@@ -1,5 +1,4 @@
 // The Kysely factory: DATABASE_URL picks the engine (a file path or sqlite: URL, or postgres://).
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -7,7 +6,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
 import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
-import { registerDirectReader } from './precompiled.js';
+import { registerDirectReader, statementName } from './precompiled.js';
 import { sqliteReads } from './sqlite-reads.js';
 
 // count(*) and bigint columns come back as strings from pg; every number we store fits a double.
@@ -236,7 +235,7 @@ function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
   const nameOf = (text: string): string | undefined => {
     let name = names.get(text);
     if (name === undefined && names.size < max && !STAR_RESULT.test(text)) {
-      name = `hp_${crypto.createHash('sha1').update(text).digest('hex')}`;
+      name = statementName(text);
       names.set(text, name);
     }
     return name;

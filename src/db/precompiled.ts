@@ -19,6 +19,13 @@ export interface DirectQuery {
  */
 export type DirectReader = (q: DirectQuery, values: readonly unknown[]) => Promise<unknown[]> | unknown[] | null;
 
+/**
+ * The name a PostgreSQL statement is prepared under: `hp_<sha1 of its text>`, the same for a text
+ * wherever it is run (precompiled reads and src/db/index.ts withNamedStatements), so a connection
+ * prepares each text once.
+ */
+export const statementName = (sql: string) => `hp_${crypto.createHash('sha1').update(sql).digest('hex')}`;
+
 // Keyed by the store's own Kysely instance: a transaction is another instance, so reads inside a
 // transaction always take Kysely's path, on the transaction's connection.
 const directReaders = new WeakMap<Kysely<any>, DirectReader>();
@@ -44,8 +51,7 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
     for (let i = 0; i < arity; i++) {
       if (!slots.includes(i)) throw new Error(`precompiled: argument ${i} does not reach the query as a parameter`);
     }
-    const name = `hp_${crypto.createHash('sha1').update(q.sql).digest('hex')}`;
-    return { query: { sql: q.sql, name }, parameters: q.parameters, slots };
+    return { query: { sql: q.sql, name: statementName(q.sql) }, parameters: q.parameters, slots };
   };
   return {
     async all(...args: A): Promise<O[]> {
