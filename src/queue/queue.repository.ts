@@ -55,17 +55,23 @@ export class QueueRepository {
       .executeTakeFirstOrThrow();
   }
 
-  /** The newest pending job of one kind for one object, e.g. a record's delete job (a repeated DELETE answers it). */
-  pendingJobFor(jobType: JobType, action: JobAction, objectId: string): Promise<QueueJobRow | undefined> {
-    return this.db
+  /**
+   * The newest job of one kind for one object unless it failed, e.g. a record's delete job (a repeated
+   * DELETE answers it). A done one counts too: on PostgreSQL a DELETE may read the row just before
+   * the job removes it and the job just after it was marked done (read committed), and must still
+   * answer that job, not enqueue another. The newest only, so an id used again (SQLite) never finds
+   * the job of the row it had before.
+   */
+  async standingJobFor(jobType: JobType, action: JobAction, objectId: string): Promise<QueueJobRow | undefined> {
+    const newest = await this.db
       .selectFrom('queue_jobs')
       .selectAll()
       .where('job_type', '=', jobType)
       .where('action', '=', action)
       .where('object_id', '=', objectId)
-      .where('status', '=', 'pending')
       .orderBy('id', 'desc')
       .executeTakeFirst();
+    return newest?.status === 'failed' ? undefined : newest;
   }
 
   /**

@@ -186,7 +186,7 @@ export class DatabasesService {
       const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
       const moved = row.state !== 'deleting' && (await repo.transition(row.id, row.state, 'deleting'));
       if (!moved) {
-        const pending = await new QueueRepository(trx).pendingJobFor('database', 'delete', String(row.id));
+        const pending = await new QueueRepository(trx).standingJobFor('database', 'delete', String(row.id));
         if (pending) return pending;
       }
       return enqueue({ customerId: row.customer_id, jobType: 'database', action: 'delete', objectId: String(row.id), payload: {} });

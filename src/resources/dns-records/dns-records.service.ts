@@ -145,7 +145,7 @@ export class DnsRecordsService {
       const row = await repo.byId(found.id);
       if (!row) throw notFound('dns-record');
       if (row.state === 'deleting') {
-        const pending = await new QueueRepository(trx).pendingJobFor('dns-record', 'delete', String(row.id));
+        const pending = await new QueueRepository(trx).standingJobFor('dns-record', 'delete', String(row.id));
         if (pending) return pending;
       } else if (row.state === 'pending') {
         await repo.delete(row.id);

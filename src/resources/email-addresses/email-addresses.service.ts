@@ -252,7 +252,7 @@ export class EmailAddressesService {
       const row = await repo.byId(found.id);
       if (!row) throw notFound('email-address');
       if (row.state === 'deleting') {
-        const pending = await new QueueRepository(trx).pendingJobFor('email-address', 'delete', String(row.id));
+        const pending = await new QueueRepository(trx).standingJobFor('email-address', 'delete', String(row.id));
         if (pending) return pending;
       }
       await repo.update(row.id, { state: 'deleting' });

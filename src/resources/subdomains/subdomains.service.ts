@@ -167,7 +167,7 @@ export class SubdomainsService {
       const row = await repo.byId(found.id);
       if (!row) throw notFound('subdomain');
       if (row.state === 'deleting') {
-        const pending = await new QueueRepository(trx).pendingJobFor('subdomain', 'delete', String(row.id));
+        const pending = await new QueueRepository(trx).standingJobFor('subdomain', 'delete', String(row.id));
         if (pending) return pending;
       }
       const pkg = (await repo.packageOf(row.package_id))!;

@@ -8,6 +8,7 @@ import { errorBody, invalidAttribute, notFoundAt } from '../../helpers/errors.js
 import { login, loginResult, mariadbClient, requireMariadb, testServer } from '../../helpers/mariadb.js';
 import { SERVER, accountsOf, postDatabase, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
 import { jobDone } from '../../helpers/jobs.js';
+import { QueueRepository } from '../../../src/queue/queue.repository.js';
 
 const PASSWORD = /^[A-Za-z0-9]{20}$/;
 
@@ -192,6 +193,28 @@ requireMariadb()('databases', () => {
       expect(await schemasOn([name])).toEqual([]);
       expect(await accountsOf(name)).toEqual([]);
       expect((await call(s.t.app, 'GET', `/databases/${p.json.data.id}`, { token: token() })).status).toBe(404);
+    });
+
+    it('DELETE of a database being deleted answers its delete job, also when that job is already done (the moment before the row goes); after a failed one it enqueues another', async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id);
+      // The window of a delete job that has dropped everything and is marked done, its row not yet gone
+      // as the DELETE's first read saw it: state deleting, the newest delete job done.
+      await s.t.store.db.updateTable('databases').set({ state: 'deleting' }).where('id', '=', Number(db.id)).execute();
+      const queue = new QueueRepository(s.t.store.db);
+      const insertJob = (status: 'done' | 'failed') =>
+        queue.insert({ customerId: Number(s.x.end1.customerId), jobType: 'database', action: 'delete', objectId: db.id, status, payload: {}, finishedAt: new Date().toISOString() });
+      const done = await insertJob('done');
+      const r = await call(s.t.app, 'DELETE', `/databases/${db.id}`, { token: token() });
+      expect(r.status, r.body).toBe(202);
+      expect(r.json.data.id).toBe(String(done.id));
+      expect(r.json.data.attributes.status).toBe('done');
+      const failed = await insertJob('failed');
+      const again = await call(s.t.app, 'DELETE', `/databases/${db.id}`, { token: token() });
+      expect(again.status).toBe(202);
+      expect(Number(again.json.data.id)).toBeGreaterThan(failed.id);
+      await jobDone(s.t, token(), again);
+      expect(await schemasOn([db.name])).toEqual([]);
     });
 
     it('filters package_id, server, db_type and version; values that match nothing give an empty list', async () => {
