@@ -72,7 +72,13 @@ declare module 'dns-packet' {
 
   export const answer: {
     encode(a: Answer, buf?: Buffer, offset?: number): Buffer;
+    decode(buf: Buffer, offset?: number): Answer;
     encodingLength(a: Answer): number;
+  };
+
+  /** Names in wire form, uncompressed (`name.encode('a.example')`). */
+  export const name: {
+    encode(n: string, buf?: Buffer, offset?: number): Buffer;
   };
 
   export const AUTHORITATIVE_ANSWER: number;
@@ -90,6 +96,7 @@ declare module 'dns-packet' {
     streamDecode: typeof streamDecode;
     encodingLength: typeof encodingLength;
     answer: typeof answer;
+    name: typeof name;
     AUTHORITATIVE_ANSWER: number;
     TRUNCATED_RESPONSE: number;
     RECURSION_DESIRED: number;

@@ -58,8 +58,8 @@ export const ZONE: Row[] = [
   ['bad', 'MX', 'nonsense'],
   ['pending', 'A', '192.0.2.77', { state: 'pending' }],
   ['going', 'A', '192.0.2.78', { state: 'deleting' }],
-  ...Array.from({ length: 20 }, (_, i): Row => ['some', 'A', `10.0.0.${i + 1}`]),
-  ...Array.from({ length: 60 }, (_, i): Row => ['many', 'A', `10.0.1.${i + 1}`]),
+  ...Array.from({ length: 40 }, (_, i): Row => ['some', 'A', `10.0.0.${i + 1}`]),
+  ...Array.from({ length: 100 }, (_, i): Row => ['many', 'A', `10.0.1.${i + 1}`]),
 ];
 const OTHER: Row[] = [
   ['*', 'A', '192.0.2.200'],

@@ -4,9 +4,15 @@
 //
 // The question section is copied from the query byte for byte, so the client sees its name exactly
 // as asked (case included) even where dns-packet would re-encode it differently.
+//
+// Two paths (issue 12 item 3; docs/decisions/0014-dns-zones-in-wire-form.md). The common questions
+// (an existing name and type, NXDOMAIN, NODATA, a name outside our zones; with or without EDNS0)
+// are answered straight from the zones' wire form: the reply is the header, the question, the
+// RRset's bytes (owners point at the question) and our OPT, written into one buffer, nothing
+// decoded. Everything else (CNAME chains, referrals, ANY, DS, errors, truncation, unusual EDNS
+// options) takes the general path through dns-packet; both give the same answers (fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
-import { RCODE, resolve, type Resolution, type ZoneSet } from './zone.js';
-import { typeName } from './rdata.js';
+import { RCODE, T, findCut, pickSet, resolve, setCount, type Resolution, type ZoneSet } from './zone.js';
 
 /** UDP replies never exceed this, whatever the client advertises (DNS Flag Day 2020: no fragments). */
 export const MAX_UDP_PAYLOAD = 1232;
@@ -23,13 +29,16 @@ const BADVERS = 16;
 interface ParsedQuestion {
   /** Lower-case (ASCII letters only), dot-joined, no trailing dot; '' for the root. */
   key: string;
-  /** The name as asked, or null when it has bytes dns-packet cannot write back. */
-  asked: string | null;
+  /** False when the name has bytes dns-packet cannot write back (askedName gives null then). */
+  writable: boolean;
   qtype: number;
   qclass: number;
   /** The raw question section (name, type, class). */
   raw: Buffer;
 }
+
+/** Lower-cases the ASCII letters of a name's bytes and turns its length bytes into dots. */
+const scratch = Buffer.alloc(256);
 
 /**
  * The first question of `msg` read directly from the bytes (no compression: a pointer in the
@@ -37,9 +46,9 @@ interface ParsedQuestion {
  */
 export function parseQuestion(msg: Buffer, offset = 12): ParsedQuestion | null {
   let p = offset;
-  const lower: string[] = [];
   let writable = true;
   let dotInLabel = false;
+  let n = 0;
   let total = 0;
   for (;;) {
     if (p >= msg.length) return null;
@@ -48,44 +57,45 @@ export function parseQuestion(msg: Buffer, offset = 12): ParsedQuestion | null {
     if (len > 63 || p + len > msg.length) return null;
     total += len + 1;
     if (total > 254) return null;
-    let label = '';
+    if (n > 0) scratch[n++] = 0x2e;
     for (let i = p; i < p + len; i++) {
       let c = msg[i];
       // Printable ASCII without '.', '\\' and space is what dns-packet writes back unchanged.
-      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) writable = false;
-      if (c === 0x2e) dotInLabel = true;
+      if (c <= 0x20 || c >= 0x7f || c === 0x2e || c === 0x5c) {
+        writable = false;
+        if (c === 0x2e) dotInLabel = true;
+      }
       if (c >= 0x41 && c <= 0x5a) c += 0x20;
-      label += String.fromCharCode(c);
+      scratch[n++] = c;
     }
-    lower.push(label);
     p += len;
   }
   if (p + 4 > msg.length) return null;
   const raw = msg.subarray(offset, p + 4);
-  return {
-    // A label containing a dot could pass for two labels: such a name gets a key no zone has.
-    key: dotInLabel ? `\0${lower.join('\0')}` : lower.join('.'),
-    asked: writable ? readAsked(msg, offset) : null,
-    qtype: msg.readUInt16BE(p),
-    qclass: msg.readUInt16BE(p + 2),
-    raw,
-  };
+  let key = scratch.toString('latin1', 0, n);
+  // A label containing a dot could pass for two labels: such a name gets a key no zone has.
+  if (dotInLabel) key = `\0${labelsOf(raw).map((l) => l.toLowerCase()).join('\0')}`;
+  return { key, writable, qtype: msg.readUInt16BE(p), qclass: msg.readUInt16BE(p + 2), raw };
 }
 
-function readAsked(msg: Buffer, offset: number): string {
+function labelsOf(raw: Buffer): string[] {
   const labels: string[] = [];
-  let p = offset;
-  for (let len = msg[p++]; len !== 0; len = msg[p++]) {
-    labels.push(msg.toString('latin1', p, p + len));
+  for (let p = 0, len = raw[p++]; len !== 0; len = raw[p++]) {
+    labels.push(raw.toString('latin1', p, p + len));
     p += len;
   }
-  return labels.join('.');
+  return labels;
 }
+
+/** The name as asked (case kept), or null when it cannot be written back. */
+const askedName = (q: ParsedQuestion): string | null => (q.writable ? labelsOf(q.raw).join('.') : null);
 
 export interface QueryContext {
   transport: 'udp' | 'tcp';
   /** Bytes a UDP reply must leave free (a TSIG record added after; server.ts). */
   reserve?: number;
+  /** Always the general path (tests compare the two). */
+  general?: boolean;
 }
 
 /**
@@ -94,6 +104,8 @@ export interface QueryContext {
  */
 export function answerQuery(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | null {
   if (msg.length < 12) return null;
+  const fast = ctx.general ? null : quickAnswer(zones, msg, ctx);
+  if (fast) return fast;
   const id = msg.readUInt16BE(0);
   const flags = msg.readUInt16BE(2);
   if (flags & QR) return null; // never answer a response (reflection loops)
@@ -123,8 +135,7 @@ export function answerQuery(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buf
   if (question.qtype === 251 || question.qtype === 252 || (question.qclass !== 1 && question.qclass !== 255)) {
     return reply({ id, opcode, flags: echoed, rcode: RCODE.REFUSED, question, opt, ctx });
   }
-  const qtype = question.qtype === 255 ? 'ANY' : typeName(question.qtype);
-  const res = resolve(zones, question.key, question.asked, qtype);
+  const res = resolve(zones, question.key, askedName(question), question.qtype);
   return reply({ id, opcode, flags: echoed | (res.aa ? AA : 0), rcode: res.rcode, question, opt, ctx, res });
 }
 
@@ -150,11 +161,7 @@ function reply(p: ReplyParts): Buffer | null {
     flags: (p.opcode << 11) | p.flags | extra | (p.rcode & 0xf),
   });
   const qlen = p.question?.raw.length ?? 0;
-  let limit = 65535;
-  if (p.ctx.transport === 'udp') {
-    const advertised = p.opt ? Math.max(p.opt.udpPayloadSize ?? 0, CLASSIC_UDP_PAYLOAD) : CLASSIC_UDP_PAYLOAD;
-    limit = Math.min(advertised, MAX_UDP_PAYLOAD) - (p.ctx.reserve ?? 0);
-  }
+  const limit = sizeLimit(p.ctx, p.opt ? (p.opt.udpPayloadSize ?? 0) : -1);
   try {
     let body = dnsPacket.encode({
       ...header(0),
@@ -184,5 +191,91 @@ function withQuestion(body: Buffer, q: ParsedQuestion | null): Buffer {
   q.raw.copy(out, 12);
   body.copy(out, 12 + q.raw.length, 12);
   out.writeUInt16BE(1, 4);
+  return out;
+}
+
+/** The largest reply allowed: `advertised` is the client's EDNS0 payload size, -1 without EDNS0. */
+function sizeLimit(ctx: QueryContext, advertised: number): number {
+  if (ctx.transport !== 'udp') return 65535;
+  const size = advertised < 0 ? CLASSIC_UDP_PAYLOAD : Math.max(advertised, CLASSIC_UDP_PAYLOAD);
+  return Math.min(size, MAX_UDP_PAYLOAD) - (ctx.reserve ?? 0);
+}
+
+/** Our OPT record (RFC 6891 §6.1.2): root owner, type 41, payload size, no extended rcode, version 0, no flags, no options. */
+const OPT_WIRE = Buffer.from([0, 0, 41, MAX_UDP_PAYLOAD >> 8, MAX_UDP_PAYLOAD & 0xff, 0, 0, 0, 0, 0, 0]);
+/** EDNS0 options the general path decodes (dns-packet reads their contents and may refuse them): ECS, KEEPALIVE, KEY-TAG. */
+const DECODED_OPTIONS = new Set([8, 11, 14]);
+
+/**
+ * The reply from the zones' wire form for the common questions, or null to take the general path.
+ * The query must be a plain one: opcode QUERY, one question, no answer or authority records, at
+ * most an OPT of version 0 with options that are well-formed, nothing after it.
+ */
+function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | null {
+  const flags = msg.readUInt16BE(2);
+  if (flags & 0xf800 || msg.readUInt16BE(4) !== 1 || msg.readUInt32BE(6) !== 0) return null;
+  const arcount = msg.readUInt16BE(10);
+  if (arcount > 1) return null;
+  const q = parseQuestion(msg);
+  if (!q || !q.writable || q.qclass !== 1) return null;
+  const qtype = q.qtype;
+  if (qtype === 41 || qtype === 251 || qtype === 252 || qtype === T.ANY || qtype === T.DS) return null;
+  const end = 12 + q.raw.length;
+  let advertised = -1;
+  if (arcount === 1) {
+    // OPT: root owner, TYPE 41, CLASS = payload size, TTL = extended rcode, version, flags.
+    if (end + 11 > msg.length || msg[end] !== 0 || msg.readUInt16BE(end + 1) !== 41 || msg[end + 6] !== 0) return null;
+    const stop = end + 11 + msg.readUInt16BE(end + 9);
+    if (stop !== msg.length) return null;
+    let p = end + 11;
+    while (p < stop) {
+      if (p + 4 > stop || DECODED_OPTIONS.has(msg.readUInt16BE(p))) return null;
+      p += 4 + msg.readUInt16BE(p + 2);
+    }
+    if (p !== stop) return null;
+    advertised = msg.readUInt16BE(end + 3);
+  } else if (end !== msg.length) return null;
+
+  let rcode: number = RCODE.NOERROR;
+  let aa = AA;
+  let answer: string | undefined;
+  let authority: string | undefined;
+  const zone = zones.find(q.key);
+  if (!zone) {
+    rcode = RCODE.REFUSED;
+    aa = 0;
+  } else {
+    if (zone.cuts.size && findCut(zone, q.key)) return null; // a referral
+    let sets = zone.nodes.get(q.key);
+    if (sets === undefined && !zone.exists(q.key)) {
+      // RFC 4592 §3.3.1: the source of synthesis is "*." + the closest encloser; its records are
+      // written with the owner as asked, which the pointer to the question is.
+      let encloser = q.key.slice(q.key.indexOf('.') + 1);
+      while (!zone.exists(encloser)) encloser = encloser.slice(encloser.indexOf('.') + 1);
+      sets = zone.nodes.get(`*.${encloser}`);
+      if (sets === undefined) rcode = RCODE.NXDOMAIN;
+    }
+    if (sets !== undefined) {
+      answer = pickSet(sets, qtype);
+      if (answer === undefined && pickSet(sets, T.CNAME) !== undefined) return null; // a chain
+    }
+    if (answer === undefined) authority = zone.negativeSoaWire;
+  }
+
+  const optLength = advertised >= 0 ? OPT_WIRE.length : 0;
+  const size = end + (answer?.length ?? 0) + (authority?.length ?? 0) + optLength;
+  if (size > sizeLimit(ctx, advertised)) return null; // truncation: the general path
+  const out = Buffer.allocUnsafe(size);
+  out.writeUInt16BE(msg.readUInt16BE(0), 0);
+  out.writeUInt16BE(QR | aa | (flags & (RD | CD)) | rcode, 2);
+  out.writeUInt16BE(1, 4);
+  out.writeUInt16BE(answer === undefined ? 0 : setCount(answer), 6);
+  out.writeUInt16BE(authority === undefined ? 0 : 1, 8);
+  out.writeUInt16BE(optLength ? 1 : 0, 10);
+  q.raw.copy(out, 12);
+  let p = end;
+  if (answer !== undefined) p += out.write(answer, p, 'latin1');
+  if (authority !== undefined) p += out.write(authority, p, 'latin1');
+  if (optLength) OPT_WIRE.copy(out, p);
   return out;
 }

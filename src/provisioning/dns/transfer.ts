@@ -2,14 +2,15 @@
 // (RFC 5936) and IXFR (RFC 1995) responses built from the in-memory zones, as a list of unsigned
 // messages (the server signs each with TSIG and writes them on the TCP connection).
 //
-// IXFR history: when the DNS server replaces a zone after a change it keeps the difference between
-// the old and the new version (withHistory), so a secondary at an older serial gets only what
-// changed. The history lives in memory with the zone; a serial it does not reach back to (a
+// IXFR history: every change the DNS server applies leaves the difference between the old and the
+// new version in the zone's history (addChange for a change applied owner by owner, withHistory
+// for a zone built whole again), so a secondary at an older serial gets only what changed. The history lives in memory with the zone; a serial it does not reach back to (a
 // restarted server, more than MAX_DELTAS changes ago, a serial another server made) gets the whole
 // zone in AXFR form, which RFC 1995 §4 allows.
-import dnsPacket, { type Answer } from 'dns-packet';
-import type { Zone } from './zone.js';
+import { recordWire, type Delta, type Zone } from './zone.js';
 import { readName } from './tsig.js';
+
+export type { Delta } from './zone.js';
 
 export const AXFR = 252;
 export const IXFR = 251;
@@ -18,45 +19,26 @@ export const MESSAGE_BYTES = 16_000;
 /** Deltas kept per zone. */
 const MAX_DELTAS = 50;
 
-/** One version step of a zone (RFC 1995 §4: old SOA, deleted RRs, new SOA, added RRs). */
-export interface Delta {
-  from: number;
-  to: number;
-  fromSoa: Buffer;
-  toSoa: Buffer;
-  removed: Buffer[];
-  added: Buffer[];
-}
-
-const wireCache = new WeakMap<Zone, Buffer[]>();
-const historyOf = new WeakMap<Zone, Delta[]>();
-
-/** Every record of the zone except the SOA, in wire form (cached per zone version). */
+/** Every record of the zone except the SOA, in wire form. */
 export function zoneRecords(zone: Zone): Buffer[] {
-  let out = wireCache.get(zone);
-  if (!out) {
-    out = [];
-    for (const node of zone.nodes.values()) for (const set of node.values()) if (set.type !== 'SOA') for (const r of set.records) out.push(encode(r));
-    wireCache.set(zone, out);
-  }
+  const out: Buffer[] = [];
+  for (const owner of zone.nodes.keys()) out.push(...zone.recordsAt(owner));
   return out;
 }
 
-const encode = (r: Answer) => dnsPacket.answer.encode(r);
-export const soaWire = (zone: Zone) => encode(zone.soa);
+export const soaWire = (zone: Zone) => recordWire(zone.soa);
 
 /** RFC 1982 serial arithmetic: a is newer than b. */
 export const serialGt = (a: number, b: number) => a !== b && ((a - b) >>> 0) < 2 ** 31;
 
 /**
- * Gives `next` (the zone that replaces `prev`) the history of `prev` plus the step between them.
- * `withHistory(this.zones.get(name), rebuilt)` before `zones.set(rebuilt)`.
+ * Gives `next` (a zone built whole to replace `prev`) the history of `prev` plus the step between
+ * them: `withHistory(this.zones.get(name), rebuilt)` before `zones.set(rebuilt)`.
  */
 export function withHistory(prev: Zone | undefined, next: Zone): void {
   if (!prev) return;
-  const before = historyOf.get(prev) ?? [];
   if (prev.serial === next.serial) {
-    historyOf.set(next, before);
+    next.history = prev.history;
     return;
   }
   // A serial that went back (a domain deleted and made again) starts a new history.
@@ -66,19 +48,38 @@ export function withHistory(prev: Zone | undefined, next: Zone): void {
   const now = new Map(zoneRecords(next).map((b) => [key(b), b]));
   const removed = [...old].filter(([k]) => !now.has(k)).map(([, b]) => b);
   const added = [...now].filter(([k]) => !old.has(k)).map(([, b]) => b);
-  const history = [...before, { from: prev.serial, to: next.serial, fromSoa: soaWire(prev), toSoa: soaWire(next), removed, added }];
-  // Differences bigger than the zone itself are worth less than the zone: keep them smaller.
+  next.history = prev.history;
+  addStep(next, { from: prev.serial, to: next.serial, fromSoa: soaWire(prev), toSoa: soaWire(next), removed, added });
+}
+
+/**
+ * Records one step of a zone changed in place (Zone.replaceOwners): `fromSoa` is the SOA before
+ * the change. A step that did not move the serial (a change applied twice) is not one.
+ */
+export function addChange(zone: Zone, from: number, fromSoa: Buffer, change: { removed: Buffer[]; added: Buffer[] }): void {
+  if (from === zone.serial) return;
+  if (!serialGt(zone.serial, from)) {
+    zone.history = [];
+    return;
+  }
+  addStep(zone, { from, to: zone.serial, fromSoa, toSoa: soaWire(zone), ...change });
+}
+
+function addStep(zone: Zone, step: Delta) {
+  const history = [...zone.history, step];
+  // Differences bigger than the zone itself are worth less than the zone: keep them smaller (its
+  // owner count, a lower bound of its records that costs nothing to read).
   let size = history.reduce((n, d) => n + d.removed.length + d.added.length, 0);
-  while (history.length > MAX_DELTAS || (history.length > 1 && size > zoneRecords(next).length + 2)) {
+  while (history.length > MAX_DELTAS || (history.length > 1 && size > zone.nodes.size + 2)) {
     const d = history.shift()!;
     size -= d.removed.length + d.added.length;
   }
-  historyOf.set(next, history);
+  zone.history = history;
 }
 
 /** The deltas leading from `serial` to the zone's serial, or null when the history does not reach back to it. */
 export function deltasFrom(zone: Zone, serial: number): Delta[] | null {
-  const history = historyOf.get(zone) ?? [];
+  const history = zone.history;
   const i = history.findIndex((d) => d.from === serial);
   if (i < 0) return null;
   const chain = history.slice(i);

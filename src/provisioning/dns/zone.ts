@@ -1,11 +1,20 @@
-// The in-memory zones one DNS process serves (issue 3 item 3; docs/decisions/0003-dns-propagation.md)
-// and the authoritative lookup over them (RFC 1034 §4.3.2, RFC 2308 negative answers, RFC 4592
-// wildcards, RFC 6604 CNAME chains). Pure: zones are built from rows, queries answered from memory.
+// The in-memory zones one DNS process serves (issue 3 item 3; issue 12 items 1–3;
+// docs/decisions/0003-dns-propagation.md, 0014-dns-zones-in-wire-form.md) and the authoritative
+// lookup over them (RFC 1034 §4.3.2, RFC 2308 negative answers, RFC 4592 wildcards, RFC 6604 CNAME
+// chains). Pure: zones are built from rows, changed owner by owner, queries answered from memory.
 //
-// A zone is immutable once built; a change replaces the whole Zone object in the ZoneSet, so a
-// query never sees half a change.
-import type { Answer } from 'dns-packet';
-import { toAnswer, type StoredRecord, RdataError } from './rdata.js';
+// Compact form: a zone holds each RRset as one latin1 string of its records in wire form, each
+// record's owner written as the pointer C0 0C (the question's name at offset 12 of every reply).
+// A reply to a question for an existing name is then the header, the question as asked and this
+// string copied (query.ts); the general path decodes the strings into records when it needs them
+// (CNAME chains, referrals, ANY, transfers). Names are map keys only; a name with one RRset holds
+// the string itself, not a list.
+//
+// Changes: replaceOwners swaps the RRsets of the owners a change touched and the SOA, all in one
+// synchronous step, so a query never sees half a change; a change costs what it touches, not the
+// zone's size. The zone keeps what each change did (history) for IXFR (transfer.ts).
+import dnsPacket, { type Answer } from 'dns-packet';
+import { toAnswer, type StoredRecord, RdataError, TYPE_CODES } from './rdata.js';
 
 /** SOA and apex NS of every zone, from settings (DNS_NAMESERVERS, DNS_HOSTMASTER, DNS_DEFAULT_TTL). */
 export interface ZoneSettings {
@@ -25,39 +34,107 @@ export interface ZoneSettings {
 /** Sensible timers for a zone nobody transfers; MINIMUM bounds how long a "no such record" is cached. */
 export const SOA_TIMERS = { refresh: 3600, retry: 600, expire: 1209600, minimum: 300 } as const;
 
-export interface RRset {
-  type: string;
-  /** Owner names are the absolute lower-case names; answers copy them with the name as asked. */
-  records: Answer[];
+export const T = { A: 1, NS: 2, CNAME: 5, SOA: 6, AAAA: 28, DS: 43, ANY: 255 } as const;
+
+/**
+ * One RRset in wire form: its records joined, each `C0 0C` TYPE CLASS TTL RDLENGTH RDATA, as a
+ * latin1 string (one byte a character; far smaller in V8 than a Buffer per set).
+ */
+export type WireSet = string;
+/** The RRsets of one owner: the set itself when there is one (the common case), else a list. */
+type Sets = WireSet | WireSet[];
+
+/** The type of an RRset (every record in it has it). */
+export const setType = (s: WireSet): number => (s.charCodeAt(2) << 8) | s.charCodeAt(3);
+
+/** How many records an RRset holds. */
+export function setCount(s: WireSet): number {
+  let n = 0;
+  for (let p = 0; p < s.length; p += 12 + ((s.charCodeAt(p + 10) << 8) | s.charCodeAt(p + 11))) n++;
+  return n;
 }
 
-export type Node = Map<string, RRset>;
+/** The RRset of `type` among an owner's sets, if any. */
+export function pickSet(sets: Sets, type: number): WireSet | undefined {
+  if (typeof sets === 'string') return setType(sets) === type ? sets : undefined;
+  for (const s of sets) if (setType(s) === type) return s;
+  return undefined;
+}
+
+const listOf = (sets: Sets): WireSet[] => (typeof sets === 'string' ? [sets] : sets);
+
+/** The records of an RRset, each in full wire form with `owner` written out (transfers, IXFR deltas). */
+export function setRecords(s: WireSet, owner: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let p = 0; p < s.length; ) {
+    const end = p + 12 + ((s.charCodeAt(p + 10) << 8) | s.charCodeAt(p + 11));
+    const rr = Buffer.allocUnsafe(owner.length + end - p - 2);
+    owner.copy(rr, 0);
+    rr.write(s.slice(p + 2, end), owner.length, 'latin1');
+    out.push(rr);
+    p = end;
+  }
+  return out;
+}
+
+/** The records of an RRset as dns-packet answers owned by `owner` (spelt as given). */
+export function setAnswers(s: WireSet, owner: string): Answer[] {
+  const ownerWire = dnsPacket.name.encode(owner);
+  return setRecords(s, ownerWire).map((rr) => ({ ...dnsPacket.answer.decode(rr), name: owner }) as Answer);
+}
+
+/**
+ * One record in wire form (owner written out, nothing compressed). dns-packet's buffer can be
+ * longer than the record (it over-counts names with escaped dots, `dns\\.admin`): cut at RDLENGTH.
+ */
+export function recordWire(a: Answer): Buffer {
+  const rr = dnsPacket.answer.encode(a);
+  let p = 0;
+  while (rr[p] !== 0) p += rr[p] + 1;
+  return rr.subarray(0, p + 11 + rr.readUInt16BE(p + 9));
+}
+
+/** Encodes `answers` (one owner, one type) as an RRset with one TTL, the smallest (RFC 2181 §5.2). */
+function encodeSet(answers: Answer[]): WireSet {
+  const ttl = Math.min(...answers.map((a) => a.ttl ?? 0));
+  let out = '';
+  for (const a of answers) {
+    // The root as owner encodes as one zero byte; the pointer to the question takes its place.
+    out += '\xc0\x0c' + recordWire({ ...a, name: '.', ttl } as Answer).toString('latin1', 1);
+  }
+  return out;
+}
+
+/** One version step of a zone (RFC 1995 §4: old SOA, deleted RRs, new SOA, added RRs). */
+export interface Delta {
+  from: number;
+  to: number;
+  fromSoa: Buffer;
+  toSoa: Buffer;
+  removed: Buffer[];
+  added: Buffer[];
+}
 
 export class Zone {
-  /** Every name that exists: owners of records and the empty non-terminals between them and the apex. */
-  readonly names = new Set<string>();
-  readonly nodes = new Map<string, Node>();
+  /** Owners of records (the apex always: SOA and NS), with their RRsets. */
+  readonly nodes = new Map<string, Sets>();
+  /**
+   * Names below which records exist, with how many owners are below them: with `nodes`, every
+   * name that exists (owners and the empty non-terminals between them and the apex).
+   */
+  private readonly above = new Map<string, number>();
   /** Delegation points: names below the apex that own NS records. */
   readonly cuts = new Set<string>();
-  readonly soa: Answer;
+  /** The steps that led here, oldest first (IXFR; transfer.ts keeps it short). */
+  history: Delta[] = [];
+  serial: number;
+  soa!: Answer;
+  /** The SOA of a negative answer, owner written out, TTL = min(SOA TTL, MINIMUM) (RFC 2308 §3). */
+  negativeSoaWire!: WireSet;
 
-  private constructor(readonly name: string, readonly serial: number, settings: ZoneSettings) {
-    this.soa = {
-      type: 'SOA',
-      class: 'IN',
-      name,
-      ttl: settings.ttl,
-      data: {
-        mname: settings.nameservers[0],
-        rname: settings.hostmaster,
-        serial: serial >>> 0,
-        refresh: settings.refresh,
-        retry: settings.retry,
-        expire: settings.expire,
-        minimum: settings.minimum,
-      },
-    };
-    this.names.add(name);
+  private constructor(readonly name: string, serial: number, private readonly settings: ZoneSettings) {
+    this.serial = serial;
+    this.setSerial(serial);
   }
 
   /**
@@ -73,51 +150,153 @@ export class Zone {
     onSkip: (rec: StoredRecord, reason: string) => void = () => {},
   ): Zone {
     const zone = new Zone(name, serial, settings);
-    zone.add(zone.soa);
-    for (const ns of settings.nameservers) zone.add({ type: 'NS', class: 'IN', name, ttl: settings.ttl, data: ns });
+    for (const [owner, byType] of zone.group(records, onSkip, true)) zone.put(owner, byType);
+    return zone;
+  }
+
+  /**
+   * Replaces everything at `owners` (absolute, lower-case) by `records` (the served records of
+   * those owners, relative names as stored) and moves the SOA to `serial`; returns the records
+   * that went and came (SOA excluded) for the zone's history.
+   */
+  replaceOwners(
+    serial: number,
+    owners: Iterable<string>,
+    records: Iterable<StoredRecord>,
+    onSkip: (rec: StoredRecord, reason: string) => void = () => {},
+  ): { removed: Buffer[]; added: Buffer[] } {
+    const touched = new Set(owners);
+    const grouped = this.group(records, onSkip, touched.has(this.name));
+    const before = new Map<string, Buffer>();
+    const after = new Map<string, Buffer>();
+    for (const owner of touched) {
+      for (const rr of this.recordsAt(owner)) before.set(rr.toString('latin1'), rr);
+      this.take(owner);
+    }
+    for (const [owner, byType] of grouped) {
+      if (!touched.has(owner)) continue;
+      this.put(owner, byType);
+      for (const rr of this.recordsAt(owner)) after.set(rr.toString('latin1'), rr);
+    }
+    if (serial !== this.serial) this.setSerial(serial);
+    return {
+      removed: [...before].filter(([k]) => !after.has(k)).map(([, b]) => b),
+      added: [...after].filter(([k]) => !before.has(k)).map(([, b]) => b),
+    };
+  }
+
+  /** True when `name` exists in the zone: the apex, an owner, or an empty non-terminal. */
+  exists(name: string): boolean {
+    return name === this.name || this.nodes.has(name) || this.above.has(name);
+  }
+
+  /** The records at `owner` in full wire form, SOA excluded (AXFR, IXFR). */
+  recordsAt(owner: string): Buffer[] {
+    const sets = this.nodes.get(owner);
+    if (sets === undefined) return [];
+    const wire = dnsPacket.name.encode(owner);
+    const out: Buffer[] = [];
+    for (const s of listOf(sets)) if (setType(s) !== T.SOA) out.push(...setRecords(s, wire));
+    return out;
+  }
+
+  /** The RRsets at `owner` as answers owned by `as` (the general path: chains, referrals, ANY). */
+  answersAt(owner: string, type: number | 'all', as: string = owner): Answer[] {
+    const sets = this.nodes.get(owner);
+    if (sets === undefined) return [];
+    if (type !== 'all') {
+      const s = pickSet(sets, type);
+      return s ? setAnswers(s, as) : [];
+    }
+    return listOf(sets).flatMap((s) => setAnswers(s, as));
+  }
+
+  /** The SOA for the authority section of a negative answer (RFC 2308 §3). */
+  negativeSoa(): Answer {
+    const ttl = Math.min(this.soa.ttl ?? 0, (this.soa.data as { minimum: number }).minimum);
+    return { ...this.soa, ttl };
+  }
+
+  // ---- building blocks -------------------------------------------------------------------------
+
+  private setSerial(serial: number) {
+    const s = this.settings;
+    this.serial = serial;
+    this.soa = {
+      type: 'SOA',
+      class: 'IN',
+      name: this.name,
+      ttl: s.ttl,
+      data: { mname: s.nameservers[0], rname: s.hostmaster, serial: serial >>> 0, refresh: s.refresh, retry: s.retry, expire: s.expire, minimum: s.minimum },
+    };
+    this.negativeSoaWire = recordWire(this.negativeSoa()).toString('latin1');
+    const apex = this.nodes.get(this.name);
+    const soaSet = encodeSet([this.soa]);
+    if (apex === undefined) this.nodes.set(this.name, soaSet);
+    else if (typeof apex === 'string') this.nodes.set(this.name, setType(apex) === T.SOA ? soaSet : [soaSet, apex]);
+    else this.nodes.set(this.name, apex.map((x) => (setType(x) === T.SOA ? soaSet : x)));
+  }
+
+  /**
+   * Records by owner and type, in the order given (answers list records in the order they were
+   * created); with `apex`, the apex's SOA and NS from settings come first.
+   */
+  private group(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void, apex: boolean) {
+    const out = new Map<string, Map<string, Answer[]>>();
+    const add = (a: Answer) => {
+      let byType = out.get(a.name);
+      if (!byType) out.set(a.name, (byType = new Map()));
+      const list = byType.get(a.type);
+      if (list) list.push(a);
+      else byType.set(a.type, [a]);
+    };
+    if (apex) {
+      add(this.soa);
+      for (const ns of this.settings.nameservers) add({ type: 'NS', class: 'IN', name: this.name, ttl: this.settings.ttl, data: ns });
+    }
     for (const rec of records) {
       let answer: Answer;
       try {
-        answer = toAnswer(rec, name);
+        answer = toAnswer(rec, this.name);
       } catch (err) {
         onSkip(rec, err instanceof RdataError ? err.message : String(err));
         continue;
       }
       // The apex SOA and NS are the service's (settings); the API does not create them either.
-      if (answer.name === name && (answer.type === 'NS' || answer.type === 'SOA')) {
+      if (answer.name === this.name && (answer.type === 'NS' || answer.type === 'SOA')) {
         onSkip(rec, 'apex NS/SOA come from settings');
         continue;
       }
-      zone.add(answer);
+      add(answer);
     }
-    // RFC 2181 §5.2: one TTL per RRset; clients treat differing TTLs as the smallest.
-    for (const node of zone.nodes.values()) {
-      for (const set of node.values()) {
-        const ttl = Math.min(...set.records.map((r) => r.ttl ?? 0));
-        for (const r of set.records) r.ttl = ttl;
-      }
-    }
-    return zone;
+    return out;
   }
 
-  private add(answer: Answer) {
-    const owner = answer.name;
-    let node = this.nodes.get(owner);
-    if (!node) this.nodes.set(owner, (node = new Map()));
-    let set = node.get(answer.type);
-    if (!set) node.set(answer.type, (set = { type: answer.type, records: [] }));
-    set.records.push(answer);
-    if (answer.type === 'NS' && owner !== this.name) this.cuts.add(owner);
-    // The owner and every name between it and the apex exist (empty non-terminals answer NODATA).
-    for (let n = owner; n !== this.name && !this.names.has(n); n = n.slice(n.indexOf('.') + 1)) this.names.add(n);
+  /** Sets the RRsets of an owner that has none now. */
+  private put(owner: string, byType: Map<string, Answer[]>) {
+    const sets = [...byType.values()].map(encodeSet);
+    if (!sets.length) return;
+    this.nodes.set(owner, sets.length === 1 ? sets[0] : sets);
+    if (owner !== this.name) {
+      if (byType.has('NS')) this.cuts.add(owner);
+      // The owner and every name between it and the apex exist (empty non-terminals answer NODATA).
+      for (let n = parent(owner); n !== this.name; n = parent(n)) this.above.set(n, (this.above.get(n) ?? 0) + 1);
+    }
   }
 
-  /** The SOA for the authority section of a negative answer: TTL = min(SOA TTL, MINIMUM) (RFC 2308 §3). */
-  negativeSoa(): Answer {
-    const ttl = Math.min(this.soa.ttl ?? 0, (this.soa.data as { minimum: number }).minimum);
-    return { ...this.soa, ttl };
+  /** Removes every RRset of an owner (the apex keeps nothing either: the caller puts it back). */
+  private take(owner: string) {
+    if (!this.nodes.delete(owner) || owner === this.name) return;
+    this.cuts.delete(owner);
+    for (let n = parent(owner); n !== this.name; n = parent(n)) {
+      const left = (this.above.get(n) ?? 1) - 1;
+      if (left > 0) this.above.set(n, left);
+      else this.above.delete(n);
+    }
   }
 }
+
+const parent = (name: string) => name.slice(name.indexOf('.') + 1);
 
 /** The zones of one DNS process, by apex name. */
 export class ZoneSet {
@@ -134,6 +313,9 @@ export class ZoneSet {
   }
   get(name: string) {
     return this.zones.get(name);
+  }
+  values() {
+    return this.zones.values();
   }
 
   /**
@@ -171,21 +353,23 @@ export interface Resolution {
 /** Longest CNAME chain we follow inside our own zones (loops end here too). */
 const MAX_CHAIN = 8;
 
-const withName = (records: Answer[], name: string): Answer[] => records.map((r) => ({ ...r, name }));
+/** `typeCode('MX')` → 15; types we hold no data for get a code no RRset has. */
+export const typeCode = (name: string): number => TYPE_CODES[name] ?? -1;
 
 /**
- * Answers `qtype` for `qname` (lower-case) from `zones`. `asked` is the name as the client spelt it
- * (owner of answers at that name, as a compressing server would echo it); null when the asked
- * name cannot be written back (bytes dns-packet cannot encode), which only disables wildcard
- * synthesis for it. REFUSED when no zone of ours contains the name.
+ * The general path: answers `qtype` (a type code, 255 for ANY) for `qname` (lower-case) from
+ * `zones`. `asked` is the name as the client spelt it (owner of answers at that name, as a
+ * compressing server would echo it); null when the asked name cannot be written back (bytes
+ * dns-packet cannot encode), which only disables wildcard synthesis for it. REFUSED when no zone
+ * of ours contains the name.
  */
-export function resolve(zones: ZoneSet, qname: string, asked: string | null, qtype: string): Resolution {
+export function resolve(zones: ZoneSet, qname: string, asked: string | null, qtype: number): Resolution {
   const res: Resolution = { rcode: RCODE.NOERROR, aa: true, answers: [], authorities: [], additionals: [] };
-  const first = zones.find(qname, qtype === 'DS');
+  const first = zones.find(qname, qtype === T.DS);
   if (!first) return { ...res, rcode: RCODE.REFUSED, aa: false };
   // DS at the apex of a zone of ours, answered by a parent zone of ours that has no delegation
   // records for it: the name exists all the same (it is a zone), so "no DS" is NODATA.
-  const childApex = qtype === 'DS' && first.name !== qname && zones.get(qname) !== undefined;
+  const childApex = qtype === T.DS && first.name !== qname && zones.get(qname) !== undefined;
   const seen = new Set<string>();
   let zone: Zone | undefined = first;
   let name = qname;
@@ -196,50 +380,50 @@ export function resolve(zones: ZoneSet, qname: string, asked: string | null, qty
     if (next === null || seen.has(next)) break;
     name = next;
     owner = next;
-    zone = zones.find(name, qtype === 'DS');
+    zone = zones.find(name, qtype === T.DS);
   }
   return res;
 }
 
 /** One step: fills `res`; returns the CNAME target to continue with, or null when done. */
-function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: string, res: Resolution, first: boolean, exists: boolean): string | null {
+function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: number, res: Resolution, first: boolean, exists: boolean): string | null {
   // A delegation at or above the name (below the apex) hands the question to the child's servers,
   // except DS at the cut itself, which lives on the parent side.
   const cut = findCut(zone, qname);
-  if (cut && !(cut === qname && qtype === 'DS')) {
-    const ns = zone.nodes.get(cut)!.get('NS')!.records;
+  if (cut && !(cut === qname && qtype === T.DS)) {
+    const ns = zone.answersAt(cut, T.NS);
     res.authorities.push(...ns);
     res.additionals.push(...glue(zone, ns));
     if (first) res.aa = false;
     return null;
   }
 
-  let node = zone.nodes.get(qname);
+  let at = qname;
   let owner = asked ?? qname;
-  if (!node) {
-    if (zone.names.has(qname) || exists) return negative(zone, res, RCODE.NOERROR); // empty non-terminal
+  if (!zone.nodes.has(qname)) {
+    if (zone.exists(qname) || exists) return negative(zone, res, RCODE.NOERROR); // empty non-terminal
     // RFC 4592 §3.3.1: the source of synthesis is "*." + the closest encloser.
-    let encloser = qname.slice(qname.indexOf('.') + 1);
-    while (!zone.names.has(encloser)) encloser = encloser.slice(encloser.indexOf('.') + 1);
-    node = zone.nodes.get(`*.${encloser}`);
-    if (!node || asked === null) return negative(zone, res, RCODE.NXDOMAIN);
+    let encloser = parent(qname);
+    while (!zone.exists(encloser)) encloser = parent(encloser);
+    at = `*.${encloser}`;
+    if (!zone.nodes.has(at) || asked === null) return negative(zone, res, RCODE.NXDOMAIN);
     owner = asked;
   }
 
-  if (qtype === 'ANY') {
+  if (qtype === T.ANY) {
     // RFC 8482 allows less; an authoritative server with small zones can give what exists.
-    for (const set of node.values()) res.answers.push(...withName(set.records, owner));
+    res.answers.push(...zone.answersAt(at, 'all', owner));
     return null;
   }
-  const set = node.get(qtype);
-  if (set) {
-    res.answers.push(...withName(set.records, owner));
+  const answers = zone.answersAt(at, qtype, owner);
+  if (answers.length) {
+    res.answers.push(...answers);
     return null;
   }
-  const cname = node.get('CNAME');
-  if (cname) {
-    res.answers.push(...withName(cname.records, owner));
-    return cname.records[0].data as string;
+  const cname = zone.answersAt(at, T.CNAME, owner);
+  if (cname.length) {
+    res.answers.push(...cname);
+    return cname[0].data as string;
   }
   return negative(zone, res, RCODE.NOERROR);
 }
@@ -251,7 +435,7 @@ function negative(zone: Zone, res: Resolution, rcode: number): null {
 }
 
 /** The highest delegation point at or above `qname`, below the apex. */
-function findCut(zone: Zone, qname: string): string | undefined {
+export function findCut(zone: Zone, qname: string): string | undefined {
   if (!zone.cuts.size || qname === zone.name) return undefined;
   const rel = qname.slice(0, qname.length - zone.name.length - 1).split('.');
   let n = zone.name;
@@ -268,8 +452,7 @@ function glue(zone: Zone, ns: Answer[]): Answer[] {
   for (const r of ns) {
     const target = r.data as string;
     if (target !== zone.name && !target.endsWith(`.${zone.name}`)) continue;
-    const node = zone.nodes.get(target);
-    for (const t of ['A', 'AAAA']) out.push(...(node?.get(t)?.records ?? []));
+    out.push(...zone.answersAt(target, T.A), ...zone.answersAt(target, T.AAAA));
   }
   return out;
 }
