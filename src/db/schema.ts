@@ -126,6 +126,8 @@ export interface DnsChangesTable {
   created_at: string;
   /** The zone's SOA serial after the change (migration 010); null when the domain row is gone. */
   serial: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The owners the change touched, a JSON array of relative names (migration 011); null: the whole zone. */
+  owners: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A secondary name server fed by zone transfers (migration 010; docs/decisions/0013-dns-secondaries.md). */

@@ -99,15 +99,19 @@ export async function addRecords(store: Store, domain: string, rows: Row[]): Pro
         .values({ domain, name, record_type, data, ttl: o?.ttl ?? 3600, tag: 'custom', state: o?.state ?? 'active', created_at: now, updated_at: now })
         .execute();
     }
-    return recordChange(trx, domain);
+    // Naming the owners, as the API's jobs do: the DNS servers reload just those.
+    return recordChange(trx, domain, rows.map(([name]) => name));
   });
 }
 
-/** Runs `fn` and records one change of `domain` in the same transaction; returns the change id. */
-export async function change(store: Store, domain: string, fn: (db: Store['db']) => Promise<unknown>): Promise<number> {
+/**
+ * Runs `fn` and records one change of `domain` in the same transaction (of the whole zone, unless
+ * `owners` names the relative names it touched); returns the change id.
+ */
+export async function change(store: Store, domain: string, fn: (db: Store['db']) => Promise<unknown>, owners?: string[]): Promise<number> {
   return store.db.transaction().execute(async (trx) => {
     await fn(trx);
-    return recordChange(trx, domain);
+    return recordChange(trx, domain, owners);
   });
 }
 

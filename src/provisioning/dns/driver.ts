@@ -16,10 +16,11 @@ import { ZoneRepository } from './zone.repository.js';
 
 export interface DnsDriver {
   /**
-   * Records, in the caller's transaction, that `domain`'s served records changed; returns the
-   * change id to wait for: `const id = await dns.recordChange(trx, 'example.com')`.
+   * Records, in the caller's transaction, that `domain`'s served records changed (at `owners`,
+   * relative names, when known); returns the change id to wait for:
+   * `const id = await dns.recordChange(trx, 'example.com', ['www'])`.
    */
-  recordChange(trx: Kysely<Database>, domain: string): Promise<number>;
+  recordChange(trx: Kysely<Database>, domain: string, owners?: string[] | null): Promise<number>;
   /**
    * True when the change is answered by every live DNS server (and at least one is live) and
    * every registered secondary serves the change's serial. Throws a PermanentJobError naming the
@@ -39,7 +40,7 @@ const SOA_TIMEOUT_MS = 500;
  */
 export function changeLogDnsDriver(store: Store, opts: { staleMs: number; secondaryTimeoutMs?: number }): DnsDriver {
   return {
-    recordChange: (trx, domain) => recordChange(trx, domain),
+    recordChange: (trx, domain, owners) => recordChange(trx, domain, owners),
     isApplied: async (changeId) => {
       if (!(await isApplied(store, changeId, opts))) return false;
       const secondaries = await new SecondariesRepository(store.db).all();

@@ -39,14 +39,16 @@ export function onChangeRecorded(listener: (changeId: number) => void): () => vo
 /**
  * Records that `domain`'s served records (or the zone itself: presence added or removed) changed,
  * inside the caller's transaction, and returns the change id to wait for with isApplied:
- * `const changeId = await recordChange(trx, 'example.com')`.
+ * `const changeId = await recordChange(trx, 'example.com', ['www'])`. `owners` are the relative
+ * names ('' the apex) whose records changed, so DNS servers reload only those; without it they
+ * reload the whole zone.
  *
  * Call it last in the transaction: from here until commit, other DNS changes wait (the order
  * lock). A transaction that changes several domains should lock their rows before the first call.
  */
-export async function recordChange(trx: Kysely<Database>, domain: string): Promise<number> {
+export async function recordChange(trx: Kysely<Database>, domain: string, owners: string[] | null = null): Promise<number> {
   await serializeTransactions(trx, DNS_CHANNEL);
-  const id = await new ZoneRepository(trx).appendChange(domain);
+  const id = await new ZoneRepository(trx).appendChange(domain, owners);
   if (isPostgres(trx)) {
     // Delivered when (and only if) the transaction commits, to every listening DNS process.
     await notifySchema(trx, DNS_CHANNEL);

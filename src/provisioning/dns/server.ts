@@ -2,8 +2,8 @@
 // TCP on DNS_LISTEN, answering from in-memory zones that follow the store's change log.
 //
 // Keeping current: every change to served records appends to dns_changes (recordChange). This
-// process applies the log in id order: for each new change it reloads that domain's zone from the
-// store, then writes the last applied id to its dns_servers row, which job handlers read
+// process applies the log in id order: for each new change it reloads from the store the owners
+// the change names (the whole zone when it names none), then writes the last applied id to its dns_servers row, which job handlers read
 // (isApplied). It learns of changes three ways, fastest first: an in-process signal (serve records
 // and serves in one process), PostgreSQL NOTIFY, and polling every DNS_POLL_MS, which alone is
 // enough (a lost signal only costs time).
@@ -27,10 +27,11 @@ import { DNS_CHANNEL, onChangeRecorded } from './propagation.js';
 import { answerQuery, parseQuestion } from './query.js';
 import { Notifier } from './notify.js';
 import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
-import { AXFR, IXFR, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, withHistory } from './transfer.js';
+import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer.js';
 import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
-import { ZoneRepository } from './zone.repository.js';
+import { ZoneRepository, type ZoneChange } from './zone.repository.js';
+import type { StoredRecord } from './rdata.js';
 
 export type DnsServerConfig = Pick<Config, 'dnsListen' | 'dnsDefaultTtl' | 'dns'>;
 
@@ -42,8 +43,8 @@ export interface DnsServerOptions {
   listen?: string;
 }
 
-/** Zones loaded per round trip at start. */
-const LOAD_PAGE = 500;
+/** Zones loaded per round trip at start (their rows are held at once: a page of 1000-record zones is 100k rows). */
+const LOAD_PAGE = 100;
 /** Changes read per round trip; a backlog is worked through in batches this size. */
 const CHANGE_BATCH = 1000;
 /** After a local signal for change N, re-read this often until N is visible (it may not be committed yet)… */
@@ -175,9 +176,11 @@ export class DnsServer {
   }
 
   private buildZone(domain: string, serial: number, records: Parameters<typeof Zone.build>[2]) {
-    return Zone.build(domain, serial, records, this.settings, (rec, reason) =>
-      this.log.warn({ domain, name: rec.name, record_type: rec.record_type, reason }, 'DNS record not served'),
-    );
+    return Zone.build(domain, serial, records, this.settings, this.skipped(domain));
+  }
+
+  private skipped(domain: string) {
+    return (rec: StoredRecord, reason: string) => this.log.warn({ domain, name: rec.name, record_type: rec.record_type, reason }, 'DNS record not served');
   }
 
   // ---- following the change log -------------------------------------------------------------
@@ -223,19 +226,16 @@ export class DnsServer {
     for (;;) {
       const changes = await this.repo.changesAfter(this.appliedChangeId, CHANGE_BATCH);
       if (!changes.length) break;
-      // Reloading reads the current state, which includes every change of the batch: one reload
-      // per domain is enough, and the zones never go back in time.
+      const byDomain = new Map<string, ZoneChange[]>();
+      for (const c of changes) {
+        const list = byDomain.get(c.domain);
+        if (list) list.push(c);
+        else byDomain.set(c.domain, [c]);
+      }
       const changed: Zone[] = [];
-      for (const domain of new Set(changes.map((c) => c.domain))) {
-        const [rows] = await this.repo.zones([domain]);
-        if (rows) {
-          const prev = this.zones.get(domain);
-          const next = this.buildZone(rows.domain, rows.serial, rows.records);
-          // IXFR: the new version remembers what changed since the old one (transfer.ts).
-          withHistory(prev, next);
-          this.zones.set(next);
-          if (!prev || prev.serial !== next.serial) changed.push(next);
-        } else this.zones.delete(domain);
+      for (const [domain, list] of byDomain) {
+        const zone = await this.apply(domain, list);
+        if (zone) changed.push(zone);
       }
       this.appliedChangeId = changes[changes.length - 1].id;
       if (this.notifier && changed.length) {
@@ -246,6 +246,43 @@ export class DnsServer {
     }
     // Tell waiting jobs at once, not at the next heartbeat.
     if (this.port !== null && this.appliedChangeId !== this.reported) await this.report();
+  }
+
+  /**
+   * Applies one domain's changes of a batch; returns the zone when its serial moved (secondaries
+   * are told). Changes that name their owners reload just those (issue 12 item 1), provided the
+   * snapshot read is exactly the state after the last of them (its serial): a later change already
+   * committed would otherwise be half seen (serial and history ahead of the records). Anything else
+   * reloads the whole zone, which reads the current state: zones never go back in time.
+   */
+  private async apply(domain: string, changes: ZoneChange[]): Promise<Zone | null> {
+    const zone = this.zones.get(domain);
+    const last = changes[changes.length - 1].serial;
+    if (zone && last !== null && changes.every((c) => c.owners !== null)) {
+      const owners = [...new Set(changes.flatMap((c) => c.owners!))];
+      const rows = await this.repo.ownerRecords(domain, owners);
+      if (!rows) {
+        this.zones.delete(domain);
+        return null;
+      }
+      if (rows.serial === last) {
+        const from = zone.serial;
+        const fromSoa = soaWire(zone);
+        const diff = zone.replaceOwners(rows.serial, owners.map((o) => (o === '' ? domain : `${o}.${domain}`.toLowerCase())), rows.records, this.skipped(domain));
+        addChange(zone, from, fromSoa, diff);
+        return from !== zone.serial ? zone : null;
+      }
+    }
+    const [rows] = await this.repo.zones([domain]);
+    if (!rows) {
+      this.zones.delete(domain);
+      return null;
+    }
+    const next = this.buildZone(rows.domain, rows.serial, rows.records);
+    // IXFR: the new version remembers what changed since the old one (transfer.ts).
+    withHistory(zone, next);
+    this.zones.set(next);
+    return !zone || zone.serial !== next.serial ? next : null;
   }
 
   /**

@@ -12,6 +12,29 @@ export interface ZoneRows {
   records: StoredRecord[];
 }
 
+/** One entry of the change log as a DNS server applies it. */
+export interface ZoneChange {
+  id: number;
+  domain: string;
+  /** Relative owner names the change touched; null: the whole zone. */
+  owners: string[] | null;
+  serial: number | null;
+}
+
+/** A change touching more owners than this is logged as a change of the whole zone. */
+const MAX_OWNERS = 100;
+
+/** The owners column read back; anything but a list of strings is the whole zone. */
+function ownersOf(text: string | null): string[] | null {
+  if (text === null) return null;
+  try {
+    const v: unknown = JSON.parse(text);
+    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : null;
+  } catch {
+    return null;
+  }
+}
+
 export class ZoneRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -21,9 +44,13 @@ export class ZoneRepository {
     return Number(row?.id ?? 0);
   }
 
-  /** Changes after `afterId`, oldest first: `await repo.changesAfter(41, 1000)`. */
-  changesAfter(afterId: number, limit: number) {
-    return this.db.selectFrom('dns_changes').select(['id', 'domain']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+  /**
+   * Changes after `afterId`, oldest first, with the owners each touched (null: the whole zone) and
+   * the serial it made: `await repo.changesAfter(41, 1000)`.
+   */
+  async changesAfter(afterId: number, limit: number): Promise<ZoneChange[]> {
+    const rows = await this.db.selectFrom('dns_changes').select(['id', 'domain', 'owners', 'serial']).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    return rows.map((r) => ({ id: Number(r.id), domain: r.domain, owners: ownersOf(r.owners), serial: r.serial === null ? null : Number(r.serial) }));
   }
 
   /**
@@ -59,6 +86,25 @@ export class ZoneRepository {
     return out;
   }
 
+  /**
+   * The served records of some owners of one presence domain (relative names, '' the apex) and the
+   * zone's serial, in one statement (one snapshot); undefined when the domain has no presence.
+   */
+  async ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
+    const rows = await this.db
+      .selectFrom('domains as d')
+      .leftJoin('dns_records as r', (j) => j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']).on('r.name', 'in', owners))
+      .select(['d.name as domain', 'd.dns_serial as serial', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
+      .where('d.has_presence', '=', 1)
+      .where('d.name', '=', domain)
+      .orderBy('r.id')
+      .execute();
+    if (!rows.length) return undefined;
+    const records: StoredRecord[] = [];
+    for (const r of rows) if (r.record_type !== null) records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl) });
+    return { domain, serial: Number(rows[0].serial), records };
+  }
+
   /** Registers or refreshes this server's row: `await repo.heartbeat(id, applied, startedAt)`. */
   async heartbeat(id: string, appliedChangeId: number, startedAt: string): Promise<void> {
     const now = nowIso();
@@ -92,7 +138,7 @@ export class ZoneRepository {
    * Bumps the zone's SOA serial and appends to the change log with the new serial (secondaries are
    * asked for it: docs/decisions/0013-dns-secondaries.md); returns the change id.
    */
-  async appendChange(domain: string): Promise<number> {
+  async appendChange(domain: string, owners: string[] | null = null): Promise<number> {
     const bumped = await this.db
       .updateTable('domains')
       .set((eb) => ({ dns_serial: eb('dns_serial', '+', 1) }))
@@ -101,7 +147,7 @@ export class ZoneRepository {
       .executeTakeFirst();
     const { id } = await this.db
       .insertInto('dns_changes')
-      .values({ domain, created_at: nowIso(), serial: bumped ? Number(bumped.dns_serial) : null })
+      .values({ domain, created_at: nowIso(), serial: bumped ? Number(bumped.dns_serial) : null, owners: owners && owners.length <= MAX_OWNERS ? JSON.stringify([...new Set(owners)]) : null })
       .returning('id')
       .executeTakeFirstOrThrow();
     return id;

@@ -44,11 +44,11 @@ function recordId(ctx: Ctx): number {
 }
 
 /**
- * Runs `change` (returns false when there is nothing to announce) and, when it changed the zone,
- * records the change and saves its id as progress — all in one transaction; then waits until the
- * DNS servers answer it.
+ * Runs `change` (returns false when there is nothing to announce, else the owner names it touched,
+ * null when not known) and, when it changed the zone, records the change and saves its id as
+ * progress — all in one transaction; then waits until the DNS servers answer it.
  */
-async function changeThenWait(ctx: Ctx, change: (repo: DnsRecordsRepository) => Promise<boolean>): Promise<JobResult> {
+async function changeThenWait(ctx: Ctx, change: (repo: DnsRecordsRepository) => Promise<false | string[] | null>): Promise<JobResult> {
   const { domain } = ctx.payload;
   const dns = ctx.drivers.dns;
   let changeId = savedChange(ctx.progress);
@@ -56,8 +56,9 @@ async function changeThenWait(ctx: Ctx, change: (repo: DnsRecordsRepository) => 
     changeId = await ctx.store.db.transaction().execute(async (trx: Kysely<Database>) => {
       const repo = new DnsRecordsRepository(trx);
       await repo.lockDomain(domain);
-      if (!(await change(repo))) return null;
-      const id = await dns.recordChange(trx, domain);
+      const owners = await change(repo);
+      if (owners === false) return null;
+      const id = await dns.recordChange(trx, domain, owners);
       await ctx.saveProgress({ changeId: id } satisfies Progress, trx);
       return id;
     });
@@ -80,7 +81,7 @@ export const createDnsRecordJob = defineJob({
       const row = await repo.byId(id);
       if (!row) return false;
       if (row.state === 'pending') await repo.transition(id, 'pending', 'active');
-      return true;
+      return [row.name];
     });
   },
 });
@@ -97,8 +98,9 @@ export const deleteDnsRecordJob = defineJob({
   run: async (ctx) => {
     const id = recordId(ctx);
     return changeThenWait(ctx, async (repo) => {
+      const row = await repo.byId(id);
       await repo.delete(id);
-      return true;
+      return row ? [row.name] : null;
     });
   },
 });

@@ -124,7 +124,7 @@ export class SubdomainsRepository {
 
   /** The base records a subdomain owns. */
   recordsOf(subdomainId: number) {
-    return this.db.selectFrom('dns_records').select(['id', 'record_type', 'data']).where('subdomain_id', '=', subdomainId).execute();
+    return this.db.selectFrom('dns_records').select(['id', 'name', 'record_type', 'data']).where('subdomain_id', '=', subdomainId).execute();
   }
 
   async insertRecord(v: { domain: string; name: string; record_type: string; data: string; ttl: number; subdomain_id: number }): Promise<void> {

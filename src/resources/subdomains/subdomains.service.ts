@@ -241,7 +241,7 @@ export class SubdomainsService {
       if (clash) throw invalidField('subdomain', `${fqdnOf(row.name, row.domain)} cannot be used: ${clash.detail}`, 'conflict');
       await repo.insertRecord({ domain: row.domain, name: row.name, ...w, ttl: this.settings.dnsDefaultTtl, subdomain_id: row.id });
     }
-    return recordChange(trx, row.domain);
+    return recordChange(trx, row.domain, [row.name, ...stale.map((r) => r.name)]);
   }
 
   private enqueue(enqueue: Enqueue, row: SubdomainRow, server: WebServerRow, action: JobAction, dnsChange: number | null, fromMenu = false) {

@@ -51,8 +51,11 @@ describe.each(ENGINES)('DNS server on %s', (engine) => {
       );
       await elapsedUntil(() => isApplied(ts.store, id));
       expect((await ask(port, 'udp', 'fresh.zone.example', 'A')).p.answers.length).toBe(1);
-      const gone = await change(ts.store, 'zone.example', (db) =>
-        db.deleteFrom('dns_records').where('domain', '=', 'zone.example').where('name', '=', 'fresh').execute(),
+      const gone = await change(
+        ts.store,
+        'zone.example',
+        (db) => db.deleteFrom('dns_records').where('domain', '=', 'zone.example').where('name', '=', 'fresh').execute(),
+        ['fresh'],
       );
       await elapsedUntil(() => isApplied(ts.store, gone));
       expect((await ask(port, 'udp', 'fresh.zone.example', 'A')).p.rcode).toBe('NXDOMAIN');
@@ -61,9 +64,23 @@ describe.each(ENGINES)('DNS server on %s', (engine) => {
       const added = await addRecords(ts.store, 'new.example', [['', 'A', '192.0.2.160']]);
       await elapsedUntil(() => isApplied(ts.store, added));
       expect((await ask(port, 'udp', 'new.example', 'A')).p.answers.map(rr)).toEqual([{ name: 'new.example', type: 'A', ttl: 3600, data: '192.0.2.160' }]);
-      const removed = await change(ts.store, 'new.example', (db) => db.updateTable('domains').set({ has_presence: 0 }).where('name', '=', 'new.example').execute());
+      // Named owners, but the zone itself went: the server notices and stops serving it.
+      const removed = await change(ts.store, 'new.example', (db) => db.updateTable('domains').set({ has_presence: 0 }).where('name', '=', 'new.example').execute(), ['']);
       await elapsedUntil(() => isApplied(ts.store, removed));
       expect((await ask(port, 'udp', 'new.example', 'A')).p.rcode).toBe('REFUSED');
+    });
+
+    it('a change naming its owners reloads those owners only (issue 12 item 1); one naming none reloads the zone', async () => {
+      const now = new Date().toISOString();
+      // Written without announcing it: no server may serve it until a change covers its owner.
+      await ts.store.db.insertInto('dns_records').values({ domain: 'zone.example', name: 'unannounced', record_type: 'A', data: '192.0.2.170', ttl: 3600, tag: 'custom', state: 'active', created_at: now, updated_at: now }).execute();
+      const other = await addRecords(ts.store, 'zone.example', [['announced', 'A', '192.0.2.171']]);
+      await elapsedUntil(() => isApplied(ts.store, other));
+      expect((await ask(port, 'udp', 'announced.zone.example', 'A')).p.answers.map(rr)).toEqual([{ name: 'announced.zone.example', type: 'A', ttl: 3600, data: '192.0.2.171' }]);
+      expect((await ask(port, 'udp', 'unannounced.zone.example', 'A')).p.rcode).toBe('NXDOMAIN');
+      const whole = await change(ts.store, 'zone.example', async () => {});
+      await elapsedUntil(() => isApplied(ts.store, whole));
+      expect((await ask(port, 'udp', 'unannounced.zone.example', 'A')).p.answers.map(rr)).toEqual([{ name: 'unannounced.zone.example', type: 'A', ttl: 3600, data: '192.0.2.170' }]);
     });
 
     it('signals make changes visible without waiting for the poll (in-process on SQLite, NOTIFY on PostgreSQL)', async () => {

@@ -130,7 +130,7 @@ describe.each(ENGINES)('DNS secondaries on %s', (engine) => {
       expect(u.rcode).toBe('REFUSED');
     });
 
-    it('IXFR: the changes since the client serial, the SOA alone when current, the whole zone for an unknown serial', async () => {
+    it('IXFR: the changes since the client serial (one applied owner by owner, one zone reloaded whole), the SOA alone when current, the whole zone for an unknown serial', async () => {
       const before = await serialOf(ts, 'zone.example');
       await addRecords(ts.store, 'zone.example', [['new', 'A', '192.0.2.50']]);
       // Served before the next change, so the server keeps two steps (one reload would make one).
