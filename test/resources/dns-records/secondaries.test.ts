@@ -1,0 +1,65 @@
+// A DNS-record job with a registered secondary, through HTTP and the worker (issue 12 item 4; spec
+// §3.1; docs/decisions/0013-dns-secondaries.md): the job a client polls is `done` only once the
+// secondary (a private NSD fed by AXFR/IXFR with TSIG and NOTIFY) answers the new record, and it
+// fails with an error naming the secondary when that one stops following.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import dnsPacket from 'dns-packet';
+import { ENGINES, call, type TestApp } from '../../helpers/app.js';
+import { dnsRecordsApp, txt } from '../../helpers/dns-records.js';
+import { query, udp } from '../../helpers/dns.js';
+import { requirable } from '../../helpers/required.js';
+import { secondaryMissing, startSecondary, testKey, type RunningSecondary } from '../../helpers/secondaries.js';
+import { pollUntil } from '../../helpers/wait.js';
+import type { Tenants } from '../../helpers/tenants.js';
+import { DnsSecondariesService } from '../../../src/admin/dns-secondaries.service.js';
+
+/** The TXT strings the secondary answers for `name`, or null when it does not answer. */
+async function txtAt(port: number, name: string): Promise<string[] | null> {
+  const reply = await udp(port, query(name, 'TXT'), 300);
+  if (!reply) return null;
+  return dnsPacket.decode(reply).answers.filter((a) => a.type === 'TXT').map((a) => Buffer.concat(a.data as Buffer[]).toString());
+}
+
+requirable(secondaryMissing('nsd'))('DNS-record jobs with a secondary', () => {
+  describe.each(ENGINES)('on %s', { timeout: 60_000 }, (engine) => {
+    let t: TestApp;
+    let x: Tenants;
+    let ns: RunningSecondary;
+    const key = testKey('ns2-key');
+
+    beforeAll(async () => {
+      ({ t, x } = await dnsRecordsApp(engine, { DNS_SECONDARY_TIMEOUT_MS: '4000', DNS_HEARTBEAT_MS: '200', DNS_POLL_MS: '100' }, { worker: true, dns: true }));
+      ns = await startSecondary('nsd', t.dns!.port!, key, ['end1.example'], (port) =>
+        new DnsSecondariesService(t.store.db).add({ name: 'ns2', address: `127.0.0.1:${port}`, keyFileText: key.bindFile }).then(() => undefined),
+      );
+      // The secondary holds the zone once it answers for its apex.
+      await pollUntil(() => udp(ns.port, query('end1.example', 'SOA'), 300), (r) => r !== null && dnsPacket.decode(r).rcode === 'NOERROR', 'NSD loads end1.example', 20_000);
+    });
+    afterAll(async () => {
+      await ns?.stop();
+      await t?.close();
+    });
+
+    const post = (name: string, data: string) => call(t.app, 'POST', '/dns-records', { token: x.end1.token, body: { data: { type: 'dns-record', attributes: txt(name, data) } } });
+    const job = (r: { headers: Record<string, unknown> }) => call(t.app, 'GET', String(r.headers['content-location']).replace(/^https?:\/\/[^/]+/, ''), { token: x.end1.token });
+
+    it('the job is done only when the secondary answers the new record', async () => {
+      const r = await post('via-secondary', 'fed by ixfr');
+      expect(r.status, r.body).toBe(202);
+      const done = await pollUntil(() => job(r), (j) => j.json.data.attributes.status !== 'pending', 'the job ends', 20_000);
+      expect(done.json.data.attributes).toMatchObject({ status: 'done', error: null });
+      // Done means the secondary serves it, not only hostplane.
+      expect(await txtAt(ns.port, 'via-secondary.end1.example')).toEqual(['fed by ixfr']);
+    });
+
+    it('a secondary that stops following makes the job fail, its error naming the secondary; hostplane serves the record all the same', async () => {
+      await ns.stop();
+      const r = await post('lagging', 'not on ns2');
+      expect(r.status, r.body).toBe(202);
+      const ended = await pollUntil(() => job(r), (j) => j.json.data.attributes.status !== 'pending', 'the job ends', 30_000);
+      expect(ended.json.data.attributes.status).toBe('failed');
+      expect(ended.json.data.attributes.error).toMatch(/^end1\.example serial \d+ is not served by DNS secondary "ns2" \(127\.0\.0\.1:\d+\) .+ after \d+ s$/);
+      expect(await txtAt(t.dns!.port!, 'lagging.end1.example')).toEqual(['not on ns2']);
+    });
+  });
+});
