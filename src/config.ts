@@ -33,6 +33,7 @@ export const EnvSchema = Type.Object({
   DNS_HEARTBEAT_MS: Type.Optional(Int('how often a DNS server reports that it is alive [1000]')),
   DNS_SERVER_STALE_MS: Type.Optional(Int('a DNS server silent for longer is not waited for [5000]')),
   DNS_SECONDARY_TIMEOUT_MS: Type.Optional(Int('a DNS job fails when a registered secondary does not serve its change after this long [60000]')),
+  DNS_CATALOG_ZONE: Type.Optional(Type.String({ description: 'name of the catalog zone (RFC 9432) listing every zone for secondaries, or off [catalog.hostplane.invalid]' })),
   DNS_BASE_IPV4: Type.Optional(Type.String({ description: 'A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]' })),
   DNS_BASE_IPV6: Type.Optional(Type.String({ description: 'AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]' })),
   DNS_BASE_MX: Type.Optional(Type.String({ description: 'mail server host of a new presence domain (MX 10, and SPF); off for none [mail.hostplane.test]' })),
@@ -82,7 +83,7 @@ export interface Config {
   dnsListen: string;
   dnsDefaultTtl: number;
   /** The DNS server (src/provisioning/dns; docs/decisions/0003-dns-propagation.md). */
-  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number };
+  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null };
   /** The operator's default base records of a presence domain (null: that record is left out). */
   dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null };
   brandWords: string[];
@@ -151,6 +152,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (at > 0) hostmaster = `${hostmaster.slice(0, at).replace(/\./g, '\\.')}.${hostmaster.slice(at + 1)}`;
   // An escaped dot belongs to the local part's one label.
   if (!dnsHost.test(hostmaster.replace(/\\\./g, '-'))) problems.push(`DNS_HOSTMASTER: "${e.DNS_HOSTMASTER}" is not a mailbox name or address`);
+  const catalogZone = (e.DNS_CATALOG_ZONE ?? 'catalog.hostplane.invalid').trim().toLowerCase().replace(/\.$/, '');
+  if (catalogZone !== 'off' && (!dnsHost.test(catalogZone) || !catalogZone.includes('.'))) problems.push(`DNS_CATALOG_ZONE: "${e.DNS_CATALOG_ZONE}" is not a zone name (at least two labels) or off`);
   const dnsSettings = {
     nameservers,
     hostmaster,
@@ -158,6 +161,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     heartbeatMs: positive('DNS_HEARTBEAT_MS', num(e.DNS_HEARTBEAT_MS, 1000)),
     serverStaleMs: positive('DNS_SERVER_STALE_MS', num(e.DNS_SERVER_STALE_MS, 5000)),
     secondaryTimeoutMs: positive('DNS_SECONDARY_TIMEOUT_MS', num(e.DNS_SECONDARY_TIMEOUT_MS, 60_000)),
+    catalogZone: catalogZone === 'off' ? null : catalogZone,
   };
   // A server must get at least two heartbeats into the window, or a slow tick makes it "stale".
   if (dnsSettings.serverStaleMs < 2 * dnsSettings.heartbeatMs) problems.push('DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS');

@@ -76,6 +76,12 @@ ${zones
   .join('')}`;
 }
 
+/** A zone entry of Knot; `catalog:` names a catalog zone (RFC 9432) whose members Knot adds itself. */
+const knotZone = (z: string) =>
+  z.startsWith('catalog:')
+    ? `  - domain: ${z.slice(8)}\n    master: primary\n    acl: notify_from_primary\n    catalog-role: interpret\n    catalog-template: member\n`
+    : `  - domain: ${z}\n    master: primary\n    acl: notify_from_primary\n`;
+
 function knotConf(dir: string, port: number, primaryPort: number, key: TestKey, zones: string[]): string {
   return `server:
     rundir: "${dir}"
@@ -105,13 +111,20 @@ template:
     storage: "${dir}"
     zonefile-sync: -1
     journal-content: changes
+  - id: member
+    storage: "${dir}"
+    zonefile-sync: -1
+    journal-content: changes
+    master: primary
+    acl: notify_from_primary
 zone:
-${zones.map((z) => `  - domain: ${z}\n    master: primary\n    acl: notify_from_primary\n`).join('')}`;
+${zones.map(knotZone).join('')}`;
 }
 
 /**
  * Starts `engine` as a secondary of the primary on 127.0.0.1:`primaryPort` for `zones`, with `key`:
  * `const ns = await startSecondary('nsd', port, key, ['zone.example'])` … `await ns.stop()`.
+ * Knot also takes `catalog:<name>`: the zones that catalog lists.
  */
 export async function startSecondary(
   engine: SecondaryEngine,

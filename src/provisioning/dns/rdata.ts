@@ -29,7 +29,7 @@ export const SERVED_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'N
 
 /** Wire type codes of the types we answer for; others are looked up by code and never match. */
 export const TYPE_CODES: Record<string, number> = {
-  A: 1, NS: 2, CNAME: 5, SOA: 6, MX: 15, TXT: 16, AAAA: 28, SRV: 33, DS: 43, TLSA: 52, CAA: 257,
+  A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, MX: 15, TXT: 16, AAAA: 28, SRV: 33, DS: 43, TLSA: 52, CAA: 257,
 };
 const TYPE_NAMES = new Map(Object.entries(TYPE_CODES).map(([k, v]) => [v, k]));
 
@@ -165,7 +165,8 @@ export function parseRdata(type: string, data: string): Record<string, unknown> 
       return { data: parseIPv6(f[0]) };
     }
     case 'CNAME':
-    case 'NS': {
+    case 'NS':
+    case 'PTR': {
       const f = fields(data);
       expect(f, 1, 'host name');
       return { data: parseName(f[0]) };

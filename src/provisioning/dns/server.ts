@@ -160,6 +160,7 @@ export class DnsServer {
       after = names[names.length - 1];
     }
     this.appliedChangeId = from;
+    this.rebuildCatalog(Math.max(1, from));
     this.loaded = true;
     await this.loadSecondaries(0);
 
@@ -173,6 +174,27 @@ export class DnsServer {
     this.timers.push(setInterval(() => this.wake(), this.opts.config.dns.pollMs).unref());
     this.log.info({ dns: bind ? `${this.host}:${this.port}` : 'off', zones: this.zones.size, appliedChangeId: from, server: this.id }, 'DNS server ready');
     this.wake();
+  }
+
+  /**
+   * The catalog zone (RFC 9432, version 2; docs/decisions/0014-dns-zones-in-wire-form.md): one PTR
+   * per zone served, under `<id>.zones.<catalog>`, so a secondary that reads catalogs (Knot's
+   * catalog-role: interpret) adds and drops zones by itself. Served like a zone (SOA queries,
+   * AXFR/IXFR to registered secondaries, NOTIFY on change). Its serial is the change id that
+   * changed the list, so it only grows, across restarts too. Null when DNS_CATALOG_ZONE=off.
+   */
+  private rebuildCatalog(serial: number): Zone | null {
+    const name = this.opts.config.dns.catalogZone;
+    if (!name) return null;
+    const records: StoredRecord[] = [{ name: 'version', record_type: 'TXT', data: '2', ttl: 0 }];
+    for (const z of this.zones.values()) {
+      if (z.name !== name) records.push({ name: `${crypto.createHash('sha1').update(z.name).digest('hex')}.zones`, record_type: 'PTR', data: `${z.name}.`, ttl: 0 });
+    }
+    const prev = this.zones.get(name);
+    const next = Zone.build(name, serial, records, { ...this.settings, nameservers: ['invalid'], ttl: 0 });
+    withHistory(prev, next);
+    this.zones.set(next);
+    return next;
   }
 
   private buildZone(domain: string, serial: number, records: Parameters<typeof Zone.build>[2]) {
@@ -233,11 +255,17 @@ export class DnsServer {
         else byDomain.set(c.domain, [c]);
       }
       const changed: Zone[] = [];
+      let members = false;
       for (const [domain, list] of byDomain) {
+        const had = this.zones.get(domain) !== undefined;
         const zone = await this.apply(domain, list);
         if (zone) changed.push(zone);
+        if (had !== (this.zones.get(domain) !== undefined)) members = true;
       }
       this.appliedChangeId = changes[changes.length - 1].id;
+      // A zone came or went: the catalog lists it, with a serial no earlier catalog had.
+      const catalog = members ? this.rebuildCatalog(this.appliedChangeId) : null;
+      if (catalog) changed.push(catalog);
       if (this.notifier && changed.length) {
         const secondaries = await this.loadSecondaries(0);
         for (const zone of changed) this.notifier.notify(zone, secondaries);

@@ -12,12 +12,15 @@ describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
       nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000, secondaryTimeoutMs: 60000,
+      catalogZone: 'catalog.hostplane.invalid',
     });
+    expect(testConfig({ DNS_CATALOG_ZONE: 'OFF' }).dns.catalogZone).toBe(null);
+    expect(testConfig({ DNS_CATALOG_ZONE: 'Zones.Example.NET.' }).dns.catalogZone).toBe('zones.example.net');
     expect(testConfig({ DNS_NAMESERVERS: 'A.Example.NET., b.example.net', DNS_HOSTMASTER: 'dns.admin@example.net' }).dns).toMatchObject({
       nameservers: ['a.example.net', 'b.example.net'], hostmaster: 'dns\\.admin.example.net',
     });
-    expect(() => testConfig({ DNS_NAMESERVERS: 'bad..name', DNS_HOSTMASTER: 'a b', DNS_HEARTBEAT_MS: '3000' })).toThrow(
-      /DNS_NAMESERVERS: "bad\.\.name" is not a host name\n  - DNS_HOSTMASTER: "a b" is not a mailbox name or address\n  - DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS/,
+    expect(() => testConfig({ DNS_NAMESERVERS: 'bad..name', DNS_HOSTMASTER: 'a b', DNS_HEARTBEAT_MS: '3000', DNS_CATALOG_ZONE: 'catalog' })).toThrow(
+      /DNS_NAMESERVERS: "bad\.\.name" is not a host name\n  - DNS_HOSTMASTER: "a b" is not a mailbox name or address\n  - DNS_CATALOG_ZONE: "catalog" is not a zone name \(at least two labels\) or off\n  - DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS/,
     );
   });
 
