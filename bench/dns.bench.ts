@@ -18,13 +18,16 @@
 // BENCH_DNS_SIZES [10000,100000,1000000], BENCH_DNS_LIST_N [200], BENCH_DNS_LOAD_BUDGET_S [180]
 // (a store size whose loading is projected to take longer is skipped), BENCH_LOG_LEVEL [info],
 // BENCH_JSON=1 prints the rows as JSON as well.
+//
+// Then, when nsd, pdns_server and dnsperf are installed (or BENCH_DNS_PEERS=1; BENCH_DNS_PEERS=0
+// never), the side-by-side mode of bench/dns-peers.ts: hostplane's DNS server, PowerDNS and NSD as
+// processes of their own on the same zones (alone: npm run bench:dns:peers).
 import crypto from 'node:crypto';
-import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import dnsPacket from 'dns-packet';
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryId, type RootOperationNode } from 'kysely';
 import { benchConfig, freshBenchStore } from './store.js';
@@ -43,6 +46,7 @@ import { buildDrivers } from '../src/provisioning/drivers.js';
 import { DnsServer } from '../src/provisioning/dns/server.js';
 import { DnsRecordsRepository } from '../src/resources/dns-records/dns-records.repository.js';
 import { runLoad } from './dns-load.js';
+import { DnsClient, Filler, bulkRecords, insertRecords, recordCount, txtOf } from './dns-zones.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CHANGES = num('BENCH_DNS_CHANGES', 200);
@@ -56,10 +60,6 @@ const SIZES = (process.env.BENCH_DNS_SIZES ?? '10000,100000,1000000').split(',')
 const LIST_N = num('BENCH_DNS_LIST_N', 200);
 const LIST_WARMUP = 20;
 const LOAD_BUDGET_S = num('BENCH_DNS_LOAD_BUDGET_S', 180);
-/** Records per bulk zone (the store is filled with zones this size), and rows per insert statement. */
-const BULK_ZONE = 1000;
-const SQLITE_BATCH = 500;
-const PG_BATCH = 10_000;
 /** The zone whose list is timed: exactly this many records, owned by the reseller's end customer. */
 const LIST_ZONE = 'zone100.example';
 const LIST_ZONE_RECORDS = 100;
@@ -135,63 +135,6 @@ const headers = (c: DemoCustomer, body = false): Record<string, string> => ({
   accept: ACCEPT,
   ...(body ? { 'content-type': JSONAPI } : {}),
 });
-
-// ---- DNS client --------------------------------------------------------------------------------
-
-/** One UDP socket; answers are matched to waiting callers by question name and type. */
-class DnsClient {
-  private readonly sock = dgram.createSocket('udp4');
-  private readonly waiting = new Map<string, (p: DecodedPacket) => void>();
-  private id = 0;
-
-  constructor(private readonly port: number) {
-    this.sock.on('message', (msg) => {
-      let p: DecodedPacket;
-      try {
-        p = dnsPacket.decode(msg);
-      } catch {
-        return;
-      }
-      const q = p.questions[0];
-      if (q) this.waiting.get(`${q.name.toLowerCase()} ${q.type}`)?.(p);
-    });
-  }
-
-  send(name: string, type: string) {
-    this.id = (this.id + 1) & 0xffff;
-    this.sock.send(dnsPacket.encode({ type: 'query', id: this.id, flags: 0, questions: [{ type, name }] }), this.port, '127.0.0.1');
-  }
-
-  /** Sends the query every `everyMs` until `accept` takes an answer; rejects after `limitMs`. */
-  until(name: string, type: string, accept: (p: DecodedPacket) => boolean, everyMs: number, limitMs: number): Promise<DecodedPacket> {
-    const key = `${name.toLowerCase()} ${type}`;
-    return new Promise((resolve, reject) => {
-      const stop = () => {
-        clearInterval(timer);
-        clearTimeout(limit);
-        this.waiting.delete(key);
-      };
-      this.waiting.set(key, (p) => {
-        if (!accept(p)) return;
-        stop();
-        resolve(p);
-      });
-      const timer = setInterval(() => this.send(name, type), everyMs);
-      const limit = setTimeout(() => {
-        stop();
-        reject(new Error(`no answer for ${name} ${type} within ${limitMs} ms`));
-      }, limitMs);
-      this.send(name, type);
-    });
-  }
-
-  close() {
-    this.sock.close();
-  }
-}
-
-const txtOf = (p: DecodedPacket): string[] =>
-  p.answers.filter((a) => a.type === 'TXT').map((a) => (Array.isArray(a.data) ? a.data : [a.data]).map((b: Buffer | string) => b.toString()).join(''));
 
 // ---- 1. change → answer ------------------------------------------------------------------------
 
@@ -316,87 +259,6 @@ interface ListRow {
   index: string;
 }
 
-type NewRecord = { domain: string; name: string; record_type: string; data: string; ttl: number; tag: 'custom'; state: 'active'; created_at: string; updated_at: string };
-
-function bulkRecords(domain: string, from: number, count: number, at: string): NewRecord[] {
-  const out: NewRecord[] = [];
-  for (let i = from; i < from + count; i++) {
-    // Mostly A records under distinct names, every tenth a TXT: a zone of hosts.
-    out.push(
-      i % 10 === 9
-        ? { domain, name: `h${i}`, record_type: 'TXT', data: `"bench record ${i}"`, ttl: 3600, tag: 'custom', state: 'active', created_at: at, updated_at: at }
-        : { domain, name: `h${i}`, record_type: 'A', data: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`, ttl: 3600, tag: 'custom', state: 'active', created_at: at, updated_at: at },
-    );
-  }
-  return out;
-}
-
-async function insertRecords(h: Instance, rows: NewRecord[]) {
-  if (!rows.length) return;
-  if (h.engine === 'postgres') {
-    // One statement per batch, the columns as arrays: COPY-like, without per-value parameters.
-    for (let i = 0; i < rows.length; i += PG_BATCH) {
-      const b = rows.slice(i, i + PG_BATCH);
-      const col = <K extends keyof NewRecord>(k: K) => b.map((r) => r[k]);
-      await sql`insert into dns_records (domain, name, record_type, data, ttl, tag, state, created_at, updated_at)
-        select * from unnest(${col('domain')}::text[], ${col('name')}::text[], ${col('record_type')}::text[], ${col('data')}::text[],
-          ${col('ttl')}::int[], ${col('tag')}::text[], ${col('state')}::text[], ${col('created_at')}::text[], ${col('updated_at')}::text[])`.execute(h.store.db);
-    }
-    return;
-  }
-  await h.store.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += SQLITE_BATCH) await trx.insertInto('dns_records').values(rows.slice(i, i + SQLITE_BATCH)).execute();
-  });
-}
-
-const recordCount = async (h: Instance) =>
-  Number((await h.store.db.selectFrom('dns_records').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-
-/** Bulk zones `bulkNNNNN.example`, alternately the blog end customer's (in the reseller's scope) and the independent customer's. */
-class Filler {
-  private zones = 0;
-  /** Records already in the last zone (it is topped up before a new one starts). */
-  private inLast = BULK_ZONE;
-
-  constructor(private readonly h: Instance) {}
-
-  async fill(target: number): Promise<number> {
-    const started = performance.now();
-    let missing = target - (await recordCount(this.h));
-    const owners = [this.h.data.customers.find((c) => c.role === 'end-customer' && c !== endCustomer(this.h.data))!, solo(this.h.data)];
-    const at = nowIso();
-    let pending: NewRecord[] = [];
-    const flushAt = this.h.engine === 'postgres' ? 100_000 : 50_000;
-    while (missing > 0) {
-      if (this.inLast >= BULK_ZONE) {
-        const owner = owners[this.zones % 2];
-        const name = `bulk${String(this.zones).padStart(5, '0')}.example`;
-        await this.h.store.db
-          .insertInto('domains')
-          .values({
-            name, name_unicode: name, customer_id: Number(owner.id), package_id: Number(owner.package_id), is_registered: 0, registration_created_at: null,
-            registration_expires_at: null, registration_status: null, has_presence: 1, dns_update_lock: 0, dns_migration_mode: 0, created_at: at, dkim_private_key: null,
-          })
-          .execute();
-        this.zones++;
-        this.inLast = 0;
-      }
-      const n = Math.min(missing, BULK_ZONE - this.inLast);
-      pending.push(...bulkRecords(`bulk${String(this.zones - 1).padStart(5, '0')}.example`, this.inLast, n, at));
-      this.inLast += n;
-      missing -= n;
-      if (pending.length >= flushAt) {
-        await insertRecords(this.h, pending);
-        pending = [];
-      }
-    }
-    await insertRecords(this.h, pending);
-    // PostgreSQL: statistics as autovacuum would have them shortly after a load this size.
-    if (this.h.engine === 'postgres') await sql`analyze dns_records`.execute(this.h.store.db);
-    return (performance.now() - started) / 1000;
-  }
-}
-
 /** The 100-record zone: created as an operator creates it (base records, DKIM key), then topped up with records. */
 async function createListZone(h: Instance) {
   const owner = endCustomer(h.data);
@@ -476,7 +338,8 @@ const indexOf = (plan: string[]) => {
 
 async function listRuns(h: Instance, log: (s: string) => void): Promise<ListRow[]> {
   await createListZone(h);
-  const filler = new Filler(h);
+  // The bulk zones belong alternately to the blog end customer (in the reseller's scope) and to the independent customer.
+  const filler = new Filler(h, [h.data.customers.find((c) => c.role === 'end-customer' && c !== endCustomer(h.data))!, solo(h.data)]);
   const rows: ListRow[] = [];
   const actors: [string, DemoCustomer, Actor][] = [
     ['end customer', endCustomer(h.data), { customerId: Number(endCustomer(h.data).id), isReseller: false, contactId: null }],
@@ -586,6 +449,15 @@ async function main() {
     console.log(JSON.stringify({ changes: changeRows.map(summary), qps: qpsRows, list: listRows }, null, 1));
   }
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
+  // Side by side with PowerDNS and NSD (issue 12), in processes of their own: bench/dns-peers.ts.
+  const peers = await import('./dns-peers.js');
+  console.log();
+  if (peers.peersWanted()) await peers.runPeers();
+  else {
+    const p = peers.peerPrograms();
+    const missing = Object.entries({ nsd: p.nsd, pdns_server: p.pdns, dnsperf: p.dnsperf }).filter(([, v]) => !v).map(([k]) => k);
+    console.log(`(side by side with PowerDNS and NSD skipped: ${process.env.BENCH_DNS_PEERS === '0' ? 'BENCH_DNS_PEERS=0' : `${missing.join(', ')} not installed; BENCH_DNS_PEERS=1 runs it without them`})`);
+  }
 }
 
 main().catch((err) => {
