@@ -6,12 +6,20 @@
 # Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid), the
 # PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid, and the
 # masters of Dovecot (<dir>/mail/run/master.pid), Postfix (<dir>/mail/spool/pid/master.pid) and
-# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them — gets SIGTERM, then SIGKILL
+# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them, and Knot, the DNS secondary
+# (<dir>/dns/knot.pid) — gets SIGTERM, then SIGKILL
 # (with its child processes) after 10 s; only when it is alive and its /proc/<pid>/cmdline looks
 # like one of the stack's programs, so a process that reused a pid is never touched. The pid files are removed; the rest of <dir> (the packages'
 # files under www/, the mailboxes under mail/vmail/) stays unless --purge is given, which removes
 # <dir>. Customer-writable trees (www/, web/tmp/) are never searched for pid files. Exit 0 when everything named is stopped or nothing was running,
-# 1 when a process could not be stopped, 2 on a wrong call.
+# 1 when a process could not be stopped or the DNS secondary could not be unregistered, 2 on a wrong call.
+#
+# The DNS secondary (STACK_DNS_SECONDARY=knot; issue 12 item 4): first its registration goes —
+# `hostplane admin dns-secondary remove <name>`, with the store of <dir>/dns/registration.json, or
+# DATABASE_URL when set, and the CLI of $HOSTPLANE or this repository — since a registered
+# secondary that no longer answers makes every DNS job fail after DNS_SECONDARY_TIMEOUT_MS; a name
+# registered for another stack meanwhile is left alone. When the store cannot be reached, down.sh
+# says so, prints the command to run, and stops the rest. Then Knot (<dir>/dns/knot.pid) is stopped.
 #
 # Stop `npm start` (WEB_SERVER=<name>) first: its web worker starts PHP-FPM again on its next job.
 set -euo pipefail
@@ -143,10 +151,64 @@ stop_one() {
   rm -f -- "$file"
 }
 
+# --- the DNS secondary's registration (issue 12 item 4) ------------------------------------------------
+registration=$dir/dns/registration.json
+if [[ -f $registration ]]; then
+  sec_name=$(jq -r '.name // empty' -- "$registration" 2>/dev/null || true)
+  sec_address=$(jq -r '.address // empty' -- "$registration" 2>/dev/null || true)
+  sec_key=$(jq -r '.tsig_key // empty' -- "$registration" 2>/dev/null || true)
+  recorded=$(jq -r '.database_url // empty' -- "$registration" 2>/dev/null || true)
+  store=${DATABASE_URL:-$recorded}
+  q_store=${store:+$(printf '%q' "$store")}
+  q_name=${sec_name:+$(printf '%q' "$sec_name")}
+  remove_cmd="DATABASE_URL=${q_store:-<store>} hostplane admin dns-secondary remove ${q_name:-<name>}"
+  # Says why the registration stays, and what to run.
+  not_removed() {
+    local where=
+    if [[ -n $recorded && $recorded != "$store" ]]; then where=" (up.sh registered it in $recorded; DATABASE_URL names another store)"; fi
+    printf '%s: %s; DNS secondary "%s" stays registered%s, and every DNS job fails after DNS_SECONDARY_TIMEOUT_MS while it is. Run:\n  %s\n' \
+      "$prog" "$1" "$sec_name" "$where" "$remove_cmd" >&2
+    failed=1
+  }
+  hostplane=()
+  if [[ -z $sec_name || -z $store ]]; then
+    not_removed "$registration names no secondary or no store"
+  elif [[ -n ${HOSTPLANE:-} ]]; then
+    read -r -a hostplane <<<"$HOSTPLANE"
+  else
+    here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+    repo=$(cd -- "$here/../.." && pwd -P)
+    if tsx=$(cd -- "$repo" && node --input-type=module -e 'console.log(import.meta.resolve("tsx"))' 2>/dev/null); then
+      hostplane=(node --import "$tsx" "$repo/src/main.ts")
+    else
+      not_removed "tsx is not installed in $repo (run npm ci there, or set HOSTPLANE to the hostplane command)"
+    fi
+  fi
+  if ((${#hostplane[@]})); then
+    if ! listed=$(DATABASE_URL=$store "${hostplane[@]}" admin dns-secondary list --json); then
+      not_removed "could not reach the store to unregister it (the CLI said why above)"
+    elif ! existing=$(jq -c --arg n "$sec_name" '[.[] | select(.name == $n)][0] // empty' <<<"$listed"); then
+      not_removed "the CLI's DNS secondary list is not JSON"
+    elif [[ -z $existing ]]; then
+      printf '%s: DNS secondary "%s" was not registered any more.\n' "$prog" "$sec_name"
+      rm -f -- "$registration"
+    elif [[ $(jq -r '"\(.address) \(.tsig_key)"' <<<"$existing") != "$sec_address $sec_key" ]]; then
+      printf '%s: DNS secondary "%s" is registered for another stack now (%s): left alone.\n' "$prog" "$sec_name" \
+        "$(jq -r '"address \(.address), TSIG key \(.tsig_key)"' <<<"$existing")"
+      rm -f -- "$registration"
+    elif DATABASE_URL=$store "${hostplane[@]}" admin dns-secondary remove "$sec_name" >/dev/null; then
+      printf '%s: removed DNS secondary "%s" from the store.\n' "$prog" "$sec_name"
+      rm -f -- "$registration"
+    else
+      not_removed "could not remove it (the CLI said why above)"
+    fi
+  fi
+fi
+
 shopt -s nullglob
 for file in "$dir"/*/*.pid "$dir"/web/php/*/*.pid; do
   case $file in
-    "$dir"/www/*) continue ;;
+    "$dir"/www/* | "$dir"/dns/*) continue ;;
     *) if [[ -f $file ]]; then stop_one "$file"; fi ;;
   esac
 done
@@ -156,6 +218,8 @@ if [[ -f $dir/mail/spool/pid/master.pid ]]; then stop_one "$dir/mail/spool/pid/m
 # rspamd's (issue 11), named "rspamd: main process" once it runs.
 if [[ -f $dir/mail/rspamd/rspamd.pid ]]; then stop_one "$dir/mail/rspamd/rspamd.pid" rspamd; fi
 if [[ -f $dir/mail/run/master.pid ]]; then stop_one "$dir/mail/run/master.pid" dovecot; fi
+# The DNS secondary (issue 12 item 4), once it is no longer registered.
+if [[ -f $dir/dns/knot.pid ]]; then stop_one "$dir/dns/knot.pid" knotd; fi
 
 ((stopped)) || printf '%s: nothing was running in %s.\n' "$prog" "$dir"
 if ((failed)); then

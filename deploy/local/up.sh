@@ -50,6 +50,23 @@
 # takes 10 to 30 s, a warm one about a second). Without rspamd (or its user _rspamd, or port-base
 # +15), mail runs without the milter and up.sh says why; so does Postfix while rspamd is down
 # (milter_default_action = accept).
+#
+# A DNS secondary (issue 12 item 4; docs/decisions/0013-dns-secondaries.md), on request only:
+#
+#   STACK_DNS_SECONDARY=knot DATABASE_URL=<store> deploy/local/up.sh <dir> <port-base>
+#
+# also starts a private Knot (/usr/sbin/knotd, Debian: knot) on 127.0.0.1:<port-base>+16 (UDP and
+# TCP) as a secondary of hostplane's DNS server at $HOSTPLANE_DNS (default 127.0.0.1:5300, where
+# `npm start` / `hostplane serve` listens with the default DNS_LISTEN; a loopback address, as Knot
+# transfers from 127.0.0.1, the address it is registered with). Knot reads hostplane's catalog zone
+# $DNS_CATALOG_ZONE (default catalog.hostplane.invalid) and so follows every presence domain by
+# itself. It runs as the user running up.sh; <dir>/dns holds knot.conf and tsig.key (the TSIG key,
+# BIND format, both mode 0600), knot.pid, knot.log, Knot's storage (db/, zones/), its control
+# socket knot.sock and registration.json (mode 0600: the registration and the store, for down.sh).
+# up.sh registers it as DNS secondary ${STACK_WEB_NAME:-local}-knot (before Knot starts, so its
+# first transfer is accepted) unless it is registered for this stack already; from then on every
+# DNS job waits until Knot serves its change. Without knotd (or port-base+16, or a catalog zone),
+# up.sh starts the rest and says why; down.sh stops Knot and removes the registration.
 set -euo pipefail
 
 prog=up.sh
@@ -119,6 +136,43 @@ lmtp_port=$((base + 12))
 doveadm_port=$((base + 13))
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd -- "$here/../.." && pwd -P)
+
+# --- the DNS secondary (issue 12 item 4): Knot reading hostplane's catalog zone, on request --------------
+knot_port=$((base + 16))
+knot_pid_rel=dns/knot.pid
+knot_missing=
+case ${STACK_DNS_SECONDARY:-} in
+  '') dns_secondary= ;;
+  knot) dns_secondary=knot ;;
+  *) die "STACK_DNS_SECONDARY must be knot (or unset for no DNS secondary); got '${STACK_DNS_SECONDARY}'." ;;
+esac
+if [[ -n $dns_secondary ]]; then
+  hostplane_dns=${HOSTPLANE_DNS:-127.0.0.1:5300}
+  if ! [[ $hostplane_dns =~ ^(127\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|0\.0\.0\.0):([1-9][0-9]{0,4})$ ]] || ((BASH_REMATCH[2] > 65535)); then
+    die "HOSTPLANE_DNS must be host:port of hostplane's DNS server (its DNS_LISTEN) on a loopback address, e.g. 127.0.0.1:5300; got '$hostplane_dns'."
+  fi
+  # Knot asks 0.0.0.0 (every address) at 127.0.0.1; it always transfers from 127.0.0.1 (via), the
+  # address hostplane knows it by.
+  primary_host=${BASH_REMATCH[1]}
+  primary_port=${BASH_REMATCH[2]}
+  [[ $primary_host != 0.0.0.0 ]] || primary_host=127.0.0.1
+  catalog=${DNS_CATALOG_ZONE:-catalog.hostplane.invalid}
+  catalog=${catalog,,}
+  catalog=${catalog%.}
+  secondary_name=$name-knot
+  if [[ $catalog == off ]]; then
+    knot_missing="DNS_CATALOG_ZONE is off, and Knot learns hostplane's zones from its catalog zone"
+  elif ! [[ $catalog =~ ^([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.)+[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$ ]]; then
+    die "DNS_CATALOG_ZONE must name hostplane's catalog zone as it does (default catalog.hostplane.invalid); got '${DNS_CATALOG_ZONE}'."
+  elif ((base + 16 > 65535)); then
+    knot_missing="it needs port-base+16 to be a port (port-base at most 65519)"
+  elif ! knotd=$(PATH=$PATH:/usr/sbin command -v knotd); then
+    knot_missing="knotd is not installed (Debian: knot)"
+  elif ((${#secondary_name} > 32)); then
+    die "the DNS secondary would be named \"$secondary_name\", longer than 32 characters: pick a shorter STACK_WEB_NAME."
+  fi
+fi
+# --- end of the DNS secondary ------------------------------------------------------------------------
 
 # Whether <pid> is a live process (a zombie is not: it only waits for its parent).
 alive() {
@@ -192,6 +246,20 @@ if [[ -z $mail_missing && -z $rspamd_missing ]]; then
   done
 fi
 
+# The DNS secondary's pid file and port (TCP; a UDP clash shows when Knot does not start).
+if [[ -n $dns_secondary && -z $knot_missing ]]; then
+  if [[ -f $dir_arg/$knot_pid_rel ]]; then
+    old=$(head -n 1 -- "$dir_arg/$knot_pid_rel" 2>/dev/null || true)
+    old=${old//[[:space:]]/}
+    if live_as "$old" knotd; then
+      die "$dir_arg already has a running stack (knotd pid $old); stop it first with $here/down.sh $dir_arg"
+    fi
+  fi
+  if port_taken "$knot_port"; then
+    die "port $knot_port on 127.0.0.1 is in use; the stack's DNS secondary (Knot) needs it: pick another port-base."
+  fi
+fi
+
 # --- the directory ----------------------------------------------------------------------------------
 mkdir -p -- "$dir_arg"
 dir=$(cd -- "$dir_arg" && pwd -P)
@@ -254,10 +322,32 @@ stop_rspamd() {
   rspamd_pid=
   printf '%s: stopped the rspamd it had started.\n' "$prog" >&2
 }
+# Knot, once this script has started it (our own child, as Caddy), and the registration it added:
+# a registered secondary that does not answer makes every DNS job fail.
+knot_pid=
+knot_registered=
+stop_knot() {
+  if [[ -n $knot_pid ]]; then
+    terminate "$knot_pid"
+    rm -f -- "$dir/$knot_pid_rel"
+    knot_pid=
+    printf '%s: stopped the Knot it had started.\n' "$prog" >&2
+  fi
+  [[ -n $knot_registered ]] || return 0
+  knot_registered=
+  if "${hostplane[@]}" admin dns-secondary remove "$secondary_name" >/dev/null; then
+    rm -f -- "$dir/dns/registration.json"
+    printf '%s: removed the DNS secondary "%s" it had registered.\n' "$prog" "$secondary_name" >&2
+  else
+    printf '%s: could not remove the DNS secondary "%s" it had registered (the CLI said why above); every DNS job fails while it is registered: run hostplane admin dns-secondary remove %s\n' \
+      "$prog" "$secondary_name" "$secondary_name" >&2
+  fi
+}
 # Whatever goes wrong before the stack is up, what was started here does not stay behind.
 on_exit() {
   local rc=$?
   if [[ -z $finished ]]; then
+    stop_knot
     stop_rspamd
     stop_mail
     if [[ -n $caddy_pid ]]; then
@@ -654,10 +744,165 @@ $(tail -n 20 -- "$rspamd_log")"
 fi
 # --- end of rspamd ---------------------------------------------------------------------------------------
 
+# --- the DNS secondary: Knot, fed by hostplane's DNS server through its catalog zone (issue 12 item 4) ----
+# Knot's control socket is a Unix socket: its path must fit in 107 bytes. knot.conf quotes the paths.
+if [[ -n $dns_secondary && -z $knot_missing ]]; then
+  if ((${#dir} + 14 > 107)); then
+    knot_missing="Knot's control socket $dir/dns/knot.sock would be longer than 107 bytes (a Unix socket path): use a shorter <dir>"
+  elif [[ $dir == *[\"\\]* ]]; then
+    knot_missing="$dir holds a quote or backslash, which knot.conf cannot name"
+  fi
+fi
+dns_json=null
+if [[ -n $dns_secondary && -z $knot_missing ]]; then
+  dns=$dir/dns
+  mkdir -p -- "$dns/db" "$dns/zones"
+  chmod 0700 -- "$dns"
+  knot_listen=127.0.0.1:$knot_port
+  # The TSIG key, named after the secondary and this stack's directory (so a registration of that
+  # name for another directory shows); kept across runs, so the registration stays valid.
+  key_name=$secondary_name-$(printf '%s' "$dir" | sha256sum | head -c 8)
+  key_file=$dns/tsig.key
+  key_new=
+  key_secret=
+  if [[ -f $key_file ]]; then
+    key_text=$(cat -- "$key_file")
+    if [[ $key_text =~ key[[:space:]]+\"([^\"]+)\" ]] && [[ ${BASH_REMATCH[1]} == "$key_name" ]] &&
+      [[ $key_text =~ secret[[:space:]]+\"([A-Za-z0-9+/=]+)\" ]]; then
+      key_secret=${BASH_REMATCH[1]}
+    fi
+  fi
+  if [[ -z $key_secret ]]; then
+    key_secret=$(head -c 32 /dev/urandom | base64 | tr -d '\n')
+    (umask 077 && printf 'key "%s" {\n\talgorithm hmac-sha256;\n\tsecret "%s";\n};\n' "$key_name" "$key_secret" >"$key_file.tmp" &&
+      mv -f -- "$key_file.tmp" "$key_file")
+    key_new=1
+  fi
+  chmod 0600 -- "$key_file"
+
+  (umask 077 && cat >"$dns/knot.conf.tmp" <<KNOT
+# Written by deploy/local/up.sh: a secondary of hostplane's DNS server at $primary_host:$primary_port that
+# serves every zone hostplane's catalog zone $catalog lists (RFC 9432, catalog-role: interpret).
+server:
+    rundir: "$dns"
+    listen: 127.0.0.1@$knot_port
+log:
+  - target: "$dns/knot.log"
+    any: info
+database:
+    storage: "$dns/db"
+control:
+    listen: "$dns/knot.sock"
+key:
+  - id: $key_name
+    algorithm: hmac-sha256
+    secret: $key_secret
+remote:
+  - id: hostplane
+    address: $primary_host@$primary_port
+    via: 127.0.0.1
+    key: $key_name
+acl:
+  - id: notify-from-hostplane
+    address: 127.0.0.0/8
+    key: $key_name
+    action: notify
+# A development stack: a missed NOTIFY heals within a minute, a primary that was down is asked
+# again every 10 s (hostplane's SOA says 3600 and 600).
+template:
+  - id: default
+    storage: "$dns/zones"
+    zonefile-sync: -1
+    journal-content: changes
+    refresh-max-interval: 60
+    retry-max-interval: 10
+  - id: member
+    storage: "$dns/zones"
+    zonefile-sync: -1
+    journal-content: changes
+    refresh-max-interval: 60
+    retry-max-interval: 10
+    master: hostplane
+    acl: notify-from-hostplane
+zone:
+  - domain: $catalog
+    master: hostplane
+    acl: notify-from-hostplane
+    catalog-role: interpret
+    catalog-template: member
+KNOT
+  ) && mv -f -- "$dns/knot.conf.tmp" "$dns/knot.conf"
+
+  # Registered before Knot starts: hostplane answers its first transfer only then.
+  dns_listed=$("${hostplane[@]}" admin dns-secondary list --json) ||
+    die "could not read the DNS secondaries of DATABASE_URL (the CLI said why above)."
+  dns_existing=$(jq -c --arg n "$secondary_name" '[.[] | select(.name == $n)][0] // empty' <<<"$dns_listed") ||
+    die "the CLI's DNS secondary list is not JSON: $dns_listed"
+  register_secondary() {
+    "${hostplane[@]}" admin dns-secondary add --name "$secondary_name" --address "$knot_listen" --tsig-key-file "$key_file" >/dev/null ||
+      die "could not register DNS secondary \"$secondary_name\" (the CLI said why above)."
+    knot_registered=1
+  }
+  if [[ -n $dns_existing ]]; then
+    differs=$(jq -r --arg a "$knot_listen" --arg k "$key_name" '
+      [ (if .address != $a then "address \(.address)" else empty end),
+        (if .tsig_key != $k then "TSIG key \(.tsig_key)" else empty end) ] | join(", ")' <<<"$dns_existing")
+    [[ -z $differs ]] ||
+      die "DNS secondary \"$secondary_name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..."
+    if [[ -n $key_new ]]; then
+      # Registered with a secret this directory no longer has (its key file was gone): the new one.
+      "${hostplane[@]}" admin dns-secondary remove "$secondary_name" >/dev/null ||
+        die "could not replace DNS secondary \"$secondary_name\", registered with a key $key_file no longer holds (the CLI said why above)."
+      register_secondary
+      registration+="; registered DNS secondary \"$secondary_name\" again with a new key"
+    else
+      registration+="; DNS secondary \"$secondary_name\" was registered already"
+    fi
+  else
+    register_secondary
+    registration+="; registered DNS secondary \"$secondary_name\""
+  fi
+  # What down.sh needs to remove the registration: the store, absolute as the CLI read it here.
+  store_url=$DATABASE_URL
+  if ! [[ $store_url =~ ^[A-Za-z][A-Za-z0-9+.-]*: || $store_url == /* ]]; then store_url=$PWD/$store_url; fi
+  (umask 077 && jq -n --arg n "$secondary_name" --arg a "$knot_listen" --arg k "$key_name" --arg d "$store_url" \
+    '{name: $n, address: $a, tsig_key: $k, database_url: $d}' >"$dns/registration.json.tmp" &&
+    mv -f -- "$dns/registration.json.tmp" "$dns/registration.json")
+
+  rm -f -- "$dir/$knot_pid_rel"
+  knot_log=$dns/knot.log
+  (
+    cd -- "$dns"
+    # In the foreground, so $! is knotd's own pid, as for Caddy; knotd writes knot.pid itself.
+    exec setsid nohup "$knotd" -c "$dns/knot.conf" </dev/null >>"$knot_log" 2>&1
+  ) &
+  knot_pid=$!
+  deadline=$((SECONDS + 15))
+  until port_taken "$knot_port"; do
+    if ! alive "$knot_pid"; then
+      knot_pid=
+      rm -f -- "$dir/$knot_pid_rel"
+      die "knotd exited at start; the end of $knot_log:
+$(tail -n 20 -- "$knot_log")"
+    fi
+    ((SECONDS < deadline)) || die "knotd did not listen on $knot_listen within 15 s (log: $knot_log)."
+    sleep 0.1
+  done
+  live_as "$knot_pid" knotd || die "knotd exited right after start (log: $knot_log)."
+  printf '%s\n' "$knot_pid" >"$dir/$knot_pid_rel"
+  primary_answers=
+  if (exec 3<>"/dev/tcp/$primary_host/$primary_port") 2>/dev/null; then primary_answers=1; fi
+  dns_json=$(jq -n --arg n "$secondary_name" --arg l "$knot_listen" --arg p "$primary_host:$primary_port" --arg c "$catalog" \
+    --arg k "$key_name" --arg f "$key_file" \
+    '{secondary: {name: $n, engine: "knot", listen: $l, primary: $p, catalog_zone: $c, tsig_key: $k, key_file: $f}}')
+fi
+# --- end of the DNS secondary ----------------------------------------------------------------------------
+
 # --- stack.json and the printout ------------------------------------------------------------------------
 jq -n --arg name "$name" --arg http "$http_listen" --arg https "$https_listen" --arg admin "$admin_url" --arg home "$home_root" \
-  --argjson mail "$mail_json" \
-  '{web: {name: $name, http: $http, https: $https, caddy_admin: $admin, home_root: $home}} + (if $mail then {mail: $mail} else {} end)' \
+  --argjson mail "$mail_json" --argjson dns "$dns_json" \
+  '{web: {name: $name, http: $http, https: $https, caddy_admin: $admin, home_root: $home}} + (if $mail then {mail: $mail} else {} end)
+    + (if $dns then {dns: $dns} else {} end)' \
   >"$dir/stack.json.tmp"
 mv -f -- "$dir/stack.json.tmp" "$dir/stack.json"
 
@@ -687,20 +932,41 @@ elif [[ -z $mail_missing ]]; then
   mail_lines+="
   rspamd   not started: $rspamd_missing; mail is not checked for spam"
 fi
+# The DNS secondary's lines (issue 12 item 4), only when asked for.
+dns_lines=
+dns_env=
+dns_use=
+if [[ -n $dns_secondary && -n $knot_missing ]]; then
+  dns_lines="
+  Knot     not started: $knot_missing"
+elif [[ -n $dns_secondary ]]; then
+  dns_lines="
+  Knot     DNS secondary \"$secondary_name\" on $knot_listen (pid $knot_pid, log $knot_log), transfers from
+           hostplane's DNS server at $primary_host:$primary_port every zone of its catalog zone $catalog
+           (TSIG key $key_name in $key_file); DNS jobs are done once it serves their change"
+  if [[ -z $primary_answers ]]; then
+    dns_lines+="
+           hostplane's DNS server does not answer at $primary_host:$primary_port yet: start it (below); Knot asks every 10 s"
+  fi
+  dns_env=" DNS_LISTEN=$(printf '%q' "$hostplane_dns")"
+  dns_use="
+  dig @127.0.0.1 -p $knot_port <zone> SOA
+      a presence domain as the secondary serves it (dig @$primary_host -p $primary_port: as hostplane does)"
+fi
 finished=1
 cat <<EOF
 hostplane local stack in $dir; $registration.
   Caddy    admin $admin_url, HTTP $http_listen, HTTPS $https_listen (pid $caddy_pid, log $log)
   $php_line
-  $mail_lines
+  $mail_lines$dns_lines
   homes    $home_root/<linux user>; details in $dir/stack.json
 
 Use it:
-  WEB_SERVER=$(printf '%q' "$name") WEB_TLS_ISSUER=internal DATABASE_URL=$(printf '%q' "$DATABASE_URL") npm start
+  WEB_SERVER=$(printf '%q' "$name") WEB_TLS_ISSUER=internal DATABASE_URL=$(printf '%q' "$DATABASE_URL")$dns_env npm start
       the API (npm run build first); its worker runs the jobs of web server "$name" (Caddy config,
       PHP-FPM pools); HTTPS certificates from Caddy's own CA, as ACME cannot reach 127.0.0.1
   curl -s -H 'Host: <fqdn>' http://$http_listen/
-      a subdomain's site, as a browser would ask for it
+      a subdomain's site, as a browser would ask for it$dns_use
   $(printf '%q' "$here/down.sh") $(printf '%q' "$dir")
       stops it all (stop npm start first: its worker would start PHP-FPM again)
 EOF

@@ -15,7 +15,7 @@ export const DOWN = path.join(ROOT, 'deploy/local/down.sh');
 /** The environment an operator's shell gives the scripts: none of hostplane's settings but `env`. */
 export function scriptEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = { ...process.env };
-  for (const key of [...Object.keys(EnvSchema.properties), 'HOSTPLANE', 'STACK_WEB_NAME']) delete clean[key];
+  for (const key of [...Object.keys(EnvSchema.properties), 'HOSTPLANE', 'STACK_WEB_NAME', 'STACK_DNS_SECONDARY', 'HOSTPLANE_DNS']) delete clean[key];
   return { ...clean, ...env };
 }
 
@@ -40,8 +40,8 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13; rspamd (milter, controller) +14, +15. */
-const STACK_OFFSETS = [1, 2, 10, 11, 12, 13, 14, 15];
+/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13; rspamd (milter, controller) +14, +15; the DNS secondary (Knot, STACK_DNS_SECONDARY=knot) +16. */
+const STACK_OFFSETS = [1, 2, 10, 11, 12, 13, 14, 15, 16];
 
 /** A port-base whose other ports (STACK_OFFSETS) were free a moment ago too. */
 export async function freeBase(): Promise<number> {

@@ -45,3 +45,11 @@ export function rspamdMissing(): string | null {
 }
 /** `describeRspamdStack('suite', () => …)`: as describeMailStack, and skips without what rspamdMissing() names. */
 export const describeRspamdStack = requirable(stackMissing() ?? mailMissing() ?? rspamdMissing());
+
+/** What the stack's DNS secondary (STACK_DNS_SECONDARY=knot; issue 12 item 4) needs beyond Caddy: knotd. */
+export function knotMissing(): string | null {
+  if (spawnSync('bash', ['-c', 'PATH=$PATH:/usr/sbin command -v knotd']).status === 0) return null;
+  return 'knotd is not installed (Debian: knot)';
+}
+/** `describeKnotStack('suite', () => …)`: as describeStack, and skips without knotd. */
+export const describeKnotStack = requirable(stackMissing() ?? knotMissing());
