@@ -3,7 +3,7 @@
 // process of its own pinned to core 0 (`taskset -c 0`), dnsperf pinned to core 1, all on the same
 // zone content:
 //
-//   - hostplane: `hostplane dns` (node --import tsx src/main.ts dns) on a SQLite store filled here:
+//   - hostplane: `hostplane dns` (node dist/main.js dns, built at the start) on a SQLite store filled here:
 //     the demo dataset, zone100.example with 100 records and zone10k.example with 10 000 (created
 //     as an operator creates them, then topped up), later bulk zones of 1000 records
 //     (bench/dns-zones.ts). For change → answer, `hostplane serve` (API, worker and DNS server in
@@ -20,8 +20,8 @@
 //    (60% A, 20% TXT, 20% NXDOMAIN), then each a run at a steady 5,000 q/s (dnsperf -Q -v; p50/p99
 //    from the per-query latencies dnsperf prints). Medians over the rounds.
 // 2. Change → first answer in the 10k-record zone: hostplane `serve`, POST /dns-records until its
-//    DNS server answers; PowerDNS with every cache off, an INSERT into its records table until it
-//    answers; in turns of 10 changes, after 10 untimed each.
+//    DNS server answers; PowerDNS with every cache off, a PATCH of the zone's rrsets through its
+//    REST API until it answers; in turns of 10 changes, after 10 untimed each.
 // 3. BENCH_PEERS_RECORDS in the store (about 996 zones at 1M): each server alone, start → serving
 //    (spawn → the first right answer from the last zone), and RSS (VmRSS of the largest process of
 //    the server's tree, /proc) once serving and after 5 s of queries.
@@ -45,7 +45,7 @@
 // /tmp/hp-peers-*; every process started here is stopped by its PID, also on an error or Ctrl-C.
 // test/helpers/secondaries.ts gives the TSIG key; its startSecondary is not used because it takes
 // a port the system picks and does not pin NSD to a core.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import dgram from 'node:dgram';
@@ -434,6 +434,8 @@ interface Ports {
   hpHttp: number;
   nsd: number;
   secondary: number;
+  /** PowerDNS's HTTP API (its webserver), where changes are made in step 2. */
+  pdnsApi: number;
   pdns: number;
 }
 
@@ -464,7 +466,9 @@ const hostplaneEnv = (c: Ctx, extra: Record<string, string> = {}): NodeJS.Proces
   ...extra,
 });
 
-const hostplaneCli = (c: Ctx, args: string[]) => run('hostplane', process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { env: hostplaneEnv(c) });
+/** hostplane as `npm start` runs it: the build in dist/ (made afresh at the start of the bench). */
+const HOSTPLANE_MAIN = 'dist/main.js';
+const hostplaneCli = (c: Ctx, args: string[]) => run('hostplane', process.execPath, [HOSTPLANE_MAIN, ...args], { env: hostplaneEnv(c) });
 
 /** Waits until `port` answers `probe` with an answer of its type; seconds from `t0` (performance.now()). */
 async function serving(p: Proc, port: number, probe: Question, t0: number, limitS: number): Promise<number> {
@@ -541,11 +545,15 @@ function pdnsConf(c: Ctx, dir: string, database: string, caches: boolean): strin
     'disable-syslog=yes',
     `socket-dir=${dir}`,
     'write-pid=no',
-    'webserver=no',
-    'api=no',
     'security-poll-suffix=',
     'loglevel=4',
-    ...(caches ? [] : ['cache-ttl=0', 'query-cache-ttl=0', 'negquery-cache-ttl=0', 'zone-cache-refresh-interval=0']),
+    ...(caches
+      ? ['webserver=no', 'api=no']
+      : [
+          'cache-ttl=0', 'query-cache-ttl=0', 'negquery-cache-ttl=0', 'zone-cache-refresh-interval=0',
+          // Changes through its REST API, as hostplane's go through its own (step 2).
+          'webserver=yes', 'webserver-address=127.0.0.1', `webserver-port=${c.ports.pdnsApi}`, 'webserver-allow-from=127.0.0.0/8', 'api=yes', `api-key=${PDNS_API_KEY}`,
+        ]),
     '',
   ].join('\n');
 }
@@ -690,13 +698,14 @@ async function hostplaneChanges(c: Ctx, n: number, label: string, posts: number[
   return out;
 }
 
-/** An INSERT into PowerDNS's records table (its caches off), then ask it every POLL_MS until it answers. */
-async function pdnsChanges(c: Ctx, database: string, n: number, label: string): Promise<number[]> {
-  const d = new Database(database);
-  d.pragma('busy_timeout = 5000');
-  const insert = d.prepare(
-    `insert into records (domain_id, name, type, content, ttl, prio, disabled, auth) select id, ?, 'TXT', ?, 3600, 0, 0, 1 from domains where name = ?`,
-  );
+/** PowerDNS's API key in step 2 (loopback only). */
+const PDNS_API_KEY = 'hp-peers-bench';
+
+/**
+ * A new TXT RRset through PowerDNS's REST API (PATCH of the zone's rrsets, its caches off: the
+ * comparable path to hostplane's POST), then ask it every POLL_MS until it answers.
+ */
+async function pdnsChanges(c: Ctx, n: number, label: string): Promise<number[]> {
   const client = new DnsClient(c.ports.pdns);
   const out: number[] = [];
   try {
@@ -704,13 +713,17 @@ async function pdnsChanges(c: Ctx, database: string, n: number, label: string): 
       const name = `${label}${i}.${ZONE10K}`;
       const text = `pdns-peers ${label} ${i}`;
       const t0 = performance.now();
-      if (insert.run(name, `"${text}"`, ZONE10K).changes !== 1) throw new Error(`PowerDNS has no zone ${ZONE10K}`);
+      const res = await fetch(`http://127.0.0.1:${c.ports.pdnsApi}/api/v1/servers/localhost/zones/${ZONE10K}.`, {
+        method: 'PATCH',
+        headers: { 'x-api-key': PDNS_API_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ rrsets: [{ name: `${name}.`, type: 'TXT', ttl: 3600, changetype: 'REPLACE', records: [{ content: `"${text}"`, disabled: false }] }] }),
+      });
+      if (res.status !== 204) throw new Error(`PowerDNS PATCH ${ZONE10K}: ${res.status} ${(await res.text()).slice(0, 300)}`);
       await client.until(name, 'TXT', (p) => txtOf(p).includes(text), POLL_MS, 10_000);
       out.push(performance.now() - t0);
     }
   } finally {
     client.close();
-    d.close();
   }
   return out;
 }
@@ -755,8 +768,8 @@ async function setup(dir: string, log: (s: string) => void): Promise<Ctx> {
   const key = testKey('hp-peers-nsd');
   const keyFile = path.join(dir, 'tsig.key');
   fs.writeFileSync(keyFile, key.bindFile, { mode: 0o600 });
-  const [hpDns, hpHttp, nsd, secondary, pdns] = await ports(5);
-  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns }, key, keyFile, owner, mixes, sample, reference: [], log };
+  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi] = await ports(6);
+  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi }, key, keyFile, owner, mixes, sample, reference: [], log };
   log(`store ${db}: ${await recordCount(target)} records; ports ${JSON.stringify(c.ports)}`);
   await store.close();
   return c;
@@ -811,7 +824,7 @@ async function queryRounds(servers: Running[], c: Ctx) {
 }
 
 const startHostplane = (c: Ctx, command: 'dns' | 'serve', log: string) =>
-  startProc(`hostplane ${command}`, process.execPath, ['--import', 'tsx', 'src/main.ts', command], { log: path.join(c.dir, log), core: SERVER_CORE, env: hostplaneEnv(c) });
+  startProc(`hostplane ${command}`, process.execPath, [HOSTPLANE_MAIN, command], { log: path.join(c.dir, log), core: SERVER_CORE, env: hostplaneEnv(c) });
 
 /** Waits until the NSD secondary serves every zone at the serial hostplane serves. */
 async function transferred(c: Ctx, zones: string[]) {
@@ -841,6 +854,8 @@ export async function runPeers(): Promise<void> {
     console.log(`(${p === 'pdns' ? 'pdns_server' : p} is not installed: ${what}; apt-get install ${p === 'pdns' ? 'pdns-server pdns-backend-sqlite3' : p})`);
   }
   if (!which('taskset')) throw new Error('taskset (util-linux) is needed to pin the servers');
+  // The servers measured are the build of this checkout, as `npm start` runs it (no tsx in the process).
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (!which('dig')) throw new Error('dig (bind9-dnsutils) is needed to transfer the zones out of hostplane');
   if (progs.pdns && !(which('zone2sql') && which('sqlite3'))) throw new Error('PowerDNS needs zone2sql (pdns-server) and sqlite3 to load its database');
   const has = (s: string) => SERVERS.has(s) && Boolean(s.startsWith('nsd') ? progs.nsd : progs.pdns);
@@ -947,14 +962,14 @@ export async function runPeers(): Promise<void> {
           await serving(pd, c.ports.pdns, probeSmall, t1, 120);
         }
         await hostplaneChanges(c, 10, 'warm');
-        if (pd) await pdnsChanges(c, pdnsDb, 10, 'warm');
+        if (pd) await pdnsChanges(c, 10, 'warm');
         const hpMs: number[] = [];
         const posts: number[] = [];
         const pdMs: number[] = [];
         for (let done = 0; done < CHANGES; done += 10) {
           const n = Math.min(10, CHANGES - done);
           hpMs.push(...(await hostplaneChanges(c, n, `peer${done}x`, posts)));
-          if (pd) pdMs.push(...(await pdnsChanges(c, pdnsDb, n, `peer${done}x`)));
+          if (pd) pdMs.push(...(await pdnsChanges(c, n, `peer${done}x`)));
         }
         hp.change = { ...changeSummary(hpMs), postP50: pct(posts, 50) };
         log(`hostplane serve (pid ${p.pid}): change → answer p50 ${fmt(hp.change.p50, 1)} ms (POST → 202: ${fmt(hp.change.postP50!, 1)}), p99 ${fmt(hp.change.p99, 1)} ms (${hp.change.n} changes)`);

@@ -7,7 +7,7 @@
 // own, strictly, because a DNS server must never put a malformed record on the wire, whatever a
 // row says: a record that does not parse is skipped (and logged) instead of served.
 import net from 'node:net';
-import type { Answer } from 'dns-packet';
+import dnsPacket, { type Answer } from 'dns-packet';
 
 /** One row of dns_records as the DNS server reads it. */
 export interface StoredRecord {
@@ -16,6 +16,8 @@ export interface StoredRecord {
   record_type: string;
   data: string;
   ttl: number;
+  /** The row's id, where known: RRsets at one name are listed in the order they were created. */
+  id?: number;
 }
 
 export class RdataError extends Error {}
@@ -61,7 +63,10 @@ export function parseName(input: string, opts: { root?: boolean; wildcard?: bool
 /** The absolute owner name of a record: `ownerName('www', 'example.com')` → 'www.example.com'. */
 export function ownerName(relative: string, zone: string): string {
   if (relative === '' || relative === '@') return zone;
-  const owner = parseName(`${relative}.${zone}`, { wildcard: true });
+  // The zone's own labels are valid (it is a served zone's name): only the relative part is checked.
+  if (relative.endsWith('.')) fail(`invalid label "" in "${relative}.${zone}"`);
+  const owner = `${parseName(relative, { wildcard: true })}.${zone}`;
+  if (owner.length > 253) fail('host name longer than 253 characters');
   return owner;
 }
 
@@ -238,4 +243,76 @@ export function toAnswer(rec: StoredRecord, zone: string): Answer {
   if (!Number.isInteger(rec.ttl) || rec.ttl < 0 || rec.ttl > 0x7fffffff) fail(`TTL ${rec.ttl} out of range`);
   const name = ownerName(rec.name, zone);
   return { type, class: 'IN', name, ttl: rec.ttl, ...parseRdata(type, rec.data) } as Answer;
+}
+
+/** A name in wire form (labels as validated by parseName: printable ASCII, no escapes); '' the root. */
+function nameBytes(name: string): Buffer {
+  const out = Buffer.allocUnsafe(name === '' ? 1 : name.length + 2);
+  let p = 0;
+  if (name !== '') {
+    for (const label of name.split('.')) {
+      out[p++] = label.length;
+      p += out.write(label, p, 'latin1');
+    }
+  }
+  out[p] = 0;
+  return out;
+}
+
+/** One stored record in the form the zones hold: owner, type code, TTL and RDATA in wire form. */
+export interface WireRecord {
+  owner: string;
+  type: number;
+  ttl: number;
+  rdata: Buffer;
+  /** The stored record's id (-1 for ours: SOA, apex NS): orders the RRsets of a name. */
+  order: number;
+}
+
+/**
+ * `toAnswer`, then the RDATA in wire form: the common types (A, TXT, CNAME, NS, PTR, MX) written
+ * here directly from what parseRdata validated, the others through dns-packet. Throws RdataError
+ * for exactly what toAnswer refuses.
+ */
+export function toWireRecord(rec: StoredRecord, zone: string): WireRecord {
+  const a = toAnswer(rec, zone);
+  const type = TYPE_CODES[a.type];
+  let rdata: Buffer;
+  switch (a.type) {
+    case 'A':
+      rdata = Buffer.from((a.data as string).split('.').map(Number));
+      break;
+    case 'TXT': {
+      const parts = a.data as Buffer[];
+      rdata = Buffer.allocUnsafe(parts.reduce((n, b) => n + b.length + 1, 0));
+      let p = 0;
+      for (const b of parts) {
+        rdata[p++] = b.length;
+        p += b.copy(rdata, p);
+      }
+      break;
+    }
+    case 'CNAME':
+    case 'NS':
+    case 'PTR':
+      rdata = nameBytes(a.data as string);
+      break;
+    case 'MX': {
+      const mx = a.data as { preference: number; exchange: string };
+      const name = nameBytes(mx.exchange);
+      rdata = Buffer.allocUnsafe(2 + name.length);
+      rdata.writeUInt16BE(mx.preference, 0);
+      name.copy(rdata, 2);
+      break;
+    }
+    default:
+      rdata = rdataOf(a);
+  }
+  return { owner: a.name, type, ttl: a.ttl ?? 0, rdata, order: rec.id ?? 0 };
+}
+
+/** The RDATA of a record as dns-packet encodes it (cut at RDLENGTH: it over-counts escaped dots). */
+export function rdataOf(a: Answer): Buffer {
+  const rr = dnsPacket.answer.encode({ ...a, name: '.' });
+  return rr.subarray(11, 11 + rr.readUInt16BE(9));
 }

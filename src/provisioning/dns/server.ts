@@ -43,8 +43,8 @@ export interface DnsServerOptions {
   listen?: string;
 }
 
-/** Zones loaded per round trip at start (their rows are held at once: a page of 1000-record zones is 100k rows). */
-const LOAD_PAGE = 100;
+/** Zones loaded per round trip at start (their rows are held at once: a page of 1000-record zones is 10k rows; larger pages leave a larger heap behind). */
+const LOAD_PAGE = 10;
 /** Changes read per round trip; a backlog is worked through in batches this size. */
 const CHANGE_BATCH = 1000;
 /** After a local signal for change N, re-read this often until N is visible (it may not be committed yet)… */

@@ -72,16 +72,18 @@ export class ZoneRepository {
     const q = this.db
       .selectFrom('domains as d')
       .leftJoin('dns_records as r', (j) => j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']))
-      .select(['d.name as domain', 'd.dns_serial as serial', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
+      .select(['d.name as domain', 'd.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
       .where('d.has_presence', '=', 1)
       .where('d.name', 'in', domains);
-    // By record id within a zone: answers list records in the order they were created.
-    const rows = await q.orderBy('d.name').orderBy('r.id').execute();
+    // In the order of the index on (domain, name, record_type), whose entries follow the record id
+    // within one RRset (the rowid on SQLite): no sort, and an RRset lists its records in the order
+    // they were created.
+    const rows = await q.orderBy('d.name').orderBy('r.name').orderBy('r.record_type').orderBy('r.id').execute();
     const out: ZoneRows[] = [];
     for (const r of rows) {
       let z = out[out.length - 1];
       if (!z || z.domain !== r.domain) out.push((z = { domain: r.domain, serial: Number(r.serial), records: [] }));
-      if (r.record_type !== null) z.records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl) });
+      if (r.record_type !== null) z.records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl), id: Number(r.id) });
     }
     return out;
   }
@@ -94,14 +96,14 @@ export class ZoneRepository {
     const rows = await this.db
       .selectFrom('domains as d')
       .leftJoin('dns_records as r', (j) => j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']).on('r.name', 'in', owners))
-      .select(['d.name as domain', 'd.dns_serial as serial', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
+      .select(['d.name as domain', 'd.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
       .where('d.has_presence', '=', 1)
       .where('d.name', '=', domain)
       .orderBy('r.id')
       .execute();
     if (!rows.length) return undefined;
     const records: StoredRecord[] = [];
-    for (const r of rows) if (r.record_type !== null) records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl) });
+    for (const r of rows) if (r.record_type !== null) records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl), id: Number(r.id) });
     return { domain, serial: Number(rows[0].serial), records };
   }
 

@@ -14,7 +14,7 @@
 // synchronous step, so a query never sees half a change; a change costs what it touches, not the
 // zone's size. The zone keeps what each change did (history) for IXFR (transfer.ts).
 import dnsPacket, { type Answer } from 'dns-packet';
-import { toAnswer, type StoredRecord, RdataError, TYPE_CODES } from './rdata.js';
+import { rdataOf, toWireRecord, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
 
 /** SOA and apex NS of every zone, from settings (DNS_NAMESERVERS, DNS_HOSTMASTER, DNS_DEFAULT_TTL). */
 export interface ZoneSettings {
@@ -91,19 +91,35 @@ export function recordWire(a: Answer): Buffer {
   const rr = dnsPacket.answer.encode(a);
   let p = 0;
   while (rr[p] !== 0) p += rr[p] + 1;
-  return rr.subarray(0, p + 11 + rr.readUInt16BE(p + 9));
+  const length = p + 11 + rr.readUInt16BE(p + 9);
+  return length === rr.length ? rr : rr.subarray(0, length);
 }
 
-/** Encodes `answers` (one owner, one type) as an RRset with one TTL, the smallest (RFC 2181 §5.2). */
-function encodeSet(answers: Answer[]): WireSet {
-  const ttl = Math.min(...answers.map((a) => a.ttl ?? 0));
-  let out = '';
-  for (const a of answers) {
-    // The root as owner encodes as one zero byte; the pointer to the question takes its place.
-    out += '\xc0\x0c' + recordWire({ ...a, name: '.', ttl } as Answer).toString('latin1', 1);
+/** Encodes the records of one owner and type as an RRset with one TTL, the smallest (RFC 2181 §5.2), in one flat string. */
+function encodeSet(records: WireRecord[]): WireSet {
+  let ttl = records[0].ttl;
+  let size = 0;
+  for (const r of records) {
+    ttl = Math.min(ttl, r.ttl);
+    size += 12 + r.rdata.length;
   }
-  return out;
+  const out = Buffer.allocUnsafe(size);
+  let p = 0;
+  for (const r of records) {
+    // The owner is the pointer to the question's name.
+    out[p] = 0xc0;
+    out[p + 1] = 0x0c;
+    out.writeUInt16BE(r.type, p + 2);
+    out.writeUInt16BE(1, p + 4);
+    out.writeUInt32BE(ttl, p + 6);
+    out.writeUInt16BE(r.rdata.length, p + 10);
+    p += 12 + r.rdata.copy(out, p + 12);
+  }
+  return out.toString('latin1');
 }
+
+/** A record of ours (SOA, apex NS from settings) as the zones hold it. */
+const settingsRecord = (a: Answer): WireRecord => ({ owner: a.name, type: TYPE_CODES[a.type], ttl: a.ttl ?? 0, rdata: rdataOf(a), order: -1 });
 
 /** One version step of a zone (RFC 1995 §4: old SOA, deleted RRs, new SOA, added RRs). */
 export interface Delta {
@@ -231,7 +247,7 @@ export class Zone {
     };
     this.negativeSoaWire = recordWire(this.negativeSoa()).toString('latin1');
     const apex = this.nodes.get(this.name);
-    const soaSet = encodeSet([this.soa]);
+    const soaSet = encodeSet([settingsRecord(this.soa)]);
     if (apex === undefined) this.nodes.set(this.name, soaSet);
     else if (typeof apex === 'string') this.nodes.set(this.name, setType(apex) === T.SOA ? soaSet : [soaSet, apex]);
     else this.nodes.set(this.name, apex.map((x) => (setType(x) === T.SOA ? soaSet : x)));
@@ -242,43 +258,46 @@ export class Zone {
    * created); with `apex`, the apex's SOA and NS from settings come first.
    */
   private group(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void, apex: boolean) {
-    const out = new Map<string, Map<string, Answer[]>>();
-    const add = (a: Answer) => {
-      let byType = out.get(a.name);
-      if (!byType) out.set(a.name, (byType = new Map()));
-      const list = byType.get(a.type);
-      if (list) list.push(a);
-      else byType.set(a.type, [a]);
+    const out = new Map<string, Map<number, WireRecord[]>>();
+    const add = (r: WireRecord) => {
+      let byType = out.get(r.owner);
+      if (!byType) out.set(r.owner, (byType = new Map()));
+      const list = byType.get(r.type);
+      if (list) list.push(r);
+      else byType.set(r.type, [r]);
     };
     if (apex) {
-      add(this.soa);
-      for (const ns of this.settings.nameservers) add({ type: 'NS', class: 'IN', name: this.name, ttl: this.settings.ttl, data: ns });
+      add(settingsRecord(this.soa));
+      for (const ns of this.settings.nameservers) add(settingsRecord({ type: 'NS', class: 'IN', name: this.name, ttl: this.settings.ttl, data: ns }));
     }
     for (const rec of records) {
-      let answer: Answer;
+      let r: WireRecord;
       try {
-        answer = toAnswer(rec, this.name);
+        r = toWireRecord(rec, this.name);
       } catch (err) {
         onSkip(rec, err instanceof RdataError ? err.message : String(err));
         continue;
       }
       // The apex SOA and NS are the service's (settings); the API does not create them either.
-      if (answer.name === this.name && (answer.type === 'NS' || answer.type === 'SOA')) {
+      if (r.owner === this.name && (r.type === T.NS || r.type === T.SOA)) {
         onSkip(rec, 'apex NS/SOA come from settings');
         continue;
       }
-      add(answer);
+      add(r);
     }
     return out;
   }
 
   /** Sets the RRsets of an owner that has none now. */
-  private put(owner: string, byType: Map<string, Answer[]>) {
-    const sets = [...byType.values()].map(encodeSet);
+  private put(owner: string, byType: Map<number, WireRecord[]>) {
+    const lists = [...byType.values()];
+    // RRsets in the order their first records were created (rows come by name and type).
+    if (lists.length > 1) lists.sort((a, b) => a[0].order - b[0].order);
+    const sets = lists.map(encodeSet);
     if (!sets.length) return;
     this.nodes.set(owner, sets.length === 1 ? sets[0] : sets);
     if (owner !== this.name) {
-      if (byType.has('NS')) this.cuts.add(owner);
+      if (byType.has(T.NS)) this.cuts.add(owner);
       // The owner and every name between it and the apex exist (empty non-terminals answer NODATA).
       for (let n = parent(owner); n !== this.name; n = parent(n)) this.above.set(n, (this.above.get(n) ?? 0) + 1);
     }

@@ -12,7 +12,7 @@ import { ZONE, ask, query, rr, serveTestZones, tcp } from '../../helpers/dns.js'
 import { answerQuery } from '../../../src/provisioning/dns/query.js';
 import { Zone, ZoneSet } from '../../../src/provisioning/dns/zone.js';
 import { zoneRecords } from '../../../src/provisioning/dns/transfer.js';
-import { parseCaaValue, parseName, splitTxt, toAnswer } from '../../../src/provisioning/dns/rdata.js';
+import { parseCaaValue, parseName, rdataOf, splitTxt, toAnswer, toWireRecord } from '../../../src/provisioning/dns/rdata.js';
 
 describe.each(ENGINES)('DNS server on %s', (engine) => {
   let port: number;
@@ -154,6 +154,26 @@ describe('DNS data and packet handling without sockets', () => {
         expect(seen(answerQuery(changed, msg, { transport: 'udp' })), `${name} ${type}`).toEqual(seen(answerQuery(rebuilt, msg, { transport: 'udp' })));
       }
     }
+  });
+
+  it('records are written as dns-packet writes them (the common types are encoded directly)', () => {
+    const rows = [...ZONE.map(([name, record_type, data, o]) => ({ name, record_type, data, ttl: o?.ttl ?? 3600 })),
+      { name: 'x', record_type: 'MX', data: '0 .', ttl: 1 }, { name: 'x', record_type: 'TXT', data: '', ttl: 1 }, { name: 'x', record_type: 'PTR', data: 'a.b.example.', ttl: 1 },
+      { name: 'x', record_type: 'A', data: ' 0.0.0.0 ', ttl: 0 }, { name: 'x', record_type: 'TXT', data: 'x'.repeat(600), ttl: 1 }];
+    let compared = 0;
+    for (const rec of rows) {
+      let a;
+      try {
+        a = toAnswer(rec, 'zone.example');
+      } catch {
+        expect(() => toWireRecord(rec, 'zone.example')).toThrow();
+        continue;
+      }
+      const w = toWireRecord(rec, 'zone.example');
+      expect({ owner: w.owner, ttl: w.ttl, rdata: w.rdata.toString('hex') }, `${rec.record_type} ${rec.data}`).toEqual({ owner: a.name, ttl: a.ttl, rdata: rdataOf(a).toString('hex') });
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(150);
   });
 
   it('every reply to arbitrary bytes is null or a decodable response with the same id (fast-check)', () => {
