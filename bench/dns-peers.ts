@@ -63,7 +63,7 @@ import { migrate } from '../src/db/migrate.js';
 import { nowIso } from '../src/db/time.js';
 import { AdminService } from '../src/admin/admin.service.js';
 import { loadDemoData, type DemoCustomer } from '../src/admin/demo.js';
-import { testKey } from '../test/helpers/secondaries.js';
+import { nsdConf, testKey } from '../test/helpers/secondaries.js';
 
 const num = (name: string, fallback: number) => {
   const v = Number(process.env[name] ?? fallback);
@@ -495,35 +495,6 @@ function tail(file: string, lines = 30): string {
   } catch {
     return '(no log)';
   }
-}
-
-function nsdConf(dir: string, port: number, zones: { name: string; file: string }[], secondary?: { primaryPort: number; key: ReturnType<typeof testKey> }): string {
-  return `server:
-  ip-address: 127.0.0.1@${port}
-  do-ip6: no
-  username: ""
-  chroot: ""
-  zonesdir: "${dir}"
-  database: ""
-  zonelistfile: "${dir}/zone.list"
-  xfrdfile: "${dir}/xfrd.state"
-  xfrdir: "${dir}"
-  pidfile: "${dir}/nsd.pid"
-  logfile: "${dir}/daemon.log"
-  server-count: 1
-  verbosity: 1
-  rrl-ratelimit: 0
-  rrl-whitelist-ratelimit: 0
-  xfrd-reload-timeout: 0
-remote-control:
-  control-enable: no
-${secondary ? `key:\n  name: "${secondary.key.name}"\n  algorithm: hmac-sha256\n  secret: "${secondary.key.secret}"\n` : ''}${zones
-    .map(
-      (z) =>
-        `zone:\n  name: "${z.name}"\n  zonefile: "${z.file}"\n` +
-        (secondary ? `  request-xfr: 127.0.0.1@${secondary.primaryPort} ${secondary.key.name}\n  allow-notify: 127.0.0.1 ${secondary.key.name}\n` : ''),
-    )
-    .join('')}`;
 }
 
 function startNsd(c: Ctx, label: string, port: number, zones: { name: string; file: string }[], secondary?: { primaryPort: number; key: ReturnType<typeof testKey> }): Proc {

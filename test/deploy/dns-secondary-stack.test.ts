@@ -23,20 +23,9 @@ import { jobDone } from '../helpers/jobs.js';
 import { DOWN, UP, describeKnotStack, freeBase, script, upOnFreePorts } from '../helpers/stack.js';
 import { seedTenants, type Tenants } from '../helpers/tenants.js';
 import { pollUntil } from '../helpers/wait.js';
+import { alive, argv0 } from '../helpers/procs.js';
 
 const STEP_MS = 60_000;
-
-/** Whether `pid` is a live process (a zombie is not: it has ended, only nobody has reaped it yet). */
-async function alive(pid: number): Promise<boolean> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (stat === null) return false;
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
-}
-
-async function argv0(pid: number): Promise<string> {
-  return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0];
-}
 
 /** The SOA serial the DNS server on 127.0.0.1:`port` answers for `zone`, else its rcode or 'no answer'. */
 async function soaAt(port: number, zone: string): Promise<number | string> {

@@ -18,20 +18,9 @@ import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { ENGINES } from '../helpers/app.js';
 import { newDatabase, runCli, type TestDb } from '../helpers/cli.js';
 import { DOWN, PHP, UP, describeStack, freeBase, script, upOnFreePorts } from '../helpers/stack.js';
+import { alive, argv0 } from '../helpers/procs.js';
 
 const STEP_MS = 60_000;
-
-/** Whether `pid` is a live process (a zombie is not: it has ended, only nobody has reaped it yet). */
-async function alive(pid: number): Promise<boolean> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (stat === null) return false;
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
-}
-
-async function argv0(pid: number): Promise<string> {
-  return (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0')[0];
-}
 
 /** GET <admin>/config/ → status and parsed body; rejects when nothing answers. */
 async function caddyConfig(admin: string): Promise<{ status: number; body: unknown }> {

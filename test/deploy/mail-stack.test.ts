@@ -29,18 +29,12 @@ import {
 import { sendMail } from '../helpers/smtp.js';
 import { DOWN, describeMailStack, rspamdMissing, script, upOnFreePorts } from '../helpers/stack.js';
 import { pollUntil } from '../helpers/wait.js';
+import { alive } from '../helpers/procs.js';
 
 const STEP_MS = 60_000;
 /** Whether up.sh starts rspamd here (issue 11; its own suite is rspamd-stack.test.ts). */
 const RSPAMD = rspamdMissing() === null;
 const MB = 1024 * 1024;
-
-async function alive(pid: number): Promise<boolean> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (stat === null) return false;
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
-}
 
 async function pidOf(file: string): Promise<number> {
   return Number.parseInt((await fs.readFile(file, 'utf8')).trim(), 10);

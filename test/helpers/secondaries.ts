@@ -42,7 +42,13 @@ export interface RunningSecondary {
   stop(): Promise<void>;
 }
 
-function nsdConf(dir: string, port: number, primaryPort: number, key: TestKey, zones: string[]): string {
+/**
+ * An NSD configuration under `dir` listening on 127.0.0.1:`port` (no response rate limiting, no
+ * remote control) for `zones`, each from its zone file (default `<dir>/<name>.zone`); with
+ * `secondary`, every zone is transferred from the primary with its key (request-xfr, allow-notify).
+ * Also used by bench/dns-peers.ts.
+ */
+export function nsdConf(dir: string, port: number, zones: { name: string; file?: string }[], secondary?: { primaryPort: number; key: TestKey }): string {
   return `server:
   ip-address: 127.0.0.1@${port}
   do-ip6: no
@@ -57,21 +63,16 @@ function nsdConf(dir: string, port: number, primaryPort: number, key: TestKey, z
   logfile: "${dir}/daemon.log"
   server-count: 1
   verbosity: 2
+  rrl-ratelimit: 0
+  rrl-whitelist-ratelimit: 0
   xfrd-reload-timeout: 0
 remote-control:
   control-enable: no
-key:
-  name: "${key.name}"
-  algorithm: hmac-sha256
-  secret: "${key.secret}"
-${zones
+${secondary ? `key:\n  name: "${secondary.key.name}"\n  algorithm: hmac-sha256\n  secret: "${secondary.key.secret}"\n` : ''}${zones
   .map(
-    (z) => `zone:
-  name: "${z}"
-  zonefile: "${dir}/${z}.zone"
-  request-xfr: 127.0.0.1@${primaryPort} ${key.name}
-  allow-notify: 127.0.0.1 ${key.name}
-`,
+    (z) =>
+      `zone:\n  name: "${z.name}"\n  zonefile: "${z.file ?? `${dir}/${z.name}.zone`}"\n` +
+      (secondary ? `  request-xfr: 127.0.0.1@${secondary.primaryPort} ${secondary.key.name}\n  allow-notify: 127.0.0.1 ${secondary.key.name}\n` : ''),
   )
   .join('')}`;
 }
@@ -138,7 +139,7 @@ export async function startSecondary(
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
     const conf = path.join(dir, `${engine}.conf`);
-    fs.writeFileSync(conf, engine === 'nsd' ? nsdConf(dir, port, primaryPort, key, zones) : knotConf(dir, port, primaryPort, key, zones));
+    fs.writeFileSync(conf, engine === 'nsd' ? nsdConf(dir, port, zones.map((name) => ({ name })), { primaryPort, key }) : knotConf(dir, port, primaryPort, key, zones));
     const args = engine === 'nsd' ? ['-d', '-c', conf, '-P', path.join(dir, 'nsd.pid')] : ['-c', conf, '-s', path.join(dir, 'knot.sock')];
     await beforeStart(port);
     const child: ChildProcess = spawn(BINARIES[engine], args, { stdio: ['ignore', 'pipe', 'pipe'] });

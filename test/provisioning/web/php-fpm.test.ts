@@ -14,6 +14,7 @@ import { ensureWebspaceDir, linuxUserIds } from '../../../src/provisioning/web/w
 import { fastcgiGet } from '../../helpers/fastcgi.js';
 import { requirable } from '../../helpers/required.js';
 import { waitFor } from '../../helpers/wait.js';
+import { alive } from '../../helpers/procs.js';
 
 const PHP_FPM = process.env.TEST_PHP_FPM ?? '/usr/sbin/php-fpm8.2';
 const describeFpm = requirable(existsSync(PHP_FPM) ? null : `${PHP_FPM} is not installed (Debian package php8.2-fpm)`);
@@ -87,14 +88,6 @@ function pidFile(server: WebServerConn): string {
 
 async function masterPid(server: WebServerConn): Promise<number> {
   return Number.parseInt(await fs.readFile(pidFile(server), 'utf8'), 10);
-}
-
-/** Whether `pid` is a live process (a zombie is not: it has ended, only its parent has not reaped it). */
-async function alive(pid: number): Promise<boolean> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
-  if (stat === null) return false;
-  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  return state !== 'Z' && state !== 'X';
 }
 
 /** The pid of the worker that answers a request on `socket` (it stays alive until idle 10 s or a reload). */
