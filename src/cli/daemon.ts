@@ -1,7 +1,8 @@
 // The lifecycle of a long-running part started alone (`hostplane worker`, `hostplane dns`):
 // settings, a logger like serve's, the store migrated, the part started, and a graceful stop on
 // SIGINT/SIGTERM (a second signal exits at once).
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../config.js';
 import { openStore, type Store } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
@@ -25,8 +26,9 @@ export async function runDaemon(
 ): Promise<void> {
   const config = loadConfig(env);
   check(config);
-  // The same logger (pino through Fastify, same format and redaction) as `serve`, without an HTTP server.
-  const log = Fastify({ logger: { level: config.logLevel } }).log.child({ component });
+  // pino, as `serve` logs through Fastify (the same JSON lines), without loading Fastify: a DNS
+  // server or worker alone needs no HTTP framework in its memory.
+  const log = pino({ level: config.logLevel }).child({ component }) as unknown as FastifyBaseLogger;
   const store = await openStore(config.databaseUrl);
   let part: Part;
   try {
