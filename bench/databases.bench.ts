@@ -25,10 +25,20 @@
 // between the starts of two attempts), BENCH_DB_LOGIN_ATTEMPTS [2000], BENCH_DB_HTTP [http]
 // (`fetch` sends the POST with fetch instead of node:http), BENCH_LOG_LEVEL [info],
 // BENCH_JSON=1 prints the rows as JSON as well. The worker runs with the product's JOB_* defaults.
+//
+// BENCH_COMPARE=<dir>: a checkout of another commit (with node_modules, or a link to this one's)
+// whose instance runs beside this tree's, on a store of its own: each timed step is a floor run
+// and a product run of each tree, the order of the two trees alternating, so that both meet the
+// same moments of the machine; the tables show its rows next to this tree's, and the paired
+// difference of the two products, create by create.
+//
+//   git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/
+//   BENCH_COMPARE=/tmp/before BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:databases
 import crypto from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
 import { benchConfig, freshBenchStore } from './store.js';
@@ -53,6 +63,7 @@ const WARMUP = num('BENCH_DB_WARMUP', 5);
 const POLL_MS = num('BENCH_DB_POLL_MS', 0);
 const LOGIN_ATTEMPTS = num('BENCH_DB_LOGIN_ATTEMPTS', 2000);
 const HTTP_CLIENT = process.env.BENCH_DB_HTTP === 'fetch' ? 'fetch' : 'http';
+const COMPARE = process.env.BENCH_COMPARE ? path.resolve(process.env.BENCH_COMPARE) : null;
 /** How often the client polls the job once the login works (its `done` time is read from finished_at). */
 const JOB_POLL_MS = 20;
 const LOGIN_LIMIT_MS = 10_000;
@@ -114,8 +125,45 @@ interface DriverMarks {
   checkEnd?: number;
 }
 
+/** What an instance is built from: this tree's modules, or those of the BENCH_COMPARE checkout (its own migrations, app, worker and jobs). */
+interface Tree {
+  freshBenchStore: typeof freshBenchStore;
+  benchConfig: typeof benchConfig;
+  buildApp: typeof buildApp;
+  MemoryLimiter: typeof MemoryLimiter;
+  AdminService: typeof AdminService;
+  loadDemoData: typeof loadDemoData;
+  Worker: typeof Worker;
+  workerSettings: typeof workerSettings;
+  DEFAULT_LEASE_MS: typeof DEFAULT_LEASE_MS;
+  buildJobs: typeof buildJobs;
+  buildDrivers: typeof buildDrivers;
+  closeDrivers: typeof closeDrivers;
+  DatabaseServersRepository: typeof DatabaseServersRepository;
+  nowIso: typeof nowIso;
+}
+
+const THIS_TREE: Tree = {
+  freshBenchStore, benchConfig, buildApp, MemoryLimiter, AdminService, loadDemoData, Worker, workerSettings, DEFAULT_LEASE_MS, buildJobs, buildDrivers, closeDrivers, DatabaseServersRepository, nowIso,
+};
+
+async function loadTree(dir: string): Promise<Tree> {
+  const mod = (file: string) => import(pathToFileURL(path.join(dir, file)).href);
+  const [store, app, limiter, admin, demo, worker, jobs, drivers, servers, time] = await Promise.all([
+    mod('bench/store.ts'), mod('src/app.ts'), mod('src/limits/limiter.ts'), mod('src/admin/admin.service.ts'), mod('src/admin/demo.ts'),
+    mod('src/queue/worker.ts'), mod('src/resources/jobs.ts'), mod('src/provisioning/drivers.ts'), mod('src/provisioning/databases/servers.repository.ts'), mod('src/db/time.ts'),
+  ]);
+  return {
+    freshBenchStore: store.freshBenchStore, benchConfig: store.benchConfig, buildApp: app.buildApp, MemoryLimiter: limiter.MemoryLimiter,
+    AdminService: admin.AdminService, loadDemoData: demo.loadDemoData, Worker: worker.Worker, workerSettings: worker.workerSettings,
+    DEFAULT_LEASE_MS: worker.DEFAULT_LEASE_MS, buildJobs: jobs.buildJobs, buildDrivers: drivers.buildDrivers, closeDrivers: drivers.closeDrivers,
+    DatabaseServersRepository: servers.DatabaseServersRepository, nowIso: time.nowIso,
+  };
+}
+
 interface Instance {
   engine: EngineName;
+  tree: Tree;
   store: Store;
   config: Config;
   app: FastifyInstance;
@@ -155,7 +203,8 @@ function timedDriver(inner: DatabaseDriver, marks: Map<string, DriverMarks>): Da
  * default server of its version; the independent demo customer gets a package whose plan offers
  * it, with room for every create of the run.
  */
-async function startInstance(engine: EngineName, version: string): Promise<Instance> {
+async function startInstance(engine: EngineName, version: string, tree: Tree = THIS_TREE): Promise<Instance> {
+  const { freshBenchStore, benchConfig, buildApp, MemoryLimiter, AdminService, loadDemoData, Worker, workerSettings, buildJobs, buildDrivers, closeDrivers, DatabaseServersRepository, nowIso } = tree;
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
   const config = benchConfig(databaseUrl, BASE_URL);
   let limiter: MemoryLimiter | null = null;
@@ -186,8 +235,8 @@ async function startInstance(engine: EngineName, version: string): Promise<Insta
       created_at: nowIso(),
     });
     const { planId } = await admin.createPlan({ name: `${PREFIX} plan`, maxDatabases: 2 * (CREATES + WARMUP), databaseVersions: [`mariadb-${version}`] });
-    // Per engine: the databases of the previous engine's run must not be found existing.
-    const linuxUser = `${PREFIX}_${engine[0]}`;
+    // Per engine and tree: the databases of another run must not be found existing.
+    const linuxUser = `${PREFIX}_${engine[0]}${tree === THIS_TREE ? '' : 'c'}`;
     const { packageId } = await admin.createPackage({ customerId: Number(owner.id), planId, name: linuxUser, linuxUser });
 
     limiter = new MemoryLimiter(config);
@@ -199,7 +248,7 @@ async function startInstance(engine: EngineName, version: string): Promise<Insta
     drivers = { ...built, databases: timedDriver(built.databases, marks) };
     worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log, ...workerSettings(config) });
     await worker.start();
-    return { engine, store, config, app, base: `http://127.0.0.1:${addr.port}`, owner, packageId: String(packageId), version, marks, close };
+    return { engine, tree, store, config, app, base: `http://127.0.0.1:${addr.port}`, owner, packageId: String(packageId), version, marks, close };
   } catch (err) {
     await close().catch(() => {});
     throw err;
@@ -331,35 +380,49 @@ async function floorRun(client: Client): Promise<FloorRun> {
 interface EngineResult {
   engine: EngineName;
   product: ProductRun[];
+  /** The BENCH_COMPARE checkout's product runs, in the same steps as `product`. */
+  compared: ProductRun[] | null;
   floor: FloorRun[];
   loadBefore: number[];
   loadAfter: number[];
   seconds: number;
 }
 
-async function engineRun(engine: EngineName, version: string, client: Client, log: (s: string) => void): Promise<EngineResult> {
-  const h = await startInstance(engine, version);
+async function engineRun(engine: EngineName, version: string, client: Client, compare: Tree | null, log: (s: string) => void): Promise<EngineResult> {
+  const instances: Instance[] = [];
   try {
-    const w = workerSettings(h.config);
-    log(`${engine}: app on ${h.base}, worker concurrency ${w.concurrency}, poll ${w.pollMs} ms, lease ${w.leaseMs ?? (h.store.holdLock ? DEFAULT_LEASE_MS.sessionLock : DEFAULT_LEASE_MS.leaseOnly)} ms; package ${h.packageId} (${PREFIX})`);
+    instances.push(await startInstance(engine, version));
+    if (compare) instances.push(await startInstance(engine, version, compare));
+    for (const h of instances) {
+      const w = h.tree.workerSettings(h.config);
+      const lease = w.leaseMs ?? (h.store.holdLock ? h.tree.DEFAULT_LEASE_MS.sessionLock : h.tree.DEFAULT_LEASE_MS.leaseOnly);
+      const which = h.tree === THIS_TREE ? '' : ` (compared: ${COMPARE})`;
+      log(`${engine}: app${which} on ${h.base}, worker concurrency ${w.concurrency}, poll ${w.pollMs} ms, lease ${lease} ms; package ${h.packageId} (${PREFIX})`);
+    }
     // The client's clock against ours, for the driver's marks (the figures themselves are the client's own).
     const clock = await client.clockOffset();
     log(`${engine}: client clock ${fmt(clock.offset, 3)} ms ahead of the bench's (± ${fmt(clock.rtt / 2, 3)} ms)`);
-    for (let i = 0; i < WARMUP; i++) {
-      await floorRun(client);
-      await productRun(h, client, clock.offset);
-    }
-    const out: EngineResult = { engine, product: [], floor: [], loadBefore: os.loadavg(), loadAfter: [], seconds: 0 };
+    /** A floor run, then a product run of each instance, the instances' order alternating with `i`. */
+    const step = async (i: number) => {
+      const floor = await floorRun(client);
+      const runs: ProductRun[] = [];
+      for (const k of instances.map((_, k) => (k + i) % instances.length)) runs[k] = await productRun(instances[k], client, clock.offset);
+      return { floor, runs };
+    };
+    for (let i = 0; i < WARMUP; i++) await step(i);
+    const out: EngineResult = { engine, product: [], compared: compare ? [] : null, floor: [], loadBefore: os.loadavg(), loadAfter: [], seconds: 0 };
     const started = now();
     for (let i = 0; i < CREATES; i++) {
-      out.floor.push(await floorRun(client));
-      out.product.push(await productRun(h, client, clock.offset));
+      const { floor, runs } = await step(i);
+      out.floor.push(floor);
+      out.product.push(runs[0]);
+      out.compared?.push(runs[1]);
     }
     out.seconds = (now() - started) / 1000;
     out.loadAfter = os.loadavg();
     return out;
   } finally {
-    await h.close();
+    for (const h of instances) await h.close();
     const dropped = await dropBenchObjects();
     log(`${engine}: dropped ${dropped.databases} databases and ${dropped.users} users named ${PREFIX}_*`);
   }
@@ -378,6 +441,7 @@ function summaryRows(results: EngineResult[]): string[][] {
     return [
       row('floor: CREATE DATABASE + CREATE USER + GRANT → login', floor, r.floor.map((f) => f.attempts)),
       row('POST /databases → login', product, r.product.map((p) => p.attempts)),
+      ...(r.compared ? [row('compared checkout: POST /databases → login', r.compared.map((p) => p.login), r.compared.map((p) => p.attempts))] : []),
     ];
   });
 }
@@ -396,16 +460,42 @@ function stepRows(results: EngineResult[]): string[][] {
       ['floor: statements done', (f) => f.statements],
       ['floor: first successful login', (f) => f.login],
     ];
+    const compared = r.compared;
     return [
       ...steps.map(([s, f]) => {
         const xs = r.product.map(f);
         return [r.engine, s, fmt(pct(xs, 50), 1), fmt(pct(xs, 99), 1)];
       }),
+      ...(compared
+        ? steps.map(([s, f]) => {
+            const xs = compared.map(f);
+            return [r.engine, `compared checkout: ${s}`, fmt(pct(xs, 50), 1), fmt(pct(xs, 99), 1)];
+          })
+        : []),
       ...floor.map(([s, f]) => {
         const xs = r.floor.map(f);
         return [r.engine, s, fmt(pct(xs, 50), 1), fmt(pct(xs, 99), 1)];
       }),
     ];
+  });
+}
+
+/** The paired differences of the two trees' products in the same steps (BENCH_COMPARE). */
+function pairedRows(results: EngineResult[]): string[][] {
+  return results.flatMap((r) => {
+    const compared = r.compared;
+    if (!compared) return [];
+    const pairs: [string, (p: ProductRun) => number][] = [
+      ['202 received', (p) => p.post],
+      ['job: driver create begins', (p) => p.createStart],
+      ['first successful login', (p) => p.login],
+    ];
+    return pairs.map(([what, f]) => {
+      const d = r.product.map((p, i) => f(p) - f(compared[i]));
+      const faster = d.filter((x) => x < 0).length;
+      const ratio = pct(r.product.map(f), 50) / pct(compared.map(f), 50);
+      return [r.engine, what, fmt(pct(d, 50), 2), `${faster} of ${d.length}`, fmt(ratio, 2)];
+    });
   });
 }
 
@@ -434,7 +524,9 @@ async function main() {
     await client.call({ op: 'init', settings });
     const attempts = POLL_MS > 0 ? `every ${POLL_MS} ms` : 'again as soon as one is refused';
     log(`MariaDB ${version} at ${mariadb.hostname}:${mariadb.port || 3306}; names ${PREFIX}_*; ${CREATES} creates of each after ${WARMUP} untimed; client in process ${client.pid} (POST by ${HTTP_CLIENT === 'http' ? 'node:http' : 'fetch'}), login attempts ${attempts} (at most ${LOGIN_ATTEMPTS}, ${LOGIN_LIMIT_MS / 1000} s)`);
-    for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) results.push(await engineRun(engine, version, client, log));
+    const compare = COMPARE ? await loadTree(COMPARE) : null;
+    if (COMPARE) log(`compared checkout: ${COMPARE}`);
+    for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) results.push(await engineRun(engine, version, client, compare, log));
   } finally {
     // The client's admin connection first: the cleanup drops what it created.
     await client.close();
@@ -456,6 +548,11 @@ async function main() {
   console.log(markdownTable(['engine', 'step', 'p50', 'p99'], stepRows(results), 2));
   for (const r of results) {
     console.log(`   ${r.engine}: ${fmt(r.seconds, 1)} s, load average ${loadAverage(r.loadBefore)} → ${loadAverage(r.loadAfter)}`);
+  }
+  if (COMPARE) {
+    console.log();
+    console.log(`3. This tree's product against the compared checkout's (${COMPARE}), create by create (ms; negative: this tree is faster)`);
+    console.log(markdownTable(['engine', 'what', 'median difference', 'this tree faster', 'p50 ratio'], pairedRows(results), 2));
   }
   console.log();
   const missed = results.flatMap((r) => {

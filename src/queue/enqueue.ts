@@ -7,8 +7,20 @@ import type { NewQueueJob, QueueJobRow } from './jobs.js';
 import { notifyEnqueued, reserveLocally, type Reservation } from './notify.js';
 import { QueueRepository } from './queue.repository.js';
 
-/** Inserts a job in the transaction it was handed with and returns the job's row as stored. */
-export type Enqueue = (job: NewQueueJob) => Promise<QueueJobRow>;
+/** Enqueues in the transaction it was handed with (withJobs). */
+export interface Enqueue {
+  /** Inserts a job and returns the job's row as stored. */
+  (job: NewQueueJob): Promise<QueueJobRow>;
+  /**
+   * Enqueues `job` through the caller's own write, which stores the job's row together with its
+   * object (on PostgreSQL in one statement with `insertJobPer`, src/queue/queue.repository.ts: one
+   * round trip for both). `write` gets the job to store (with the lease when a worker of this
+   * process takes it) and answers `job`, the stored row, or undefined when it stored none (then
+   * nothing was enqueued), and for a fresh job whose `prefetched` only the write knows, that:
+   * `const r = await enqueue.through(job, (stored) => repo.insertNextWithJob(database, naming, stored))`.
+   */
+  through<R extends { job?: QueueJobRow; prefetched?: unknown }>(job: NewQueueJob, write: (stored: NewQueueJob) => Promise<R>): Promise<R>;
+}
 
 /**
  * Runs `work` in one transaction of `store`; the jobs it enqueues commit (or roll back) with its
@@ -28,19 +40,28 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
   const taken: { slot: Reservation; row: QueueJobRow | null; prefetched: unknown }[] = [];
   let result: T;
   try {
-    result = await store.db.transaction().execute((trx) =>
-      work(trx, async (job) => {
+    result = await store.db.transaction().execute((trx) => {
+      const through = async <R extends { job?: QueueJobRow; prefetched?: unknown }>(job: NewQueueJob, write: (stored: NewQueueJob) => Promise<R>): Promise<R> => {
         const slot = job.fresh && job.runAfter === undefined && (job.status ?? 'pending') === 'pending' ? reserveLocally(store, job) : null;
         if (!slot) {
-          enqueued++;
-          return new QueueRepository(trx).insert(job);
+          const r = await write(job);
+          if (r.job) enqueued++;
+          return r;
         }
+        // Pushed before the write: a write that fails still frees the slot (below).
         const entry = { slot, row: null as QueueJobRow | null, prefetched: job.prefetched };
         taken.push(entry);
-        entry.row = await new QueueRepository(trx).insert({ ...job, lease: { owner: slot.owner, until: slot.until } });
-        return entry.row;
-      }),
-    );
+        const r = await write({ ...job, lease: { owner: slot.owner, until: slot.until } });
+        entry.row = r.job ?? null;
+        if (r.prefetched !== undefined) entry.prefetched = r.prefetched;
+        return r;
+      };
+      const enqueue: Enqueue = Object.assign(
+        async (job: NewQueueJob) => (await through(job, async (stored) => ({ job: await new QueueRepository(trx).insert(stored) }))).job,
+        { through },
+      );
+      return work(trx, enqueue);
+    });
   } catch (err) {
     for (const t of taken) t.slot.hand(null);
     throw err;
@@ -54,6 +75,6 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
   // promise continuation has, so without this the caller would render and send its whole answer
   // (≈ 1 ms for a 202) before the job's first statement goes out. One turn of the event loop
   // lets it go first: its round trip then overlaps the rendering (docs/decisions/0010-fresh-jobs.md).
-  if (taken.length) await new Promise((resolve) => setImmediate(resolve));
+  if (taken.some((t) => t.row)) await new Promise((resolve) => setImmediate(resolve));
   return result;
 }

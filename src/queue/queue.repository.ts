@@ -8,13 +8,58 @@
 // worker whose lease expired or was ended (and whose job another worker took) changes nothing: it
 // learns it lost the job from the count of updated rows. How a dead worker's leases end early:
 // docs/decisions/0005-dead-workers.md.
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { sql, type Insertable, type Kysely, type QueryCreator } from 'kysely';
+import type { Database, QueueJobsTable } from '../db/schema.js';
 import { isPostgres } from '../db/dialect.js';
 import { nowIso } from '../db/time.js';
 import type { JobAction, JobType, NewQueueJob, QueueJobRow, QueueSelection } from './jobs.js';
 
 const updated = (r: { numUpdatedRows: bigint } | undefined) => Number(r?.numUpdatedRows ?? 0) > 0;
+
+/** The row `insert` stores for `job`. */
+function jobValues(job: NewQueueJob): Insertable<QueueJobsTable> {
+  const createdAt = job.createdAt ?? nowIso();
+  return {
+    customer_id: job.customerId,
+    job_type: job.jobType,
+    action: job.action,
+    object_id: job.objectId,
+    status: job.status ?? 'pending',
+    error: job.error ?? null,
+    payload: job.payload === undefined ? null : JSON.stringify(job.payload),
+    attempts: 0,
+    run_after: job.runAfter ?? createdAt,
+    lease_owner: job.lease?.owner ?? null,
+    lease_until: job.lease?.until ?? null,
+    from_menu: job.fromMenu ? 1 : 0,
+    created_at: createdAt,
+    finished_at: job.finishedAt ?? null,
+    queue: job.queue ?? null,
+  };
+}
+
+/**
+ * PostgreSQL: the insert of `job` as one part of a bigger statement, for a producer that stores
+ * the job's object in the same statement (one round trip for both; withJobs' `enqueue.through`).
+ * One job per row of `source`, a data-modifying CTE of that statement, whose `idColumn` becomes the
+ * job's object_id (the job's own objectId is not used); every other value is what `insert` stores.
+ * Returns all columns of the job rows:
+ * `trx.with('d', (qc) => qc.insertInto('databases')…returningAll()).with('j', (qc) => insertJobPer(qc, job, 'd', 'id'))`.
+ */
+export function insertJobPer(qc: QueryCreator<any>, job: NewQueueJob, source: string, idColumn: string) {
+  const { object_id: _objectId, ...values } = jobValues(job);
+  const columns = Object.keys(values) as (keyof typeof values)[];
+  // Parameters of an INSERT … SELECT get the types of their target columns.
+  return (qc as QueryCreator<Database>)
+    .insertInto('queue_jobs')
+    .columns([...columns, 'object_id'])
+    .expression((eb) =>
+      (eb as unknown as QueryCreator<Record<string, Record<string, unknown>>>)
+        .selectFrom(source)
+        .select([...columns.map((c) => sql.val(values[c]).as(c)), sql<string>`cast(${sql.ref(`${source}.${idColumn}`)} as text)`.as('object_id')]),
+    )
+    .returningAll();
+}
 
 export class QueueRepository {
   /** The dialect, learnt once: the worker keeps one repository, and claim runs at every poll. */
@@ -31,28 +76,7 @@ export class QueueRepository {
    * Producers call it through withJobs (src/queue/enqueue.ts), which also wakes the workers.
    */
   async insert(job: NewQueueJob): Promise<QueueJobRow> {
-    const createdAt = job.createdAt ?? nowIso();
-    return this.db
-      .insertInto('queue_jobs')
-      .values({
-        customer_id: job.customerId,
-        job_type: job.jobType,
-        action: job.action,
-        object_id: job.objectId,
-        status: job.status ?? 'pending',
-        error: job.error ?? null,
-        payload: job.payload === undefined ? null : JSON.stringify(job.payload),
-        attempts: 0,
-        run_after: job.runAfter ?? createdAt,
-        lease_owner: job.lease?.owner ?? null,
-        lease_until: job.lease?.until ?? null,
-        from_menu: job.fromMenu ? 1 : 0,
-        created_at: createdAt,
-        finished_at: job.finishedAt ?? null,
-        queue: job.queue ?? null,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return this.db.insertInto('queue_jobs').values(jobValues(job)).returningAll().executeTakeFirstOrThrow();
   }
 
   /**

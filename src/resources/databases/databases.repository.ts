@@ -9,6 +9,10 @@ import { visibleTo } from '../../db/scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
 import { lockedPackageRows } from '../../db/locks.js';
+import { isPostgres } from '../../db/dialect.js';
+import type { NewQueueJob, QueueJobRow } from '../../queue/jobs.js';
+import { QueueRepository, insertJobPer } from '../../queue/queue.repository.js';
+import { nextName } from './databases.names.js';
 
 export type DatabaseRow = Selectable<DatabasesTable>;
 
@@ -28,6 +32,23 @@ export interface NewDatabase {
   version: string;
   name: string;
   description: string;
+}
+
+/** How a create names its database and how many the package may have (insertNextWithJob). */
+export interface Naming {
+  /** Every name of the package begins with it (namePrefix); the database gets the next number after it. */
+  prefix: string;
+  /** The package's max_databases. */
+  limit: number;
+  /** The longest name allowed. */
+  maxLength: number;
+}
+
+/** What insertNextWithJob did: the package's count before it, and the rows it stored (none when refused). */
+export interface InsertedNext {
+  count: number;
+  row?: DatabaseRow;
+  job?: QueueJobRow;
 }
 
 /** What a create reads of its package and plan. */
@@ -50,6 +71,9 @@ export interface DatabaseWithServer {
 
 /** A default server as a create needs it: to choose it, and to hand it to the create job (its URL and access hosts). */
 export type DefaultServer = Pick<DatabaseServerRow, 'name' | 'db_type' | 'version' | 'url' | 'access_hosts'>;
+
+/** A LIKE pattern (escape `!`) for the names that begin with `prefix`: SQLite has no default LIKE escape. */
+const likePrefix = (prefix: string) => `${prefix.replace(/[!%_]/g, '!$&')}%`;
 
 export class DatabasesRepository {
   /** Pass a transaction for writes that belong together (database + job, DESIGN "Jobs are rows"). */
@@ -116,7 +140,7 @@ export class DatabasesRepository {
    * when the default server changes; two Linux users may share a prefix, hence not by package.
    */
   async countAndNames(packageId: number, prefix: string): Promise<{ count: number; names: string[] }> {
-    const pattern = `${prefix.replace(/[!%_]/g, '!$&')}%`;
+    const pattern = likePrefix(prefix);
     const rows = await this.db
       .selectFrom('databases')
       .select(['name', 'package_id'])
@@ -142,6 +166,79 @@ export class DatabasesRepository {
     const { server_url, server_access_hosts, ...row } = r;
     const server = server_url === null || server_access_hosts === null ? null : { name: row.server_name, url: server_url, access_hosts: server_access_hosts };
     return { row, server };
+  }
+
+  /**
+   * Stores a pending database of the package `d.package_id`, named by `naming` (the next name,
+   * nextName), and its create job `job` (object_id: the new database's id), unless the package has
+   * `naming.limit` databases already (in any state: pending ones count) or the next name is longer
+   * than `naming.maxLength`; answers the package's count and the stored rows (none when refused).
+   * Call it under the package's lock (lockPackageForCreate), which makes count and name hold until
+   * the commit. A name taken on the same server meanwhile (a package of another Linux user with
+   * the same prefix) fails with a unique violation.
+   * - PostgreSQL: one statement (count and name, the database, the job: data-modifying CTEs).
+   * - SQLite: count and names, then the two inserts.
+   */
+  async insertNextWithJob(d: Omit<NewDatabase, 'name'>, naming: Naming, job: NewQueueJob): Promise<InsertedNext> {
+    if (isPostgres(this.db)) return this.insertNextWithJobAtOnce(d, naming, job);
+    const taken = await this.countAndNames(d.package_id, naming.prefix);
+    const name = nextName(naming.prefix, taken.names);
+    if (taken.count >= naming.limit || name.length > naming.maxLength) return { count: taken.count };
+    const row = await this.insert({ ...d, name });
+    return { count: taken.count, row, job: await new QueueRepository(this.db).insert({ ...job, objectId: String(row.id) }) };
+  }
+
+  /**
+   * insertNextWithJob on PostgreSQL, one statement: `taken` counts the package's databases and
+   * finds the next name by nextName's rule (the highest number after the prefix among names that
+   * begin with it, plus one), `d` inserts the database if the rules allow, `j` its job; the row and
+   * the job come back as JSON (named result columns, so the statement is prepared once per
+   * connection, src/db/index.ts withNamedStatements). It must come after the statement that took
+   * the package lock: its snapshot then has every create committed before.
+   */
+  private async insertNextWithJobAtOnce(d: Omit<NewDatabase, 'name'>, naming: Naming, job: NewQueueJob): Promise<InsertedNext> {
+    const pattern = likePrefix(naming.prefix);
+    const from = naming.prefix.length + 1;
+    const r = await this.db
+      .with('taken', (qc) =>
+        qc
+          .selectFrom('databases')
+          .select([
+            sql<number>`count(*) filter (where package_id = ${d.package_id})`.as('n'),
+            sql<string>`cast(${naming.prefix} as text) || cast(coalesce(max(cast(substr(name, ${from}) as numeric)) filter (where name like ${pattern} escape '!' and substr(name, ${from}) ~ '^[0-9]+$'), 0) + 1 as text)`.as('name'),
+          ])
+          .where((eb) => eb.or([eb('package_id', '=', d.package_id), sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`])),
+      )
+      .with('d', (qc) =>
+        qc
+          .insertInto('databases')
+          .columns(['customer_id', 'package_id', 'server_name', 'db_type', 'version', 'description', 'state', 'created_at', 'name'])
+          .expression((eb) =>
+            eb
+              .selectFrom('taken')
+              .select([
+                sql.val(d.customer_id).as('customer_id'),
+                sql.val(d.package_id).as('package_id'),
+                sql.val(d.server_name).as('server_name'),
+                sql.val(d.db_type).as('db_type'),
+                sql.val(d.version).as('version'),
+                sql.val(d.description).as('description'),
+                sql.val('pending').as('state'),
+                sql.val(nowIso()).as('created_at'),
+                'taken.name',
+              ])
+              .where('taken.n', '<', naming.limit)
+              .where(sql`length(taken.name)`, '<=', naming.maxLength),
+          )
+          .returningAll(),
+      )
+      .with('j', (qc) => insertJobPer(qc, job, 'd', 'id'))
+      .selectFrom('taken')
+      .leftJoin('d', (j) => j.onTrue())
+      .leftJoin('j', (j) => j.onTrue())
+      .select(['taken.n as count', sql<DatabaseRow | null>`to_json(d)`.as('row'), sql<QueueJobRow | null>`to_json(j)`.as('job')])
+      .executeTakeFirstOrThrow();
+    return { count: r.count, ...(r.row && { row: r.row }), ...(r.job && { job: r.job }) };
   }
 
   /** Stores a pending database and answers its row. */

@@ -20,6 +20,7 @@ import type { QueueJobRow } from '../../queue/jobs.js';
 import { generateDatabasePassword, nativePasswordHash } from '../../provisioning/databases/password.js';
 import { DatabasesRepository, type DatabaseRow, type DatabaseWithServer, type DefaultServer } from './databases.repository.js';
 import type { DatabaseJobPayload } from './databases.jobs.js';
+import { NAME_MAX, namePrefix } from './databases.names.js';
 
 export interface DatabaseCreateInput {
   package_id: string;
@@ -35,32 +36,6 @@ export interface DatabaseWithPassword {
   password: string;
 }
 
-
-/** MySQL 8 allows user names of at most 32 characters (MariaDB more): names stay within both. */
-const NAME_MAX = 32;
-/** Room for `_` and a number of up to 5 digits after the package's part. */
-const BASE_MAX = NAME_MAX - 6;
-
-/**
- * The part of every database name of a package: its Linux user in `[a-z0-9_]`, so customers
- * recognise their databases (`demo_shop` → `demo_shop_1`, `demo_shop_2`).
- */
-export function namePrefix(linuxUser: string): string {
-  const base = linuxUser.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, BASE_MAX);
-  return `${base || 'db'}_`;
-}
-
-/** The next free name after `taken` (names beginning with `prefix`): the highest number plus one. */
-export function nextName(prefix: string, taken: string[]): string {
-  let max = 0;
-  for (const name of taken) {
-    const rest = name.slice(prefix.length);
-    if (/^[0-9]+$/.test(rest)) max = Math.max(max, Number(rest));
-  }
-  const name = `${prefix}${max + 1}`;
-  if (name.length > NAME_MAX) throw limitReached('No database name is left for this package.');
-  return name;
-}
 
 /** `mariadb-10.11` as the plan lists it. */
 const offerKey = (dbType: string, version: string) => `${dbType}-${version}`;
@@ -122,29 +97,35 @@ export class DatabasesService {
           if (!found) throw notFound('package');
           const { pkg } = found;
           const server = offeredServer(found.defaults, pkg.database_versions, input);
-          const prefix = namePrefix(pkg.linux_user);
-          const taken = await repo.countAndNames(pkg.id, prefix);
-          if (taken.count >= pkg.max_databases) {
-            throw limitReached(
-              `This package has reached its limit of ${pkg.max_databases} database${pkg.max_databases === 1 ? '' : 's'} (max_databases of its plan).`,
-            );
-          }
-          const row = await repo.insert({
+          const database = {
             customer_id: pkg.customer_id,
             package_id: pkg.id,
             server_name: server.name,
             db_type: server.db_type,
             version: server.version,
-            name: nextName(prefix, taken.names),
             description: input.description ?? '',
-          });
-          // The job's run at commit gets what this transaction wrote (no read back, databases.jobs.ts).
-          const prefetched: DatabaseWithServer = {
-            row: { id: row.id, name: row.name, state: row.state, server_name: row.server_name },
-            server: { name: server.name, url: server.url, access_hosts: server.access_hosts },
           };
-          const job = await enqueue({ customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: String(row.id), payload, fresh: true, prefetched });
-          return { row, job };
+          const naming = { prefix: namePrefix(pkg.linux_user), limit: pkg.max_databases, maxLength: NAME_MAX };
+          // Count, name, row and job in one statement on PostgreSQL (insertNextWithJob).
+          const created = await enqueue.through(
+            { customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: null, payload, fresh: true },
+            async (stored) => {
+              const r = await repo.insertNextWithJob(database, naming, stored);
+              // The job's run at commit gets what this transaction wrote (no read back, databases.jobs.ts).
+              const prefetched: DatabaseWithServer | undefined = r.row && {
+                row: { id: r.row.id, name: r.row.name, state: r.row.state, server_name: r.row.server_name },
+                server: { name: server.name, url: server.url, access_hosts: server.access_hosts },
+              };
+              return { ...r, prefetched };
+            },
+          );
+          if (!created.row || !created.job) {
+            if (created.count < pkg.max_databases) throw limitReached('No database name is left for this package.');
+            throw limitReached(
+              `This package has reached its limit of ${pkg.max_databases} database${pkg.max_databases === 1 ? '' : 's'} (max_databases of its plan).`,
+            );
+          }
+          return { row: created.row, job: created.job };
         });
         return { row, job, password };
       } catch (e) {

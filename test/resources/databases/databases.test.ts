@@ -9,6 +9,7 @@ import { login, loginResult, mariadbClient, requireMariadb, testServer } from '.
 import { SERVER, accountsOf, postDatabase, schemasOn, useDatabasesSuite } from '../../helpers/databases.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { QueueRepository } from '../../../src/queue/queue.repository.js';
+import { DatabasesRepository } from '../../../src/resources/databases/databases.repository.js';
 
 const PASSWORD = /^[A-Za-z0-9]{20}$/;
 
@@ -80,6 +81,45 @@ requireMariadb()('databases', () => {
       } finally {
         await conn.end();
       }
+    });
+
+    it('the next name: the highest number after the package\'s part among all names that begin with it, another package\'s too, plus one; no name left → 409', async () => {
+      // Two Linux users whose names differ only where namePrefix writes `_`: one part for both.
+      const linuxUser = s.names.next('_q');
+      const other = linuxUser.replace(/_q$/, '-q');
+      const part = `${linuxUser}_`;
+      const customerId = Number(s.x.end1.customerId);
+      const { planId } = await s.t.admin.createPlan({ name: s.names.next('plan'), maxDatabases: 5, databaseVersions: [`mariadb-${s.version}`] });
+      const { packageId } = await s.t.admin.createPackage({ customerId, planId, name: linuxUser, linuxUser });
+      const { packageId: otherId } = await s.t.admin.createPackage({ customerId, planId, name: other, linuxUser: other });
+      // Rows as a create stores them (nothing on the server): a number after the part in each
+      // package, one being deleted; endings that are no number; a name that only an unescaped
+      // LIKE `_` would match.
+      const repo = new DatabasesRepository(s.t.store.db);
+      const row = (package_id: number, name: string) =>
+        repo.insert({ customer_id: customerId, package_id, server_name: SERVER, db_type: 'mariadb', version: s.version, name, description: '' });
+      await row(packageId, `${part}3`);
+      await row(packageId, `${linuxUser}x99`);
+      await repo.transition((await row(otherId, `${part}7`)).id, 'pending', 'deleting');
+      await row(otherId, `${part}12x`);
+      await row(otherId, `${part}`);
+      const r = await postDatabase(s.t, token(), { package_id: String(packageId), db_type: 'mariadb', version: s.version });
+      expect(r.status, r.body).toBe(202);
+      expect(r.json.data.attributes.name).toBe(`${part}8`);
+      await jobDone(s.t, token(), r);
+
+      // 26 characters of the Linux user make the part; a sixth digit would make the name 33 long.
+      const long = `${s.names.next('_')}${'l'.repeat(32)}`.slice(0, 32);
+      const full = await s.t.admin.createPackage({ customerId, planId, name: long, linuxUser: long });
+      const longPart = `${long.slice(0, 26)}_`;
+      await row(full.packageId, `${longPart}99999`);
+      const jobs = () => s.t.store.db.selectFrom('queue_jobs').select('id').execute();
+      const before = await jobs();
+      const none = await postDatabase(s.t, token(), { package_id: String(full.packageId), db_type: 'mariadb', version: s.version });
+      expect(none.json).toEqual(errorBody('limit_reached', 409, 'Plan limit reached', 'No database name is left for this package.', `${BASE}/databases`));
+      expect(await jobs()).toEqual(before);
+      const stored = await s.t.store.db.selectFrom('databases').select('name').where('package_id', '=', full.packageId).execute();
+      expect(stored).toEqual([{ name: `${longPart}99999` }]);
     });
 
     it('a combination the package cannot create → 422 on the member, the detail lists what it can; nothing is stored', async () => {
