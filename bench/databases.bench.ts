@@ -38,19 +38,17 @@ import crypto from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import mysql from 'mysql2/promise';
-import { benchConfig, freshBenchStore } from './store.js';
+import { THIS_APP_TREE, checkoutModule, loadAppTree, type AppTree } from './compare.js';
 import { discard, fmt, markdownTable, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL } from './report.js';
 import { now, type ClientSettings, type FloorTimes, type ProductTimes, type Reply, type Request } from './databases-client.js';
-import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import { nowIso } from '../src/db/time.js';
 import type { Store } from '../src/db/index.js';
-import { MemoryLimiter } from '../src/limits/limiter.js';
-import { AdminService } from '../src/admin/admin.service.js';
-import { loadDemoData, type DemoCustomer } from '../src/admin/demo.js';
+import type { MemoryLimiter } from '../src/limits/limiter.js';
+import type { DemoCustomer } from '../src/admin/demo.js';
 import { DEFAULT_LEASE_MS, Worker, workerSettings } from '../src/queue/worker.js';
 import { buildJobs } from '../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../src/provisioning/drivers.js';
@@ -126,13 +124,7 @@ interface DriverMarks {
 }
 
 /** What an instance is built from: this tree's modules, or those of the BENCH_COMPARE checkout (its own migrations, app, worker and jobs). */
-interface Tree {
-  freshBenchStore: typeof freshBenchStore;
-  benchConfig: typeof benchConfig;
-  buildApp: typeof buildApp;
-  MemoryLimiter: typeof MemoryLimiter;
-  AdminService: typeof AdminService;
-  loadDemoData: typeof loadDemoData;
+interface Tree extends AppTree {
   Worker: typeof Worker;
   workerSettings: typeof workerSettings;
   DEFAULT_LEASE_MS: typeof DEFAULT_LEASE_MS;
@@ -143,21 +135,16 @@ interface Tree {
   nowIso: typeof nowIso;
 }
 
-const THIS_TREE: Tree = {
-  freshBenchStore, benchConfig, buildApp, MemoryLimiter, AdminService, loadDemoData, Worker, workerSettings, DEFAULT_LEASE_MS, buildJobs, buildDrivers, closeDrivers, DatabaseServersRepository, nowIso,
-};
+const THIS_TREE: Tree = { ...THIS_APP_TREE, Worker, workerSettings, DEFAULT_LEASE_MS, buildJobs, buildDrivers, closeDrivers, DatabaseServersRepository, nowIso };
 
 async function loadTree(dir: string): Promise<Tree> {
-  const mod = (file: string) => import(pathToFileURL(path.join(dir, file)).href);
-  const [store, app, limiter, admin, demo, worker, jobs, drivers, servers, time] = await Promise.all([
-    mod('bench/store.ts'), mod('src/app.ts'), mod('src/limits/limiter.ts'), mod('src/admin/admin.service.ts'), mod('src/admin/demo.ts'),
-    mod('src/queue/worker.ts'), mod('src/resources/jobs.ts'), mod('src/provisioning/drivers.ts'), mod('src/provisioning/databases/servers.repository.ts'), mod('src/db/time.ts'),
+  const mod = checkoutModule(dir);
+  const [app, worker, jobs, drivers, servers, time] = await Promise.all([
+    loadAppTree(dir), mod('src/queue/worker.ts'), mod('src/resources/jobs.ts'), mod('src/provisioning/drivers.ts'), mod('src/provisioning/databases/servers.repository.ts'), mod('src/db/time.ts'),
   ]);
   return {
-    freshBenchStore: store.freshBenchStore, benchConfig: store.benchConfig, buildApp: app.buildApp, MemoryLimiter: limiter.MemoryLimiter,
-    AdminService: admin.AdminService, loadDemoData: demo.loadDemoData, Worker: worker.Worker, workerSettings: worker.workerSettings,
-    DEFAULT_LEASE_MS: worker.DEFAULT_LEASE_MS, buildJobs: jobs.buildJobs, buildDrivers: drivers.buildDrivers, closeDrivers: drivers.closeDrivers,
-    DatabaseServersRepository: servers.DatabaseServersRepository, nowIso: time.nowIso,
+    ...app, Worker: worker.Worker, workerSettings: worker.workerSettings, DEFAULT_LEASE_MS: worker.DEFAULT_LEASE_MS, buildJobs: jobs.buildJobs,
+    buildDrivers: drivers.buildDrivers, closeDrivers: drivers.closeDrivers, DatabaseServersRepository: servers.DatabaseServersRepository, nowIso: time.nowIso,
   };
 }
 

@@ -25,14 +25,10 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { benchConfig, freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, benchHeader, loadAverage, LOG_LEVEL, PG_URL, ACCEPT } from './report.js';
-import { pathToFileURL } from 'node:url';
-import { buildApp } from '../src/app.js';
+import { THIS_APP_TREE, loadAppTree, type AppTree } from './compare.js';
 import { openStore, type Store } from '../src/db/index.js';
-import { MemoryLimiter } from '../src/limits/limiter.js';
-import { AdminService } from '../src/admin/admin.service.js';
-import { loadDemoData, type DemoDataset } from '../src/admin/demo.js';
+import type { DemoDataset } from '../src/admin/demo.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
@@ -84,25 +80,10 @@ interface Hostplane {
   close: () => Promise<void>;
 }
 
-/** What an app is built from: this tree's modules, or those of the BENCH_COMPARE checkout (its own migrations, demo data and app). */
-interface Tree {
-  freshBenchStore: typeof freshBenchStore;
-  benchConfig: typeof benchConfig;
-  buildApp: typeof buildApp;
-  MemoryLimiter: typeof MemoryLimiter;
-  AdminService: typeof AdminService;
-  loadDemoData: typeof loadDemoData;
-}
-
-const THIS_TREE: Tree = { freshBenchStore, benchConfig, buildApp, MemoryLimiter, AdminService, loadDemoData };
-
-async function loadTree(dir: string): Promise<Tree> {
-  const mod = (file: string) => import(pathToFileURL(path.join(dir, file)).href);
-  const [store, app, limiter, admin, demo] = await Promise.all([
-    mod('bench/store.ts'), mod('src/app.ts'), mod('src/limits/limiter.ts'), mod('src/admin/admin.service.ts'), mod('src/admin/demo.ts'),
-  ]);
-  return { freshBenchStore: store.freshBenchStore, benchConfig: store.benchConfig, buildApp: app.buildApp, MemoryLimiter: limiter.MemoryLimiter, AdminService: admin.AdminService, loadDemoData: demo.loadDemoData };
-}
+/** What an app is built from: this tree's modules, or those of the BENCH_COMPARE checkout. */
+type Tree = AppTree;
+const THIS_TREE: Tree = THIS_APP_TREE;
+const loadTree = loadAppTree;
 
 async function startHostplane(engine: 'sqlite' | 'postgres', tree: Tree = THIS_TREE, dir: string | null = null): Promise<Hostplane> {
   const { store, databaseUrl, drop: cleanup } = await tree.freshBenchStore(engine, PG_URL);
