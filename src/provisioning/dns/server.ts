@@ -119,6 +119,10 @@ export class DnsServer {
   private secondaries: Secondary[] = [];
   private secondariesAt = 0;
   private notifier: Notifier | null = null;
+  /** Zones added or removed since the catalog was built (true at start: built again after the first catch-up). */
+  private catalogDirty = true;
+  /** Zones whose serial moved and whose NOTIFY is not sent yet. */
+  private readonly unannounced = new Set<string>();
 
   private constructor(private readonly opts: DnsServerOptions) {
     this.repo = new ZoneRepository(opts.store.db);
@@ -155,7 +159,7 @@ export class DnsServer {
     const from = await this.repo.lastChangeId();
     for (let after = ''; ; ) {
       const names = await this.repo.presenceDomains(after, LOAD_PAGE);
-      for (const rows of await this.repo.zones(names)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
+      for (const rows of await this.repo.zones(names)) if (this.serves(rows.domain)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
       if (names.length < LOAD_PAGE) break;
       after = names[names.length - 1];
     }
@@ -183,6 +187,13 @@ export class DnsServer {
    * AXFR/IXFR to registered secondaries, NOTIFY on change). Its serial is the change id that
    * changed the list, so it only grows, across restarts too. Null when DNS_CATALOG_ZONE=off.
    */
+  /** Every presence domain is served, except one named like the catalog zone (which keeps its name). */
+  private serves(domain: string): boolean {
+    if (domain !== this.opts.config.dns.catalogZone) return true;
+    this.warn(new Error(`the domain ${domain} has the name of the catalog zone (DNS_CATALOG_ZONE)`), 'DNS domain not served');
+    return false;
+  }
+
   private rebuildCatalog(serial: number): Zone | null {
     const name = this.opts.config.dns.catalogZone;
     if (!name) return null;
@@ -254,24 +265,28 @@ export class DnsServer {
         if (list) list.push(c);
         else byDomain.set(c.domain, [c]);
       }
-      const changed: Zone[] = [];
-      let members = false;
       for (const [domain, list] of byDomain) {
         const had = this.zones.get(domain) !== undefined;
-        const zone = await this.apply(domain, list);
-        if (zone) changed.push(zone);
-        if (had !== (this.zones.get(domain) !== undefined)) members = true;
+        if (await this.apply(domain, list)) this.unannounced.add(domain);
+        // A zone came or went: the catalog lists it. Remembered across a pass that fails later.
+        if (had !== (this.zones.get(domain) !== undefined)) this.catalogDirty = true;
       }
       this.appliedChangeId = changes[changes.length - 1].id;
-      // A zone came or went: the catalog lists it, with a serial no earlier catalog had.
-      const catalog = members ? this.rebuildCatalog(this.appliedChangeId) : null;
-      if (catalog) changed.push(catalog);
-      if (this.notifier && changed.length) {
-        const secondaries = await this.loadSecondaries(0);
-        for (const zone of changed) this.notifier.notify(zone, secondaries);
-      }
       if (changes.length < CHANGE_BATCH) break;
     }
+    // The catalog again (also after the first catch-up at start, whatever was loaded then), with a
+    // serial no earlier catalog had: the change id that made it.
+    if (this.catalogDirty && this.rebuildCatalog(Math.max(1, this.appliedChangeId))) this.unannounced.add(this.opts.config.dns.catalogZone!);
+    this.catalogDirty = false;
+    // NOTIFY every zone whose serial moved, also those of a pass that failed after applying them.
+    if (this.notifier && this.unannounced.size) {
+      const secondaries = await this.loadSecondaries(0);
+      for (const name of this.unannounced) {
+        const zone = this.zones.get(name);
+        if (zone) this.notifier.notify(zone, secondaries);
+      }
+    }
+    this.unannounced.clear();
     // Tell waiting jobs at once, not at the next heartbeat.
     if (this.port !== null && this.appliedChangeId !== this.reported) await this.report();
   }
@@ -284,6 +299,7 @@ export class DnsServer {
    * reloads the whole zone, which reads the current state: zones never go back in time.
    */
   private async apply(domain: string, changes: ZoneChange[]): Promise<Zone | null> {
+    if (!this.serves(domain)) return null;
     const zone = this.zones.get(domain);
     const last = changes[changes.length - 1].serial;
     if (zone && last !== null && changes.every((c) => c.owners !== null)) {

@@ -24,12 +24,12 @@ export interface ZoneChange {
 /** A change touching more owners than this is logged as a change of the whole zone. */
 const MAX_OWNERS = 100;
 
-/** The owners column read back; anything but a list of strings is the whole zone. */
+/** The owners column read back; anything but a non-empty list of strings is the whole zone. */
 function ownersOf(text: string | null): string[] | null {
   if (text === null) return null;
   try {
     const v: unknown = JSON.parse(text);
-    return Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : null;
+    return Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') ? v : null;
   } catch {
     return null;
   }
@@ -149,7 +149,7 @@ export class ZoneRepository {
       .executeTakeFirst();
     const { id } = await this.db
       .insertInto('dns_changes')
-      .values({ domain, created_at: nowIso(), serial: bumped ? Number(bumped.dns_serial) : null, owners: owners && owners.length <= MAX_OWNERS ? JSON.stringify([...new Set(owners)]) : null })
+      .values({ domain, created_at: nowIso(), serial: bumped ? Number(bumped.dns_serial) : null, owners: owners && owners.length > 0 && owners.length <= MAX_OWNERS ? JSON.stringify([...new Set(owners)]) : null })
       .returning('id')
       .executeTakeFirstOrThrow();
     return id;
