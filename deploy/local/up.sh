@@ -198,6 +198,26 @@ port_taken() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# await_ready <name> <pid variable> <pid file> <log> <seconds> <what is late> <command…>: waits
+# until the command succeeds for a daemon just started in the background. If the daemon exits
+# first, its pid variable is cleared (nothing left to stop), its pid file removed, and up.sh dies
+# with the end of its log; after <seconds>, it dies saying what is late.
+await_ready() {
+  local name=$1 pidvar=$2 pidfile=$3 log=$4 seconds=$5 late=$6
+  shift 6
+  local deadline=$((SECONDS + seconds))
+  until "$@"; do
+    if ! alive "${!pidvar}"; then
+      printf -v "$pidvar" '%s' ''
+      rm -f -- "$pidfile"
+      die "$name exited at start; the end of $log:
+$(tail -n 20 -- "$log" 2>/dev/null)"
+    fi
+    ((SECONDS < deadline)) || die "$late within $seconds s (log: $log)."
+    sleep 0.1
+  done
+}
+
 # --- refuse what would clash ----------------------------------------------------------------------
 pidfile_rel=caddy/caddy.pid
 if [[ -f $dir_arg/$pidfile_rel ]]; then
@@ -374,18 +394,8 @@ log=$dir/caddy/caddy.log
 caddy_pid=$!
 printf '%s\n' "$caddy_pid" >"$dir/$pidfile_rel"
 
-deadline=$((SECONDS + 15))
-until curl -fsS --max-time 1 -o /dev/null "http://127.0.0.1:$admin_port/config/" 2>/dev/null; do
-  if ! alive "$caddy_pid"; then
-    caddy_pid=
-    rm -f -- "$dir/$pidfile_rel"
-    printf '%s: caddy exited at start; the end of %s:\n' "$prog" "$log" >&2
-    tail -n 20 -- "$log" >&2 || true
-    exit 1
-  fi
-  ((SECONDS < deadline)) || die "caddy's admin API did not answer at http://127.0.0.1:$admin_port within 15 s (log: $log)."
-  sleep 0.1
-done
+caddy_ready() { curl -fsS --max-time 1 -o /dev/null "http://127.0.0.1:$admin_port/config/" 2>/dev/null; }
+await_ready caddy caddy_pid "$dir/$pidfile_rel" "$log" 15 "caddy's admin API did not answer at http://127.0.0.1:$admin_port" caddy_ready
 live_as "$caddy_pid" caddy || die "caddy exited right after start (log: $log)."
 
 # --- PHP-FPM: the installed versions ------------------------------------------------------------------
@@ -725,19 +735,12 @@ if [[ -z $mail_missing && -z $rspamd_missing ]]; then
   ) &
   rspamd_pid=$!
   printf '%s\n' "$rspamd_pid" >"$dir/$rspamd_pid_rel"
+  rspamd_ready() {
+    port_taken "$rspamd_milter_port" && [[ $(curl -fsS --max-time 1 "http://127.0.0.1:$rspamd_controller_port/ping" 2>/dev/null) == pong* ]]
+  }
   # A cold start (nothing in the shared cache yet) compiles for up to half a minute.
-  deadline=$((SECONDS + 90))
-  until port_taken "$rspamd_milter_port" &&
-    [[ $(curl -fsS --max-time 1 "http://127.0.0.1:$rspamd_controller_port/ping" 2>/dev/null) == pong* ]]; do
-    if ! alive "$rspamd_pid"; then
-      rspamd_pid=
-      rm -f -- "$dir/$rspamd_pid_rel"
-      die "rspamd exited at start; the end of $rspamd_log:
-$(tail -n 20 -- "$rspamd_log")"
-    fi
-    ((SECONDS < deadline)) || die "rspamd did not answer on 127.0.0.1:$rspamd_milter_port and $rspamd_controller_port within 90 s (log: $rspamd_log)."
-    sleep 0.1
-  done
+  await_ready rspamd rspamd_pid "$dir/$rspamd_pid_rel" "$rspamd_log" 90 \
+    "rspamd did not answer on 127.0.0.1:$rspamd_milter_port and $rspamd_controller_port" rspamd_ready
   rspamd_live "$rspamd_pid" || die "rspamd exited right after start (log: $rspamd_log)."
   mail_json=$(jq -c --arg m "127.0.0.1:$rspamd_milter_port" --arg c "http://127.0.0.1:$rspamd_controller_port" \
     '. + {rspamd: {milter: $m, controller: $c}}' <<<"$mail_json")
@@ -877,17 +880,7 @@ KNOT
     exec setsid nohup "$knotd" -c "$dns/knot.conf" </dev/null >>"$knot_log" 2>&1
   ) &
   knot_pid=$!
-  deadline=$((SECONDS + 15))
-  until port_taken "$knot_port"; do
-    if ! alive "$knot_pid"; then
-      knot_pid=
-      rm -f -- "$dir/$knot_pid_rel"
-      die "knotd exited at start; the end of $knot_log:
-$(tail -n 20 -- "$knot_log")"
-    fi
-    ((SECONDS < deadline)) || die "knotd did not listen on $knot_listen within 15 s (log: $knot_log)."
-    sleep 0.1
-  done
+  await_ready knotd knot_pid "$dir/$knot_pid_rel" "$knot_log" 15 "knotd did not listen on $knot_listen" port_taken "$knot_port"
   live_as "$knot_pid" knotd || die "knotd exited right after start (log: $knot_log)."
   printf '%s\n' "$knot_pid" >"$dir/$knot_pid_rel"
   primary_answers=

@@ -33,10 +33,6 @@ export const SERVED_TYPES = ['A', 'AAAA', 'CNAME', 'MX', 'TXT', 'SRV', 'CAA', 'N
 export const TYPE_CODES: Record<string, number> = {
   A: 1, NS: 2, CNAME: 5, SOA: 6, PTR: 12, MX: 15, TXT: 16, AAAA: 28, SRV: 33, DS: 43, TLSA: 52, CAA: 257,
 };
-const TYPE_NAMES = new Map(Object.entries(TYPE_CODES).map(([k, v]) => [v, k]));
-
-/** `typeName(15)` → 'MX'; codes we hold no data for get a name no record set has ('TYPE99'). */
-export const typeName = (code: number): string => TYPE_NAMES.get(code) ?? `TYPE${code}`;
 
 // A label as it may appear in a name we put on the wire: dns-packet writes labels as text split on
 // dots, so only printable ASCII without dots, backslashes and spaces is safe (host names,
@@ -311,8 +307,27 @@ export function toWireRecord(rec: StoredRecord, zone: string): WireRecord {
   return { owner: a.name, type, ttl: a.ttl ?? 0, rdata, order: rec.id ?? 0 };
 }
 
-/** The RDATA of a record as dns-packet encodes it (cut at RDLENGTH: it over-counts escaped dots). */
+/** The RDATA of a record as dns-packet encodes it (cut at RDLENGTH: it over-counts escaped dots, `dns\\.admin`). */
 export function rdataOf(a: Answer): Buffer {
   const rr = dnsPacket.answer.encode({ ...a, name: '.' });
   return rr.subarray(11, 11 + rr.readUInt16BE(9));
+}
+
+/** Writes TYPE, CLASS IN, TTL, RDLENGTH and RDATA of a record at `p` of `out`; returns the offset after them. */
+export function writeRecordTail(out: Buffer, p: number, type: number, ttl: number, rdata: Buffer): number {
+  out.writeUInt16BE(type, p);
+  out.writeUInt16BE(1, p + 2);
+  out.writeUInt32BE(ttl, p + 4);
+  out.writeUInt16BE(rdata.length, p + 8);
+  return p + 10 + rdata.copy(out, p + 10);
+}
+
+/** One record of class IN in wire form, its owner written out (the SOA of transfers and negative answers). */
+export function recordWire(a: Answer): Buffer {
+  const owner = dnsPacket.name.encode(a.name);
+  const rdata = rdataOf(a);
+  const out = Buffer.allocUnsafe(owner.length + 10 + rdata.length);
+  owner.copy(out, 0);
+  writeRecordTail(out, owner.length, TYPE_CODES[a.type], a.ttl ?? 0, rdata);
+  return out;
 }

@@ -7,7 +7,8 @@
 // for a zone built whole again), so a secondary at an older serial gets only what changed. The history lives in memory with the zone; a serial it does not reach back to (a
 // restarted server, more than MAX_DELTAS changes ago, a serial another server made) gets the whole
 // zone in AXFR form, which RFC 1995 §4 allows.
-import { recordWire, type Delta, type Zone } from './zone.js';
+import { recordWire } from './rdata.js';
+import type { Delta, Zone } from './zone.js';
 import { readName } from './tsig.js';
 
 export type { Delta } from './zone.js';

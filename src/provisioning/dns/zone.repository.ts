@@ -67,11 +67,27 @@ export class ZoneRepository {
    * The named presence domains with their served records (state active or deleting); names
    * without presence are left out. One statement, so serial and records come from one snapshot.
    */
-  async zones(domains: string[]): Promise<ZoneRows[]> {
+  zones(domains: string[]): Promise<ZoneRows[]> {
+    return this.served(domains);
+  }
+
+  /**
+   * The served records of some owners of one presence domain (relative names, '' the apex) and the
+   * zone's serial, in one statement (one snapshot); undefined when the domain has no presence.
+   */
+  async ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
+    return (await this.served([domain], owners))[0];
+  }
+
+  /** Presence domains with their serial and served records, of every owner or of `owners` only. */
+  private async served(domains: string[], owners?: string[]): Promise<ZoneRows[]> {
     if (!domains.length) return [];
     const q = this.db
       .selectFrom('domains as d')
-      .leftJoin('dns_records as r', (j) => j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']))
+      .leftJoin('dns_records as r', (j) => {
+        const on = j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']);
+        return owners ? on.on('r.name', 'in', owners) : on;
+      })
       .select(['d.name as domain', 'd.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
       .where('d.has_presence', '=', 1)
       .where('d.name', 'in', domains);
@@ -86,25 +102,6 @@ export class ZoneRepository {
       if (r.record_type !== null) z.records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl), id: Number(r.id) });
     }
     return out;
-  }
-
-  /**
-   * The served records of some owners of one presence domain (relative names, '' the apex) and the
-   * zone's serial, in one statement (one snapshot); undefined when the domain has no presence.
-   */
-  async ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
-    const rows = await this.db
-      .selectFrom('domains as d')
-      .leftJoin('dns_records as r', (j) => j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']).on('r.name', 'in', owners))
-      .select(['d.name as domain', 'd.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
-      .where('d.has_presence', '=', 1)
-      .where('d.name', '=', domain)
-      .orderBy('r.id')
-      .execute();
-    if (!rows.length) return undefined;
-    const records: StoredRecord[] = [];
-    for (const r of rows) if (r.record_type !== null) records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl), id: Number(r.id) });
-    return { domain, serial: Number(rows[0].serial), records };
   }
 
   /** Registers or refreshes this server's row: `await repo.heartbeat(id, applied, startedAt)`. */

@@ -14,7 +14,7 @@
 // synchronous step, so a query never sees half a change; a change costs what it touches, not the
 // zone's size. The zone keeps what each change did (history) for IXFR (transfer.ts).
 import dnsPacket, { type Answer } from 'dns-packet';
-import { rdataOf, toWireRecord, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
+import { rdataOf, recordWire, toWireRecord, writeRecordTail, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
 
 /** SOA and apex NS of every zone, from settings (DNS_NAMESERVERS, DNS_HOSTMASTER, DNS_DEFAULT_TTL). */
 export interface ZoneSettings {
@@ -64,7 +64,7 @@ export function pickSet(sets: Sets, type: number): WireSet | undefined {
 const listOf = (sets: Sets): WireSet[] => (typeof sets === 'string' ? [sets] : sets);
 
 /** The records of an RRset, each in full wire form with `owner` written out (transfers, IXFR deltas). */
-export function setRecords(s: WireSet, owner: Buffer): Buffer[] {
+function setRecords(s: WireSet, owner: Buffer): Buffer[] {
   const out: Buffer[] = [];
   for (let p = 0; p < s.length; ) {
     const end = p + 12 + ((s.charCodeAt(p + 10) << 8) | s.charCodeAt(p + 11));
@@ -78,21 +78,9 @@ export function setRecords(s: WireSet, owner: Buffer): Buffer[] {
 }
 
 /** The records of an RRset as dns-packet answers owned by `owner` (spelt as given). */
-export function setAnswers(s: WireSet, owner: string): Answer[] {
+function setAnswers(s: WireSet, owner: string): Answer[] {
   const ownerWire = dnsPacket.name.encode(owner);
   return setRecords(s, ownerWire).map((rr) => ({ ...dnsPacket.answer.decode(rr), name: owner }) as Answer);
-}
-
-/**
- * One record in wire form (owner written out, nothing compressed). dns-packet's buffer can be
- * longer than the record (it over-counts names with escaped dots, `dns\\.admin`): cut at RDLENGTH.
- */
-export function recordWire(a: Answer): Buffer {
-  const rr = dnsPacket.answer.encode(a);
-  let p = 0;
-  while (rr[p] !== 0) p += rr[p] + 1;
-  const length = p + 11 + rr.readUInt16BE(p + 9);
-  return length === rr.length ? rr : rr.subarray(0, length);
 }
 
 /** Encodes the records of one owner and type as an RRset with one TTL, the smallest (RFC 2181 §5.2), in one flat string. */
@@ -109,11 +97,7 @@ function encodeSet(records: WireRecord[]): WireSet {
     // The owner is the pointer to the question's name.
     out[p] = 0xc0;
     out[p + 1] = 0x0c;
-    out.writeUInt16BE(r.type, p + 2);
-    out.writeUInt16BE(1, p + 4);
-    out.writeUInt32BE(ttl, p + 6);
-    out.writeUInt16BE(r.rdata.length, p + 10);
-    p += 12 + r.rdata.copy(out, p + 12);
+    p = writeRecordTail(out, p + 2, r.type, ttl, r.rdata);
   }
   return out.toString('latin1');
 }
@@ -371,9 +355,6 @@ export interface Resolution {
 
 /** Longest CNAME chain we follow inside our own zones (loops end here too). */
 const MAX_CHAIN = 8;
-
-/** `typeCode('MX')` → 15; types we hold no data for get a code no RRset has. */
-export const typeCode = (name: string): number => TYPE_CODES[name] ?? -1;
 
 /**
  * The general path: answers `qtype` (a type code, 255 for ANY) for `qname` (lower-case) from
