@@ -99,7 +99,11 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
     // Precompiled reads (src/db/precompiled.ts) go to the pool without Kysely, as named statements:
     // each pooled connection parses and plans one once.
-    registerDirectReader(db, (q, values) => pool.query({ name: q.name, text: q.sql, values: values as unknown[] }).then((r) => r.rows));
+    registerDirectReader(db, (q, values) =>
+      q.arrays
+        ? pool.query({ text: q.sql, values: values as unknown[], rowMode: 'array' }).then((r) => r.rows)
+        : pool.query({ name: q.name, text: q.sql, values: values as unknown[] }).then((r) => r.rows),
+    );
     if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);
     const u = new URL(url);
     const where = `postgres://${u.host}${u.pathname}${opts.schema ? `?schema=${opts.schema}` : ''}`;

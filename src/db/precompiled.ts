@@ -11,6 +11,8 @@ export interface DirectQuery {
   sql: string;
   /** `hp_<sha1 of sql>`: PostgreSQL prepares the statement once per connection under this name. */
   name: string;
+  /** A bulk read (readArrays): rows as arrays of the selected columns in order, never kept, not named. */
+  arrays?: boolean;
 }
 
 /**
@@ -66,4 +68,17 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
       return (await this.all(...args))[0];
     },
   };
+}
+
+/**
+ * Runs a read of `db` with each row as an array of its columns in select order, beside Kysely
+ * where it can (as precompiled reads do) and never kept: for reads of many rows, where an object
+ * per row costs more than the query (a DNS server loading its zones, issue 12 item 2):
+ * `const rows = await readArrays(db, db.selectFrom('dns_records').select(['name', 'data']))`.
+ */
+export async function readArrays(db: Kysely<any>, query: Compilable<unknown>): Promise<unknown[][]> {
+  const q = query.compile();
+  const direct = directReaders.get(db)?.({ sql: q.sql, name: statementName(q.sql), arrays: true }, q.parameters);
+  if (direct) return (await direct) as unknown[][];
+  return (await db.executeQuery(q)).rows.map((r) => Object.values(r as object));
 }

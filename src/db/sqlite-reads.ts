@@ -25,6 +25,8 @@ export interface StatementSource {
 
 /** Answers kept, at most; past that the cache starts over. */
 const MAX_ANSWERS = 1000;
+/** Statements of bulk reads kept prepared, at most. */
+const MAX_BULK_STATEMENTS = 50;
 
 /**
  * Wraps the statements Kysely uses (counting those that may write) and builds the reader of
@@ -45,10 +47,22 @@ export function sqliteReads(database: SQLite.Database, source: StatementSource):
   };
   const dataVersion = database.prepare('pragma data_version').pluck();
   const answers = new Map<string, { version: string; rows: readonly unknown[] }>();
+  // Bulk reads (readArrays) get statements of their own: raw mode is a statement's setting.
+  const bulk = new Map<string, SQLite.Statement>();
   const reader: DirectReader = (q, values) => {
     // A transaction is open on the connection: Kysely's mutex orders the read after it, and it
     // must not see the transaction's uncommitted writes.
     if (database.inTransaction) return null;
+    if (q.arrays) {
+      let stmt = bulk.get(q.sql);
+      if (!stmt) {
+        if (bulk.size >= MAX_BULK_STATEMENTS) bulk.clear();
+        stmt = database.prepare(q.sql);
+        if (!stmt.readonly) throw new Error('readArrays runs reads only');
+        bulk.set(q.sql, stmt.raw(true));
+      }
+      return stmt.all(values as unknown[]) as unknown[];
+    }
     const version = `${dataVersion.get() as number} ${writes}`;
     const key = `${q.name} ${JSON.stringify(values)}`;
     const kept = answers.get(key);

@@ -43,8 +43,8 @@ export interface DnsServerOptions {
   listen?: string;
 }
 
-/** Zones loaded per round trip at start (their rows are held at once: a page of 1000-record zones is 10k rows; larger pages leave a larger heap behind). */
-const LOAD_PAGE = 10;
+/** Names of zones read per round trip at start (each zone's records are then read and built alone). */
+const LOAD_PAGE = 1000;
 /** Changes read per round trip; a backlog is worked through in batches this size. */
 const CHANGE_BATCH = 1000;
 /** After a local signal for change N, re-read this often until N is visible (it may not be committed yet)… */
@@ -159,7 +159,11 @@ export class DnsServer {
     const from = await this.repo.lastChangeId();
     for (let after = ''; ; ) {
       const names = await this.repo.presenceDomains(after, LOAD_PAGE);
-      for (const rows of await this.repo.zones(names)) if (this.serves(rows.domain)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
+      for (const name of names) {
+        // One zone at a time: its rows are garbage before the next is read.
+        const rows = await this.repo.zone(name);
+        if (rows && this.serves(rows.domain)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
+      }
       if (names.length < LOAD_PAGE) break;
       after = names[names.length - 1];
     }
@@ -317,7 +321,7 @@ export class DnsServer {
         return from !== zone.serial ? zone : null;
       }
     }
-    const [rows] = await this.repo.zones([domain]);
+    const rows = await this.repo.zone(domain);
     if (!rows) {
       this.zones.delete(domain);
       return null;

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
+import { readArrays } from '../../db/precompiled.js';
 import type { StoredRecord } from './rdata.js';
 
 /** What a zone is built from: the presence domain's serial and its served records. */
@@ -64,44 +65,47 @@ export class ZoneRepository {
   }
 
   /**
-   * The named presence domains with their served records (state active or deleting); names
-   * without presence are left out. One statement, so serial and records come from one snapshot.
+   * A presence domain with its serial and served records (state active or deleting), in one
+   * statement (one snapshot); undefined when the domain has no presence.
    */
-  zones(domains: string[]): Promise<ZoneRows[]> {
-    return this.served(domains);
+  zone(domain: string): Promise<ZoneRows | undefined> {
+    return this.served(domain);
   }
 
   /**
    * The served records of some owners of one presence domain (relative names, '' the apex) and the
    * zone's serial, in one statement (one snapshot); undefined when the domain has no presence.
    */
-  async ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
-    return (await this.served([domain], owners))[0];
+  ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
+    return this.served(domain, owners);
   }
 
-  /** Presence domains with their serial and served records, of every owner or of `owners` only. */
-  private async served(domains: string[], owners?: string[]): Promise<ZoneRows[]> {
-    if (!domains.length) return [];
+  /** A presence domain with its serial and served records, of every owner or of `owners` only. */
+  private async served(domain: string, owners?: string[]): Promise<ZoneRows | undefined> {
     const q = this.db
       .selectFrom('domains as d')
       .leftJoin('dns_records as r', (j) => {
         const on = j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']);
         return owners ? on.on('r.name', 'in', owners) : on;
       })
-      .select(['d.name as domain', 'd.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
+      .select(['d.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
       .where('d.has_presence', '=', 1)
-      .where('d.name', 'in', domains);
-    // In the order of the index on (domain, name, record_type), whose entries follow the record id
-    // within one RRset (the rowid on SQLite): no sort, and an RRset lists its records in the order
-    // they were created.
-    const rows = await q.orderBy('d.name').orderBy('r.name').orderBy('r.record_type').orderBy('r.id').execute();
-    const out: ZoneRows[] = [];
-    for (const r of rows) {
-      let z = out[out.length - 1];
-      if (!z || z.domain !== r.domain) out.push((z = { domain: r.domain, serial: Number(r.serial), records: [] }));
-      if (r.record_type !== null) z.records.push({ name: r.name ?? '', record_type: r.record_type, data: r.data ?? '', ttl: Number(r.ttl), id: Number(r.id) });
+      .where('d.name', '=', domain)
+      // In the order of the index on (domain, name, record_type), whose entries follow the record
+      // id within one RRset (the rowid on SQLite): no sort, and an RRset lists its records in the
+      // order they were created; a zone is then built owner by owner (Zone.build).
+      .orderBy('r.name')
+      .orderBy('r.record_type')
+      .orderBy('r.id');
+    // Rows as arrays, without the domain on each: a server's start reads every record of the
+    // store (issue 12 item 2), and an object per row costs more than the query.
+    const rows = (await readArrays(this.db, q)) as [unknown, unknown, string | null, string | null, string | null, unknown][];
+    if (!rows.length) return undefined;
+    const records: StoredRecord[] = [];
+    for (const [, id, name, type, data, ttl] of rows) {
+      if (type !== null) records.push({ name: name ?? '', record_type: type, data: data ?? '', ttl: Number(ttl), id: Number(id) });
     }
-    return out;
+    return { domain, serial: Number(rows[0][0]), records };
   }
 
   /** Registers or refreshes this server's row: `await repo.heartbeat(id, applied, startedAt)`. */

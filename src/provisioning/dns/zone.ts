@@ -91,7 +91,9 @@ function encodeSet(records: WireRecord[]): WireSet {
     ttl = Math.min(ttl, r.ttl);
     size += 12 + r.rdata.length;
   }
-  const out = Buffer.allocUnsafe(size);
+  // Written in a buffer kept for the purpose (a zone build encodes a set per owner).
+  if (size > scratch.length) scratch = Buffer.allocUnsafe(Math.max(size, 2 * scratch.length));
+  const out = scratch;
   let p = 0;
   for (const r of records) {
     // The owner is the pointer to the question's name.
@@ -99,8 +101,9 @@ function encodeSet(records: WireRecord[]): WireSet {
     out[p + 1] = 0x0c;
     p = writeRecordTail(out, p + 2, r.type, ttl, r.rdata);
   }
-  return out.toString('latin1');
+  return out.toString('latin1', 0, size);
 }
+let scratch = Buffer.allocUnsafe(1 << 16);
 
 /** A record of ours (SOA, apex NS from settings) as the zones hold it. */
 const settingsRecord = (a: Answer): WireRecord => ({ owner: a.name, type: TYPE_CODES[a.type], ttl: a.ttl ?? 0, rdata: rdataOf(a), order: -1 });
@@ -149,8 +152,32 @@ export class Zone {
     settings: ZoneSettings,
     onSkip: (rec: StoredRecord, reason: string) => void = () => {},
   ): Zone {
+    // Iterated twice when its records do not come owner by owner: a one-shot iterator is read first.
+    const rows = typeof (records as { next?: unknown }).next === 'function' ? [...records] : records;
+    const skipped: [StoredRecord, string][] = [];
     const zone = new Zone(name, serial, settings);
-    for (const [owner, byType] of zone.group(records, onSkip, true)) zone.put(owner, byType);
+    if (!zone.stream(rows, (rec, reason) => skipped.push([rec, reason]))) {
+      // An owner came back after others (its records under names written differently: '@' and '',
+      // capitals).
+      return Zone.buildGrouped(name, serial, rows, settings, onSkip);
+    }
+    for (const [rec, reason] of skipped) onSkip(rec, reason);
+    return zone;
+  }
+
+  /**
+   * `build` for records in any order: all of them grouped by owner first, then put. What `build`
+   * falls back to, and what its owner-by-owner way is tested against.
+   */
+  static buildGrouped(
+    name: string,
+    serial: number,
+    records: Iterable<StoredRecord>,
+    settings: ZoneSettings,
+    onSkip: (rec: StoredRecord, reason: string) => void = () => {},
+  ): Zone {
+    const zone = new Zone(name, serial, settings);
+    for (const [owner, lists] of zone.group(records, onSkip, true)) zone.put(owner, lists);
     return zone;
   }
 
@@ -173,9 +200,9 @@ export class Zone {
       for (const rr of this.recordsAt(owner)) before.set(rr.toString('latin1'), rr);
       this.take(owner);
     }
-    for (const [owner, byType] of grouped) {
+    for (const [owner, lists] of grouped) {
       if (!touched.has(owner)) continue;
-      this.put(owner, byType);
+      this.put(owner, lists);
       for (const rr of this.recordsAt(owner)) after.set(rr.toString('latin1'), rr);
     }
     if (serial !== this.serial) this.setSerial(serial);
@@ -238,21 +265,55 @@ export class Zone {
   }
 
   /**
-   * Records by owner and type, in the order given (answers list records in the order they were
-   * created); with `apex`, the apex's SOA and NS from settings come first.
+   * Records by owner, one list per type, in the order given (answers list records in the order
+   * they were created); with `apex`, the apex's SOA and NS from settings come first.
    */
   private group(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void, apex: boolean) {
-    const out = new Map<string, Map<number, WireRecord[]>>();
-    const add = (r: WireRecord) => {
-      let byType = out.get(r.owner);
-      if (!byType) out.set(r.owner, (byType = new Map()));
-      const list = byType.get(r.type);
-      if (list) list.push(r);
-      else byType.set(r.type, [r]);
-    };
+    const out = new Map<string, WireRecord[][]>();
+    this.eachRecord(records, onSkip, apex, (r) => {
+      const lists = out.get(r.owner);
+      if (lists) addTo(lists, r);
+      else out.set(r.owner, [[r]]);
+      return true;
+    });
+    return out;
+  }
+
+  /**
+   * Puts records that come owner by owner, as the store reads them (by name, type and id), each
+   * owner as soon as the next begins: nothing is held for the whole zone (issue 12 item 2; held by
+   * the thousand, records would outlive V8's young generation and be allocated where only a full
+   * collection frees them). False, with the zone half built, when an owner comes back after another.
+   */
+  private stream(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void): boolean {
+    let owner: string | undefined;
+    let lists: WireRecord[][] = [];
+    let apexDone = false;
+    const ok = this.eachRecord(records, onSkip, true, (r) => {
+      if (r.owner === owner) {
+        addTo(lists, r);
+        return true;
+      }
+      if (owner !== undefined) this.put(owner, lists);
+      if (owner === this.name) apexDone = true;
+      // The apex holds its SOA from the start.
+      if (r.owner === this.name ? apexDone : this.nodes.has(r.owner)) return false;
+      owner = r.owner;
+      lists = [[r]];
+      return true;
+    });
+    if (ok && owner !== undefined) this.put(owner, lists);
+    return ok;
+  }
+
+  /**
+   * Each record in wire form, the apex's SOA and NS from settings first with `apex`, to `take`
+   * until it answers false (then false); records that do not parse go to `onSkip`.
+   */
+  private eachRecord(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void, apex: boolean, take: (r: WireRecord) => boolean): boolean {
     if (apex) {
-      add(settingsRecord(this.soa));
-      for (const ns of this.settings.nameservers) add(settingsRecord({ type: 'NS', class: 'IN', name: this.name, ttl: this.settings.ttl, data: ns }));
+      take(settingsRecord(this.soa));
+      for (const ns of this.settings.nameservers) take(settingsRecord({ type: 'NS', class: 'IN', name: this.name, ttl: this.settings.ttl, data: ns }));
     }
     for (const rec of records) {
       let r: WireRecord;
@@ -267,21 +328,19 @@ export class Zone {
         onSkip(rec, 'apex NS/SOA come from settings');
         continue;
       }
-      add(r);
+      if (!take(r)) return false;
     }
-    return out;
+    return true;
   }
 
-  /** Sets the RRsets of an owner that has none now. */
-  private put(owner: string, byType: Map<number, WireRecord[]>) {
-    const lists = [...byType.values()];
+  /** Sets the RRsets of an owner that has none now, from its records, one list per type. */
+  private put(owner: string, lists: WireRecord[][]) {
+    if (!lists.length) return;
     // RRsets in the order their first records were created (rows come by name and type).
     if (lists.length > 1) lists.sort((a, b) => a[0].order - b[0].order);
-    const sets = lists.map(encodeSet);
-    if (!sets.length) return;
-    this.nodes.set(owner, sets.length === 1 ? sets[0] : sets);
+    this.nodes.set(owner, lists.length === 1 ? encodeSet(lists[0]) : lists.map(encodeSet));
     if (owner !== this.name) {
-      if (byType.has(T.NS)) this.cuts.add(owner);
+      if (lists.some((l) => l[0].type === T.NS)) this.cuts.add(owner);
       // The owner and every name between it and the apex exist (empty non-terminals answer NODATA).
       for (let n = parent(owner); n !== this.name; n = parent(n)) this.above.set(n, (this.above.get(n) ?? 0) + 1);
     }
@@ -300,6 +359,14 @@ export class Zone {
 }
 
 const parent = (name: string) => name.slice(name.indexOf('.') + 1);
+
+/** Adds a record to an owner's lists (one per type; records of one type mostly come together). */
+function addTo(lists: WireRecord[][], r: WireRecord) {
+  const last = lists[lists.length - 1];
+  const list = last[0].type === r.type ? last : lists.find((l) => l[0].type === r.type);
+  if (list) list.push(r);
+  else lists.push([r]);
+}
 
 /** The zones of one DNS process, by apex name. */
 export class ZoneSet {
