@@ -419,7 +419,11 @@ export class DnsServer {
 
   private bindUdp(host: string, port: number): Promise<dgram.Socket> {
     return new Promise((resolve, reject) => {
-      const sock = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' });
+      const family = net.isIPv6(host) ? 6 : 4;
+      // Replies go to the address a query came from, always an IP: no lookup (dgram's default
+      // asks dns.lookup, which answers an IP a tick later, for every reply).
+      const lookup = (address: string, _family: unknown, done: (err: Error | null, address: string, family: number) => void) => done(null, address, family);
+      const sock = dgram.createSocket({ type: family === 6 ? 'udp6' : 'udp4', lookup: lookup as unknown as dgram.SocketOptions['lookup'] });
       sock.once('error', reject);
       sock.bind(port, host, () => {
         sock.off('error', reject);
@@ -427,12 +431,12 @@ export class DnsServer {
         sock.on('message', (msg, rinfo) => {
           if (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0) {
             void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => {
-              for (const out of outs) sock.send(out, rinfo.port, rinfo.address, () => {});
+              for (const out of outs) sock.send(out, rinfo.port, rinfo.address);
             });
             return;
           }
           const out = this.answer(msg, 'udp');
-          if (out) sock.send(out, rinfo.port, rinfo.address, () => {});
+          if (out) sock.send(out, rinfo.port, rinfo.address);
         });
         resolve(sock);
       });
