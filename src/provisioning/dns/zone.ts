@@ -105,6 +105,9 @@ function encodeSet(records: WireRecord[]): WireSet {
 }
 let scratch = Buffer.allocUnsafe(1 << 16);
 
+/** Told of each stored record that is not served, and why (the DNS server logs it). */
+export type OnSkip = (rec: StoredRecord, reason: string) => void;
+
 /** A record of ours (SOA, apex NS from settings) as the zones hold it. */
 const settingsRecord = (a: Answer): WireRecord => ({ owner: a.name, type: TYPE_CODES[a.type], ttl: a.ttl ?? 0, rdata: rdataOf(a), order: -1 });
 
@@ -142,16 +145,11 @@ export class Zone {
 
   /**
    * Builds the zone of `name` (lower-case ACE) from its served records; records that do not parse
-   * are left out and reported through `onSkip`, never served half-right.
+   * are left out and reported through `onSkip`, never served half-right. Records in the order the
+   * store reads them (by name, type and id) are put owner by owner as they come (`stream`).
    * `Zone.build('example.com', 7, rows, settings)`.
    */
-  static build(
-    name: string,
-    serial: number,
-    records: Iterable<StoredRecord>,
-    settings: ZoneSettings,
-    onSkip: (rec: StoredRecord, reason: string) => void = () => {},
-  ): Zone {
+  static build(name: string, serial: number, records: Iterable<StoredRecord>, settings: ZoneSettings, onSkip: OnSkip = () => {}): Zone {
     // Iterated twice when its records do not come owner by owner: a one-shot iterator is read first.
     const rows = typeof (records as { next?: unknown }).next === 'function' ? [...records] : records;
     const skipped: [StoredRecord, string][] = [];
@@ -169,13 +167,7 @@ export class Zone {
    * `build` for records in any order: all of them grouped by owner first, then put. What `build`
    * falls back to, and what its owner-by-owner way is tested against.
    */
-  static buildGrouped(
-    name: string,
-    serial: number,
-    records: Iterable<StoredRecord>,
-    settings: ZoneSettings,
-    onSkip: (rec: StoredRecord, reason: string) => void = () => {},
-  ): Zone {
+  static buildGrouped(name: string, serial: number, records: Iterable<StoredRecord>, settings: ZoneSettings, onSkip: OnSkip = () => {}): Zone {
     const zone = new Zone(name, serial, settings);
     for (const [owner, lists] of zone.group(records, onSkip, true)) zone.put(owner, lists);
     return zone;
@@ -190,7 +182,7 @@ export class Zone {
     serial: number,
     owners: Iterable<string>,
     records: Iterable<StoredRecord>,
-    onSkip: (rec: StoredRecord, reason: string) => void = () => {},
+    onSkip: OnSkip = () => {},
   ): { removed: Buffer[]; added: Buffer[] } {
     const touched = new Set(owners);
     const grouped = this.group(records, onSkip, touched.has(this.name));
@@ -268,7 +260,7 @@ export class Zone {
    * Records by owner, one list per type, in the order given (answers list records in the order
    * they were created); with `apex`, the apex's SOA and NS from settings come first.
    */
-  private group(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void, apex: boolean) {
+  private group(records: Iterable<StoredRecord>, onSkip: OnSkip, apex: boolean) {
     const out = new Map<string, WireRecord[][]>();
     this.eachRecord(records, onSkip, apex, (r) => {
       const lists = out.get(r.owner);
@@ -285,7 +277,7 @@ export class Zone {
    * the thousand, records would outlive V8's young generation and be allocated where only a full
    * collection frees them). False, with the zone half built, when an owner comes back after another.
    */
-  private stream(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void): boolean {
+  private stream(records: Iterable<StoredRecord>, onSkip: OnSkip): boolean {
     let owner: string | undefined;
     let lists: WireRecord[][] = [];
     let apexDone = false;
@@ -310,7 +302,7 @@ export class Zone {
    * Each record in wire form, the apex's SOA and NS from settings first with `apex`, to `take`
    * until it answers false (then false); records that do not parse go to `onSkip`.
    */
-  private eachRecord(records: Iterable<StoredRecord>, onSkip: (rec: StoredRecord, reason: string) => void, apex: boolean, take: (r: WireRecord) => boolean): boolean {
+  private eachRecord(records: Iterable<StoredRecord>, onSkip: OnSkip, apex: boolean, take: (r: WireRecord) => boolean): boolean {
     if (apex) {
       take(settingsRecord(this.soa));
       for (const ns of this.settings.nameservers) take(settingsRecord({ type: 'NS', class: 'IN', name: this.name, ttl: this.settings.ttl, data: ns }));
