@@ -101,7 +101,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     // each pooled connection parses and plans one once.
     registerDirectReader(db, (q, values) =>
       q.arrays
-        ? pool.query({ text: q.sql, values: values as unknown[], rowMode: 'array' }).then((r) => r.rows)
+        ? pool.query({ name: q.name || undefined, text: q.sql, values: values as unknown[], rowMode: 'array' }).then((r) => r.rows)
         : pool.query({ name: q.name, text: q.sql, values: values as unknown[] }).then((r) => r.rows),
     );
     if (opts.schema) await sql`create schema if not exists ${sql.id(opts.schema)}`.execute(db);

@@ -9,9 +9,9 @@ import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 /** A compiled query as a direct reader runs it: its SQL, its parameter values, a stable statement name. */
 export interface DirectQuery {
   sql: string;
-  /** `hp_<sha1 of sql>`: PostgreSQL prepares the statement once per connection under this name. */
+  /** `hp_<sha1 of sql>`: PostgreSQL prepares the statement once per connection under this name ('' for none). */
   name: string;
-  /** A bulk read (readArrays): rows as arrays of the selected columns in order, never kept, not named. */
+  /** A bulk read (readArrays): rows as arrays of the selected columns in order, never kept. */
   arrays?: boolean;
 }
 
@@ -67,6 +67,12 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
     async first(...args: A): Promise<O | undefined> {
       return (await this.all(...args))[0];
     },
+    /** The rows as arrays, never kept, as readArrays reads them. */
+    arrays(...args: A): Promise<unknown[][]> {
+      compiled ??= compile(args.length);
+      const { query, parameters, slots } = compiled;
+      return arraysOf(db, query, parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p)));
+    },
   };
 }
 
@@ -76,9 +82,15 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
  * per row costs more than the query (a DNS server loading its zones, issue 12 item 2):
  * `const rows = await readArrays(db, db.selectFrom('dns_records').select(['name', 'data']))`.
  */
-export async function readArrays(db: Kysely<any>, query: Compilable<unknown>): Promise<unknown[][]> {
+export function readArrays(db: Kysely<any>, query: Compilable<unknown>): Promise<unknown[][]> {
   const q = query.compile();
-  const direct = directReaders.get(db)?.({ sql: q.sql, name: statementName(q.sql), arrays: true }, q.parameters);
+  // Not named: the texts of ad-hoc reads vary (lists of values), and PostgreSQL would keep each.
+  return arraysOf(db, { sql: q.sql, name: '' }, q.parameters);
+}
+
+async function arraysOf(db: Kysely<any>, q: DirectQuery, values: readonly unknown[]): Promise<unknown[][]> {
+  const direct = directReaders.get(db)?.({ ...q, arrays: true }, values);
   if (direct) return (await direct) as unknown[][];
-  return (await db.executeQuery(q)).rows.map((r) => Object.values(r as object));
+  // Kysely's rows in select order (the columns are named, none a number).
+  return (await db.executeQuery(CompiledQuery.raw(q.sql, [...values]))).rows.map((r) => Object.values(r as object));
 }

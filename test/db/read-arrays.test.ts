@@ -4,7 +4,7 @@
 // may hold open).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, type TestStore } from '../helpers/app.js';
-import { readArrays } from '../../src/db/precompiled.js';
+import { precompiled, readArrays } from '../../src/db/precompiled.js';
 import { nowIso } from '../../src/db/time.js';
 
 describe.each(ENGINES)('readArrays on %s', (engine) => {
@@ -27,6 +27,13 @@ describe.each(ENGINES)('readArrays on %s', (engine) => {
     // The same read twice: nothing kept from the first (a bulk read is never cached).
     await ts.store.db.updateTable('dns_changes').set({ serial: 8 }).where('domain', '=', 'b.example').execute();
     expect((await readArrays(ts.store.db, changes()))[1][1]).toBe(8);
+  });
+
+  it('a precompiled read answers the same arrays, its value swapped in (compiled once, named on PostgreSQL)', async () => {
+    const byDomain = precompiled(ts.store.db, (domain: string) => changes().where('domain', '=', domain));
+    expect(await byDomain.arrays('a.example')).toEqual([['a.example', null, '["www"]', expect.any(Number)]]);
+    expect(await byDomain.arrays('b.example')).toEqual(await readArrays(ts.store.db, changes().where('domain', '=', 'b.example')));
+    expect(await byDomain.arrays('none.example')).toEqual([]);
   });
 
   it('never answers a write its transaction has not committed', async () => {

@@ -16,6 +16,7 @@
 import { once } from 'node:events';
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import net from 'node:net';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
@@ -30,7 +31,7 @@ import { SecondariesRepository, type Secondary } from './secondaries.repository.
 import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer.js';
 import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
-import { ZoneRepository, type ZoneChange } from './zone.repository.js';
+import { ZoneRepository, type ZoneChange, type ZoneRows } from './zone.repository.js';
 import type { StoredRecord } from './rdata.js';
 
 export type DnsServerConfig = Pick<Config, 'dnsListen' | 'dnsDefaultTtl' | 'dns'>;
@@ -45,6 +46,8 @@ export interface DnsServerOptions {
 
 /** Names of zones read per round trip at start (each zone's records are then read and built alone). */
 const LOAD_PAGE = 1000;
+/** PostgreSQL: zones read ahead of the one being built at start (pooled connections). */
+const LOAD_AHEAD = 4;
 /** Changes read per round trip; a backlog is worked through in batches this size. */
 const CHANGE_BATCH = 1000;
 /** After a local signal for change N, re-read this often until N is visible (it may not be committed yet)… */
@@ -159,9 +162,23 @@ export class DnsServer {
     const from = await this.repo.lastChangeId();
     for (let after = ''; ; ) {
       const names = await this.repo.presenceDomains(after, LOAD_PAGE);
-      for (const name of names) {
-        // One zone at a time: its rows are garbage before the next is read.
-        const rows = await this.repo.zone(name);
+      // Zone by zone, each built before the next is read (its rows die young); on PostgreSQL a few
+      // reads are under way meanwhile, so a store of many small zones is not one round trip each.
+      const ahead = store.engine === 'postgres' ? LOAD_AHEAD : 1;
+      const reading: Promise<ZoneRows | undefined>[] = [];
+      let next = 0;
+      const readMore = () => {
+        while (reading.length < ahead && next < names.length) {
+          const read = this.repo.zone(names[next++]);
+          // Awaited in turn below; a failure meanwhile is not unhandled.
+          read.catch(() => {});
+          reading.push(read);
+        }
+      };
+      readMore();
+      while (reading.length) {
+        const rows = await reading.shift()!;
+        readMore();
         if (rows && this.serves(rows.domain)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
       }
       if (names.length < LOAD_PAGE) break;
@@ -417,30 +434,42 @@ export class DnsServer {
     }
   }
 
-  private bindUdp(host: string, port: number): Promise<dgram.Socket> {
-    return new Promise((resolve, reject) => {
-      const family = net.isIPv6(host) ? 6 : 4;
-      // Replies go to the address a query came from, always an IP: no lookup (dgram's default
-      // asks dns.lookup, which answers an IP a tick later, for every reply).
-      const lookup = (address: string, _family: unknown, done: (err: Error | null, address: string, family: number) => void) => done(null, address, family);
-      const sock = dgram.createSocket({ type: family === 6 ? 'udp6' : 'udp4', lookup: lookup as unknown as dgram.SocketOptions['lookup'] });
+  private async bindUdp(host: string, port: number): Promise<dgram.Socket> {
+    // IPv4 unless the host is an IPv6 address; a host name is looked up once, here, as dgram would.
+    const family = net.isIPv6(host) ? 6 : 4;
+    const address = net.isIP(host) ? host : (await dnsLookup(host, { family })).address;
+    // Replies go to the address a query came from, always an IP: no lookup (dgram's default
+    // asks dns.lookup, which answers an IP a tick later, for every reply).
+    const lookup = (to: string, _family: unknown, done: (err: Error | null, address: string, family: number) => void) => done(null, to, family);
+    const sock = dgram.createSocket({ type: family === 6 ? 'udp6' : 'udp4', lookup: lookup as unknown as dgram.SocketOptions['lookup'] });
+    await new Promise<void>((resolve, reject) => {
       sock.once('error', reject);
-      sock.bind(port, host, () => {
+      sock.bind(port, address, () => {
         sock.off('error', reject);
-        sock.on('error', (err) => this.warn(err, 'DNS UDP socket error'));
-        sock.on('message', (msg, rinfo) => {
-          if (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0) {
-            void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => {
-              for (const out of outs) sock.send(out, rinfo.port, rinfo.address);
-            });
-            return;
-          }
-          const out = this.answer(msg, 'udp');
-          if (out) sock.send(out, rinfo.port, rinfo.address);
-        });
-        resolve(sock);
+        resolve();
       });
     });
+    sock.on('error', (err) => this.warn(err, 'DNS UDP socket error'));
+    sock.on('message', (msg, rinfo) => {
+      // Nothing can be sent to port 0 (dgram throws): such a datagram is forged or broken.
+      if (rinfo.port === 0) return;
+      // Errors of sending are dropped by dgram; a socket closed meanwhile (a signed answer that
+      // was still being made at stop) throws.
+      const reply = (out: Buffer) => {
+        try {
+          sock.send(out, rinfo.port, rinfo.address);
+        } catch (err) {
+          if (!this.stopped) this.warn(err, 'DNS UDP reply not sent');
+        }
+      };
+      if (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0) {
+        void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => outs.forEach(reply));
+        return;
+      }
+      const out = this.answer(msg, 'udp');
+      if (out) reply(out);
+    });
+    return sock;
   }
 
   private listenTcp(host: string, port: number): Promise<net.Server> {

@@ -3,7 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
-import { readArrays } from '../../db/precompiled.js';
+import { precompiled, readArrays } from '../../db/precompiled.js';
 import type { StoredRecord } from './rdata.js';
 
 /** What a zone is built from: the presence domain's serial and its served records. */
@@ -36,8 +36,26 @@ function ownersOf(text: string | null): string[] | null {
   }
 }
 
+/**
+ * A zone from its rows as `served` reads them (arrays, without the domain on each: a server's start
+ * reads every record of the store, issue 12 item 2, and an object per row costs more than the query).
+ */
+function zoneRows(domain: string, rows: unknown[][]): ZoneRows | undefined {
+  if (!rows.length) return undefined;
+  const records: StoredRecord[] = [];
+  for (const [, id, name, type, data, ttl] of rows as [unknown, unknown, string | null, string | null, string | null, unknown][]) {
+    if (type !== null) records.push({ name: name ?? '', record_type: type, data: data ?? '', ttl: Number(ttl), id: Number(id) });
+  }
+  return { domain, serial: Number(rows[0][0]), records };
+}
+
 export class ZoneRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** A whole zone's read, compiled once: a server's start runs it for every zone. */
+  private readonly wholeZone;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.wholeZone = precompiled(db, (domain: string) => this.served(domain));
+  }
 
   /** The newest change id (0 for none); read before loading zones, so later changes are replayed. */
   async lastChangeId(): Promise<number> {
@@ -68,21 +86,25 @@ export class ZoneRepository {
    * A presence domain with its serial and served records (state active or deleting), in one
    * statement (one snapshot); undefined when the domain has no presence.
    */
-  zone(domain: string): Promise<ZoneRows | undefined> {
-    return this.served(domain);
+  async zone(domain: string): Promise<ZoneRows | undefined> {
+    return zoneRows(domain, await this.wholeZone.arrays(domain));
   }
 
   /**
    * The served records of some owners of one presence domain (relative names, '' the apex) and the
    * zone's serial, in one statement (one snapshot); undefined when the domain has no presence.
    */
-  ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
-    return this.served(domain, owners);
+  async ownerRecords(domain: string, owners: string[]): Promise<ZoneRows | undefined> {
+    return zoneRows(domain, await readArrays(this.db, this.served(domain, owners)));
   }
 
-  /** A presence domain with its serial and served records, of every owner or of `owners` only. */
-  private async served(domain: string, owners?: string[]): Promise<ZoneRows | undefined> {
-    const q = this.db
+  /**
+   * The read of a presence domain's serial and served records, of every owner or of `owners`
+   * only, as arrays: [serial, id, name, record_type, data, ttl], one row with nulls for a zone
+   * without records, none without presence.
+   */
+  private served(domain: string, owners?: string[]) {
+    return this.db
       .selectFrom('domains as d')
       .leftJoin('dns_records as r', (j) => {
         const on = j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']);
@@ -97,15 +119,6 @@ export class ZoneRepository {
       .orderBy('r.name')
       .orderBy('r.record_type')
       .orderBy('r.id');
-    // Rows as arrays, without the domain on each: a server's start reads every record of the
-    // store (issue 12 item 2), and an object per row costs more than the query.
-    const rows = (await readArrays(this.db, q)) as [unknown, unknown, string | null, string | null, string | null, unknown][];
-    if (!rows.length) return undefined;
-    const records: StoredRecord[] = [];
-    for (const [, id, name, type, data, ttl] of rows) {
-      if (type !== null) records.push({ name: name ?? '', record_type: type, data: data ?? '', ttl: Number(ttl), id: Number(id) });
-    }
-    return { domain, serial: Number(rows[0][0]), records };
   }
 
   /** Registers or refreshes this server's row: `await repo.heartbeat(id, applied, startedAt)`. */

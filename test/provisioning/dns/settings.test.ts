@@ -1,13 +1,27 @@
 // DNS settings and listening (issue 3 item 3; docs/decisions/0003-dns-propagation.md): the DNS_* settings
 // with their defaults and every problem reported together, and a server listening on IPv6 whose SOA
-// RNAME keeps a dotted local part as one label on the wire.
+// RNAME keeps a dotted local part as one label on the wire; DNS_LISTEN naming a host, and a forged
+// datagram from port 0 that cannot be answered.
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { freshStore, testConfig } from '../../helpers/app.js';
-import { addDomain, customer, query, udp } from '../../helpers/dns.js';
+import { addDomain, customer, query, tcp, udp } from '../../helpers/dns.js';
+import { requirable } from '../../helpers/required.js';
 import { DnsServer } from '../../../src/provisioning/dns/server.js';
+
+/** Sends one UDP datagram from 127.0.0.1 port 0 to argv[1] with argv[2] (hex) as payload, through a raw socket. */
+const RAW_UDP_FROM_PORT_0 = `
+import socket, struct, sys
+port, payload = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
+udp = struct.pack('!HHHH', 0, port, 8 + len(payload), 0) + payload
+ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), 1, 0, 64, socket.IPPROTO_UDP, 0, socket.inet_aton('127.0.0.1'), socket.inet_aton('127.0.0.1'))
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+s.sendto(ip + udp, ('127.0.0.1', 0))
+`;
+const rootRaw = requirable(process.getuid?.() === 0 ? null : 'sending a forged datagram needs a raw socket (root)');
 
 describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
@@ -46,6 +60,43 @@ describe('DNS settings and listening', () => {
       await dns.stop();
       await ts.drop();
     }
+  });
+
+  it('DNS_LISTEN may name a host: it is looked up once (IPv4), and answers come from that address over UDP and TCP', async () => {
+    const ts = await freshStore('sqlite');
+    const c = await customer(ts.store);
+    await addDomain(ts.store, c, 'named.example');
+    const dns = await DnsServer.start({ store: ts.store, config: testConfig(), listen: 'localhost:0' });
+    try {
+      expect(dns.host).toBe('localhost');
+      const viaUdp = await udp(dns.port!, query('named.example', 'SOA'));
+      expect(dnsPacket.decode(viaUdp!).answers.map((a) => a.type)).toEqual(['SOA']);
+      const [viaTcp] = await tcp(dns.port!, [query('named.example', 'SOA')], { expect: 1 });
+      expect(dnsPacket.decode(viaTcp).answers.map((a) => a.type)).toEqual(['SOA']);
+    } finally {
+      await dns.stop();
+      await ts.drop();
+    }
+  });
+
+  rootRaw('a datagram from source port 0', () => {
+    it('cannot be answered and does not stop the server (a forged packet)', async () => {
+      const ts = await freshStore('sqlite');
+      const c = await customer(ts.store);
+      await addDomain(ts.store, c, 'port0.example');
+      const dns = await DnsServer.start({ store: ts.store, config: testConfig(), listen: '127.0.0.1:0' });
+      try {
+        // An IPv4 + UDP packet from 127.0.0.1 port 0, written by a raw socket (root).
+        const q = query('port0.example', 'SOA').toString('hex');
+        execFileSync('python3', ['-c', RAW_UDP_FROM_PORT_0, String(dns.port), q]);
+        await new Promise((r) => setTimeout(r, 200));
+        const after = await udp(dns.port!, query('port0.example', 'SOA'));
+        expect(dnsPacket.decode(after!).answers.map((a) => a.type)).toEqual(['SOA']);
+      } finally {
+        await dns.stop();
+        await ts.drop();
+      }
+    });
   });
 
   it('the catalog zone lists every zone (RFC 9432); a domain named like the catalog is not served in its place', async () => {
