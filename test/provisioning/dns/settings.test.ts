@@ -23,6 +23,20 @@ s.sendto(ip + udp, ('127.0.0.1', 0))
 `;
 const rootRaw = requirable(process.getuid?.() === 0 ? null : 'sending a forged datagram needs a raw socket (root)');
 
+/** A DNS server on `listen` over a fresh SQLite store with `domains` (presence), for the duration of `use`. */
+async function withServer(domains: string[], env: Record<string, string>, listen: string, use: (dns: DnsServer) => Promise<void>) {
+  const ts = await freshStore('sqlite');
+  const c = await customer(ts.store);
+  for (const d of domains) await addDomain(ts.store, c, d);
+  const dns = await DnsServer.start({ store: ts.store, config: testConfig(env), listen });
+  try {
+    await use(dns);
+  } finally {
+    await dns.stop();
+    await ts.drop();
+  }
+}
+
 describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
@@ -40,11 +54,7 @@ describe('DNS settings and listening', () => {
   });
 
   it('listens on IPv6 too; SOA RNAME with a dotted local part goes out as one label', async () => {
-    const ts = await freshStore('sqlite');
-    const c = await customer(ts.store);
-    await addDomain(ts.store, c, 'v6.example');
-    const dns = await DnsServer.start({ store: ts.store, config: testConfig({ DNS_HOSTMASTER: 'dns.admin@example.net' }), listen: '[::1]:0' });
-    try {
+    await withServer(['v6.example'], { DNS_HOSTMASTER: 'dns.admin@example.net' }, '[::1]:0', async (dns) => {
       const reply = await new Promise<Buffer>((resolve) => {
         const sock = dgram.createSocket('udp6');
         sock.on('message', (m) => {
@@ -56,56 +66,34 @@ describe('DNS settings and listening', () => {
       expect(dnsPacket.decode(reply).answers[0].data).toMatchObject({ mname: 'ns1.hostplane.test', rname: 'dns\\.admin.example.net' });
       // On the wire: the first label is "dns.admin" (9 bytes), not "dns" + "admin".
       expect(reply.includes(Buffer.from('\x09dns.admin\x07example\x03net\x00', 'latin1'))).toBe(true);
-    } finally {
-      await dns.stop();
-      await ts.drop();
-    }
+    });
   });
 
   it('DNS_LISTEN may name a host: it is looked up once (IPv4), and answers come from that address over UDP and TCP', async () => {
-    const ts = await freshStore('sqlite');
-    const c = await customer(ts.store);
-    await addDomain(ts.store, c, 'named.example');
-    const dns = await DnsServer.start({ store: ts.store, config: testConfig(), listen: 'localhost:0' });
-    try {
+    await withServer(['named.example'], {}, 'localhost:0', async (dns) => {
       expect(dns.host).toBe('localhost');
       const viaUdp = await udp(dns.port!, query('named.example', 'SOA'));
       expect(dnsPacket.decode(viaUdp!).answers.map((a) => a.type)).toEqual(['SOA']);
       const [viaTcp] = await tcp(dns.port!, [query('named.example', 'SOA')], { expect: 1 });
       expect(dnsPacket.decode(viaTcp).answers.map((a) => a.type)).toEqual(['SOA']);
-    } finally {
-      await dns.stop();
-      await ts.drop();
-    }
+    });
   });
 
   rootRaw('a datagram from source port 0', () => {
     it('cannot be answered and does not stop the server (a forged packet)', async () => {
-      const ts = await freshStore('sqlite');
-      const c = await customer(ts.store);
-      await addDomain(ts.store, c, 'port0.example');
-      const dns = await DnsServer.start({ store: ts.store, config: testConfig(), listen: '127.0.0.1:0' });
-      try {
+      await withServer(['port0.example'], {}, '127.0.0.1:0', async (dns) => {
         // An IPv4 + UDP packet from 127.0.0.1 port 0, written by a raw socket (root).
         const q = query('port0.example', 'SOA').toString('hex');
         execFileSync('python3', ['-c', RAW_UDP_FROM_PORT_0, String(dns.port), q]);
         await new Promise((r) => setTimeout(r, 200));
         const after = await udp(dns.port!, query('port0.example', 'SOA'));
         expect(dnsPacket.decode(after!).answers.map((a) => a.type)).toEqual(['SOA']);
-      } finally {
-        await dns.stop();
-        await ts.drop();
-      }
+      });
     });
   });
 
   it('the catalog zone lists every zone (RFC 9432); a domain named like the catalog is not served in its place', async () => {
-    const ts = await freshStore('sqlite');
-    const c = await customer(ts.store);
-    await addDomain(ts.store, c, 'one.example');
-    await addDomain(ts.store, c, 'catalog.zones.example');
-    const dns = await DnsServer.start({ store: ts.store, config: testConfig({ DNS_CATALOG_ZONE: 'catalog.zones.example' }), listen: '127.0.0.1:0' });
-    try {
+    await withServer(['one.example', 'catalog.zones.example'], { DNS_CATALOG_ZONE: 'catalog.zones.example' }, '127.0.0.1:0', async (dns) => {
       const ask = (name: string, type: string) => udp(dns.port!, query(name, type)).then((r) => dnsPacket.decode(r!));
       const soa = await ask('catalog.zones.example', 'SOA');
       expect(soa.answers[0].data).toMatchObject({ mname: 'invalid' });
@@ -115,9 +103,6 @@ describe('DNS settings and listening', () => {
       expect((await ask(`${id}.zones.catalog.zones.example`, 'PTR')).answers.map((a) => a.data)).toEqual(['one.example']);
       const other = crypto.createHash('sha1').update('catalog.zones.example').digest('hex');
       expect((await ask(`${other}.zones.catalog.zones.example`, 'PTR')).rcode).toBe('NXDOMAIN');
-    } finally {
-      await dns.stop();
-      await ts.drop();
-    }
+    });
   });
 });
