@@ -99,6 +99,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
     // Precompiled reads (src/db/precompiled.ts) go to the pool without Kysely, as named statements:
     // each pooled connection parses and plans one once.
+    // pg types rows as arrays only for a literal rowMode 'array': two calls.
     registerDirectReader(db, (q, values) =>
       q.arrays
         ? pool.query({ name: q.name || undefined, text: q.sql, values: values as unknown[], rowMode: 'array' }).then((r) => r.rows)

@@ -31,7 +31,7 @@ import { SecondariesRepository, type Secondary } from './secondaries.repository.
 import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer.js';
 import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
-import { ZoneRepository, type ZoneChange, type ZoneRows } from './zone.repository.js';
+import { ZoneRepository, type ZoneChange } from './zone.repository.js';
 import type { StoredRecord } from './rdata.js';
 
 export type DnsServerConfig = Pick<Config, 'dnsListen' | 'dnsDefaultTtl' | 'dns'>;
@@ -72,6 +72,25 @@ const REFUSED = 5;
 const silentLog = {
   info() {}, warn() {}, error() {}, debug() {}, fatal() {}, trace() {}, child() { return silentLog; }, level: 'silent', silent() {},
 } as unknown as FastifyBaseLogger;
+
+/**
+ * `read` of each item, answered in order, with up to `ahead` reads under way at once:
+ * `for await (const z of inTurn(names, 4, (n) => repo.zone(n)))`. A failed read throws in its turn.
+ */
+async function* inTurn<T, R>(items: T[], ahead: number, read: (item: T) => Promise<R>): AsyncGenerator<R> {
+  const reading: Promise<R>[] = [];
+  let next = 0;
+  for (;;) {
+    while (reading.length < ahead && next < items.length) {
+      const r = read(items[next++]);
+      // Awaited in its turn; one that fails before then (or after the caller stopped) is not unhandled.
+      r.catch(() => {});
+      reading.push(r);
+    }
+    if (!reading.length) return;
+    yield await reading.shift()!;
+  }
+}
 
 /** `parseListen('[::1]:53')` → { host: '::1', port: 53 }; null for `off`. */
 export function parseListen(listen: string): { host: string; port: number } | null {
@@ -164,21 +183,7 @@ export class DnsServer {
       const names = await this.repo.presenceDomains(after, LOAD_PAGE);
       // Zone by zone, each built before the next is read (its rows die young); on PostgreSQL a few
       // reads are under way meanwhile, so a store of many small zones is not one round trip each.
-      const ahead = store.engine === 'postgres' ? LOAD_AHEAD : 1;
-      const reading: Promise<ZoneRows | undefined>[] = [];
-      let next = 0;
-      const readMore = () => {
-        while (reading.length < ahead && next < names.length) {
-          const read = this.repo.zone(names[next++]);
-          // Awaited in turn below; a failure meanwhile is not unhandled.
-          read.catch(() => {});
-          reading.push(read);
-        }
-      };
-      readMore();
-      while (reading.length) {
-        const rows = await reading.shift()!;
-        readMore();
+      for await (const rows of inTurn(names, store.engine === 'postgres' ? LOAD_AHEAD : 1, (name) => this.repo.zone(name))) {
         if (rows && this.serves(rows.domain)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
       }
       if (names.length < LOAD_PAGE) break;
@@ -201,13 +206,6 @@ export class DnsServer {
     this.wake();
   }
 
-  /**
-   * The catalog zone (RFC 9432, version 2; docs/decisions/0014-dns-zones-in-wire-form.md): one PTR
-   * per zone served, under `<id>.zones.<catalog>`, so a secondary that reads catalogs (Knot's
-   * catalog-role: interpret) adds and drops zones by itself. Served like a zone (SOA queries,
-   * AXFR/IXFR to registered secondaries, NOTIFY on change). Its serial is the change id that
-   * changed the list, so it only grows, across restarts too. Null when DNS_CATALOG_ZONE=off.
-   */
   /** Every presence domain is served, except one named like the catalog zone (which keeps its name). */
   private serves(domain: string): boolean {
     if (domain !== this.opts.config.dns.catalogZone) return true;
@@ -215,6 +213,13 @@ export class DnsServer {
     return false;
   }
 
+  /**
+   * The catalog zone (RFC 9432, version 2; docs/decisions/0014-dns-zones-in-wire-form.md): one PTR
+   * per zone served, under `<id>.zones.<catalog>`, so a secondary that reads catalogs (Knot's
+   * catalog-role: interpret) adds and drops zones by itself. Served like a zone (SOA queries,
+   * AXFR/IXFR to registered secondaries, NOTIFY on change). Its serial is the change id that
+   * changed the list, so it only grows, across restarts too. Null when DNS_CATALOG_ZONE=off.
+   */
   private rebuildCatalog(serial: number): Zone | null {
     const name = this.opts.config.dns.catalogZone;
     if (!name) return null;
@@ -453,23 +458,28 @@ export class DnsServer {
     sock.on('message', (msg, rinfo) => {
       // Nothing can be sent to port 0 (dgram throws): such a datagram is forged or broken.
       if (rinfo.port === 0) return;
-      // Errors of sending are dropped by dgram; a socket closed meanwhile (a signed answer that
-      // was still being made at stop) throws.
-      const reply = (out: Buffer) => {
-        try {
-          sock.send(out, rinfo.port, rinfo.address);
-        } catch (err) {
-          if (!this.stopped) this.warn(err, 'DNS UDP reply not sent');
-        }
-      };
       if (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0) {
-        void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => outs.forEach(reply));
+        void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => {
+          for (const out of outs) this.reply(sock, out, rinfo);
+        });
         return;
       }
       const out = this.answer(msg, 'udp');
-      if (out) reply(out);
+      if (out) this.reply(sock, out, rinfo);
     });
     return sock;
+  }
+
+  /**
+   * Sends a UDP reply. Errors of sending are dropped by dgram; a socket closed meanwhile (a signed
+   * answer still being made at stop) throws.
+   */
+  private reply(sock: dgram.Socket, out: Buffer, to: dgram.RemoteInfo) {
+    try {
+      sock.send(out, to.port, to.address);
+    } catch (err) {
+      if (!this.stopped) this.warn(err, 'DNS UDP reply not sent');
+    }
   }
 
   private listenTcp(host: string, port: number): Promise<net.Server> {

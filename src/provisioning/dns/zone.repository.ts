@@ -100,8 +100,8 @@ export class ZoneRepository {
 
   /**
    * The read of a presence domain's serial and served records, of every owner or of `owners`
-   * only, as arrays: [serial, id, name, record_type, data, ttl], one row with nulls for a zone
-   * without records, none without presence.
+   * only; its rows (zoneRows) are [serial, id, name, record_type, data, ttl], one with nulls for
+   * a zone without records, none for a domain without presence.
    */
   private served(domain: string, owners?: string[]) {
     return this.db

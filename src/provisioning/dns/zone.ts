@@ -149,15 +149,13 @@ export class Zone {
    * store reads them (by name, type and id) are put owner by owner as they come (`stream`).
    * `Zone.build('example.com', 7, rows, settings)`.
    */
-  static build(name: string, serial: number, records: Iterable<StoredRecord>, settings: ZoneSettings, onSkip: OnSkip = () => {}): Zone {
-    // Iterated twice when its records do not come owner by owner: a one-shot iterator is read first.
-    const rows = typeof (records as { next?: unknown }).next === 'function' ? [...records] : records;
+  static build(name: string, serial: number, records: readonly StoredRecord[], settings: ZoneSettings, onSkip: OnSkip = () => {}): Zone {
     const skipped: [StoredRecord, string][] = [];
     const zone = new Zone(name, serial, settings);
-    if (!zone.stream(rows, (rec, reason) => skipped.push([rec, reason]))) {
+    if (!zone.stream(records, (rec, reason) => skipped.push([rec, reason]))) {
       // An owner came back after others (its records under names written differently: '@' and '',
       // capitals).
-      return Zone.buildGrouped(name, serial, rows, settings, onSkip);
+      return Zone.buildGrouped(name, serial, records, settings, onSkip);
     }
     for (const [rec, reason] of skipped) onSkip(rec, reason);
     return zone;
@@ -280,16 +278,17 @@ export class Zone {
   private stream(records: Iterable<StoredRecord>, onSkip: OnSkip): boolean {
     let owner: string | undefined;
     let lists: WireRecord[][] = [];
-    let apexDone = false;
     const ok = this.eachRecord(records, onSkip, true, (r) => {
       if (r.owner === owner) {
         addTo(lists, r);
         return true;
       }
-      if (owner !== undefined) this.put(owner, lists);
-      if (owner === this.name) apexDone = true;
-      // The apex holds its SOA from the start.
-      if (r.owner === this.name ? apexDone : this.nodes.has(r.owner)) return false;
+      // The apex comes first (its SOA and NS from settings); after it, an owner already put (the
+      // apex too: it holds its SOA from the start) is one that came back.
+      if (owner !== undefined) {
+        this.put(owner, lists);
+        if (this.nodes.has(r.owner)) return false;
+      }
       owner = r.owner;
       lists = [[r]];
       return true;
