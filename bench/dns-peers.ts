@@ -14,6 +14,9 @@
 //     300 questions of the mixes are asked of every server: their answers must equal hostplane's.
 //   - an NSD secondary of hostplane (that registered secondary; AXFR/IXFR with TSIG), measured once
 //     it serves every zone at hostplane's serial.
+//   - hostplane with node's dgram (DNS_UDP_BATCH=off): the baseline of the native batch reader
+//     (docs/decisions/0015-dns-udp-in-batches.md), in the same rounds; the main hostplane must
+//     read in batches (the bench stops if its log says otherwise, unless it is the one asked for).
 //
 // 1. Queries: the four servers run at once (idle but for the one under load); BENCH_PEERS_RUNS
 //    rounds, each giving every server in turn a full-speed dnsperf run on the mix of each zone
@@ -37,7 +40,7 @@
 // BENCH_PEERS_SECONDS [5] (each full-speed run; the first round after BENCH_PEERS_WARMUP_S [2]
 // untimed), BENCH_PEERS_RATE [5000] (0 skips the steady runs), BENCH_PEERS_RATE_SECONDS [5],
 // BENCH_PEERS_OUTSTANDING [100] (dnsperf -q), BENCH_PEERS_CHANGES [100] (0 skips step 2),
-// BENCH_PEERS_POLL_MS [2] (the DNS poll of step 2), BENCH_PEERS_SERVERS [nsd-secondary,nsd,powerdns]
+// BENCH_PEERS_POLL_MS [2] (the DNS poll of step 2), BENCH_PEERS_SERVERS [nsd-secondary,nsd,powerdns,hostplane-dgram]
 // (the peers; hostplane always runs), BENCH_PEERS_KEEP=1 (keep the temporary directory and its
 // logs), BENCH_LOG_LEVEL [info] (hostplane's log level; its log goes to a file), BENCH_JSON=1.
 //
@@ -80,7 +83,7 @@ const OUTSTANDING = num('BENCH_PEERS_OUTSTANDING', 100);
 const CHANGES = num('BENCH_PEERS_CHANGES', 100);
 const POLL_MS = num('BENCH_PEERS_POLL_MS', 2);
 /** The peers to run; hostplane always runs (its zones and answers are the reference). */
-const SERVERS = new Set((process.env.BENCH_PEERS_SERVERS ?? 'nsd-secondary,nsd,powerdns').split(',').map((s) => s.trim()));
+const SERVERS = new Set((process.env.BENCH_PEERS_SERVERS ?? 'nsd-secondary,nsd,powerdns,hostplane-dgram').split(',').map((s) => s.trim()));
 const KEEP = process.env.BENCH_PEERS_KEEP === '1';
 /** Seconds of load between the two RSS readings of the big store. */
 const RSS_LOAD_S = 5;
@@ -431,6 +434,8 @@ async function dnsperf(server: string, load: string, port: number, file: string,
 
 interface Ports {
   hpDns: number;
+  /** hostplane with DNS_UDP_BATCH=off */
+  hpDgram: number;
   hpHttp: number;
   nsd: number;
   secondary: number;
@@ -606,7 +611,7 @@ async function pdnsDatabase(c: Ctx, zones: string[], zoneDir: string, file: stri
 
 // ---- results -----------------------------------------------------------------------------------
 
-type ServerName = 'hostplane' | 'PowerDNS' | 'NSD' | 'NSD secondary';
+type ServerName = 'hostplane' | 'PowerDNS' | 'NSD' | 'NSD secondary' | 'hostplane (dgram)';
 
 interface ServerResult {
   server: ServerName;
@@ -739,8 +744,8 @@ async function setup(dir: string, log: (s: string) => void): Promise<Ctx> {
   const key = testKey('hp-peers-nsd');
   const keyFile = path.join(dir, 'tsig.key');
   fs.writeFileSync(keyFile, key.bindFile, { mode: 0o600 });
-  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi] = await ports(6);
-  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi }, key, keyFile, owner, mixes, sample, reference: [], log };
+  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram] = await ports(7);
+  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram }, key, keyFile, owner, mixes, sample, reference: [], log };
   log(`store ${db}: ${await recordCount(target)} records; ports ${JSON.stringify(c.ports)}`);
   await store.close();
   return c;
@@ -794,8 +799,14 @@ async function queryRounds(servers: Running[], c: Ctx) {
   }
 }
 
-const startHostplane = (c: Ctx, command: 'dns' | 'serve', log: string) =>
-  startProc(`hostplane ${command}`, process.execPath, [HOSTPLANE_MAIN, command], { log: path.join(c.dir, log), core: SERVER_CORE, env: hostplaneEnv(c) });
+const startHostplane = (c: Ctx, command: 'dns' | 'serve', log: string, env: Record<string, string> = {}) =>
+  startProc(`hostplane ${command}`, process.execPath, [HOSTPLANE_MAIN, command], { log: path.join(c.dir, log), core: SERVER_CORE, env: hostplaneEnv(c, env) });
+
+/** How a started hostplane reads UDP, from its 'DNS server ready' log line ('batch' or 'dgram'). */
+function udpKindOf(p: Proc): string {
+  const m = /"udp":"(\w+)"[^\n]*DNS server ready/.exec(fs.readFileSync(p.log, 'utf8'));
+  return m ? m[1] : 'unknown';
+}
 
 /** Waits until the NSD secondary serves every zone at the serial hostplane serves. */
 async function transferred(c: Ctx, zones: string[]) {
@@ -855,7 +866,8 @@ export async function runPeers(): Promise<void> {
   const pdns = fresh('PowerDNS', 'pdns_server, gsqlite3; default caches, all off for change → answer', skipReason('powerdns'));
   const nsd = fresh('NSD', 'nsd -d, zone files, server-count 1', skipReason('nsd'));
   const sec = fresh('NSD secondary', 'nsd -d, request-xfr from hostplane (TSIG)', skipReason('nsd-secondary'));
-  const results = [hp, pdns, nsd, sec];
+  const dgram = fresh('hostplane (dgram)', '`hostplane dns`, DNS_UDP_BATCH=off', SERVERS.has('hostplane-dgram') ? undefined : 'not in BENCH_PEERS_SERVERS');
+  const results = [hp, pdns, nsd, sec, dgram];
   let bigZones = 0;
   let bigRecords = 0;
   try {
@@ -875,7 +887,17 @@ export async function runPeers(): Promise<void> {
         hp.memory = memoryOf(p.pid);
         c.reference = await answersOf(c.ports.hpDns, c.sample);
         running.push({ res: hp, proc: p, port: c.ports.hpDns });
-        log(`hostplane dns (pid ${p.pid}) serves ${zones.length} zones after ${fmt(hp.startS, 2)} s, RSS ${fmt(hp.memory.rssMb)} MB`);
+        const udp = udpKindOf(p);
+        log(`hostplane dns (pid ${p.pid}) serves ${zones.length} zones after ${fmt(hp.startS, 2)} s, RSS ${fmt(hp.memory.rssMb)} MB, UDP read by ${udp}`);
+        if (udp !== 'batch' && process.env.DNS_UDP_BATCH !== 'off') throw new Error(`hostplane reads UDP by ${udp}, not in batches: is the native reader built (npm run build:native)?`);
+        if (!dgram.skipped) {
+          const t1 = performance.now();
+          const pg = startHostplane(c, 'dns', 'hostplane-dgram.log', { DNS_LISTEN: `127.0.0.1:${c.ports.hpDgram}`, DNS_UDP_BATCH: 'off' });
+          dgram.startS = await serving(pg, c.ports.hpDgram, probeSmall, t1, 120);
+          dgram.memory = memoryOf(pg.pid);
+          running.push({ res: dgram, proc: pg, port: c.ports.hpDgram });
+          log(`hostplane dns with dgram (pid ${pg.pid}) serves after ${fmt(dgram.startS, 2)} s, UDP read by ${udpKindOf(pg)}`);
+        }
         if (has('nsd') || has('powerdns')) {
           const n = await exportZones(c, zones, zoneDir);
           log(`  ${zones.length} zones, ${n} records transferred out of hostplane by AXFR (dig, TSIG) for NSD and PowerDNS`);
@@ -1029,7 +1051,7 @@ export async function runPeers(): Promise<void> {
 // ---- output ------------------------------------------------------------------------------------
 
 function report(results: ServerResult[], load0: number[], perf: boolean, bigRecords: number, bigZones: number) {
-  const [hp, pdns, nsd, sec] = results;
+  const [hp, pdns, nsd, sec, dgram] = results;
   const cell = (r: ServerResult, v: number | undefined, digits = 0) => (r.skipped ? 'skipped' : v === undefined || !Number.isFinite(v) ? '–' : fmt(v, digits));
   const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && Number.isFinite(a) && Number.isFinite(b) && b > 0 ? `${fmt(a / b, 2)}×` : '–');
   type Row = [string, (r: ServerResult) => number | undefined, number];
@@ -1064,6 +1086,23 @@ function report(results: ServerResult[], load0: number[], perf: boolean, bigReco
       `ratios = hostplane's figure ÷ the peer's (q/s: above 1 is faster; ms, MB, s: above 1 is more)`,
   );
   console.log(markdownTable(['measure', 'hostplane', 'PowerDNS', 'NSD', 'hostplane ÷ PowerDNS', 'hostplane ÷ NSD'], body, 1));
+  if (perf && !dgram.skipped) {
+    console.log();
+    console.log("hostplane's UDP read in batches (the native reader) and by node's dgram (DNS_UDP_BATCH=off), in the same rounds");
+    const dg = (get: (r: PerfRun) => number | undefined, runs: (r: ServerResult) => PerfRun[], digits: number) => [cell(hp, median(runs(hp), get), digits), cell(dgram, median(runs(dgram), get), digits), ratio(median(runs(hp), get), median(runs(dgram), get))];
+    console.log(
+      markdownTable(
+        ['measure', 'batch', 'dgram', 'batch ÷ dgram'],
+        [
+          ['queries/s, 100-record zone', ...dg((x) => x.qps, (r) => r.qps100, 0)],
+          ['queries/s, 10k-record zone', ...dg((x) => x.qps, (r) => r.qps10k, 0)],
+          [`p50 ms at ${RATE} q/s`, ...dg((x) => x.p50Ms, (r) => r.steady, 3)],
+          [`p99 ms at ${RATE} q/s`, ...dg((x) => x.p99Ms, (r) => r.steady, 3)],
+        ],
+        1,
+      ),
+    );
+  }
   for (const r of results) if (r.skipped) console.log(`${r.server}: skipped (${r.skipped})`);
   if (sec.transferS !== undefined) console.log(`NSD secondary: every zone transferred from hostplane (AXFR, TSIG) and served ${fmt(sec.transferS, 2)} s after NSD started`);
   if (!perf) console.log('queries/s and p99: skipped (dnsperf is not installed)');

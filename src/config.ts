@@ -33,6 +33,11 @@ export const EnvSchema = Type.Object({
   DNS_HEARTBEAT_MS: Type.Optional(Int('how often a DNS server reports that it is alive [1000]')),
   DNS_SERVER_STALE_MS: Type.Optional(Int('a DNS server silent for longer is not waited for [5000]')),
   DNS_SECONDARY_TIMEOUT_MS: Type.Optional(Int('a DNS job fails when a registered secondary does not serve its change after this long [60000]')),
+  DNS_UDP_BATCH: Type.Optional(
+    Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
+      description: "UDP queries read and answered in batches by the native reader (recvmmsg/sendmmsg): auto (when it is built), on (fail at start when it is not), off (node's dgram) [auto]",
+    }),
+  ),
   DNS_CATALOG_ZONE: Type.Optional(Type.String({ description: 'name of the catalog zone (RFC 9432) listing every zone for secondaries, or off [catalog.hostplane.invalid]' })),
   DNS_BASE_IPV4: Type.Optional(Type.String({ description: 'A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]' })),
   DNS_BASE_IPV6: Type.Optional(Type.String({ description: 'AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]' })),
@@ -83,7 +88,7 @@ export interface Config {
   dnsListen: string;
   dnsDefaultTtl: number;
   /** The DNS server (src/provisioning/dns; docs/decisions/0003-dns-propagation.md). */
-  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null };
+  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null; udpBatch: 'auto' | 'on' | 'off' };
   /** The operator's default base records of a presence domain (null: that record is left out). */
   dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null };
   brandWords: string[];
@@ -162,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     serverStaleMs: positive('DNS_SERVER_STALE_MS', num(e.DNS_SERVER_STALE_MS, 5000)),
     secondaryTimeoutMs: positive('DNS_SECONDARY_TIMEOUT_MS', num(e.DNS_SECONDARY_TIMEOUT_MS, 60_000)),
     catalogZone: catalogZone === 'off' ? null : catalogZone,
+    udpBatch: e.DNS_UDP_BATCH ?? 'auto',
   };
   // A server must get at least two heartbeats into the window, or a slow tick makes it "stale".
   if (dnsSettings.serverStaleMs < 2 * dnsSettings.heartbeatMs) problems.push('DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS');

@@ -15,7 +15,6 @@
 // a listening server sends NOTIFY to every secondary.
 import { once } from 'node:events';
 import crypto from 'node:crypto';
-import dgram from 'node:dgram';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -30,6 +29,7 @@ import { Notifier } from './notify.js';
 import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
 import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer.js';
 import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
+import { bindUdp, type UdpEndpoint } from './udp.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
 import { ZoneRepository, type ZoneChange } from './zone.repository.js';
 import type { StoredRecord } from './rdata.js';
@@ -114,11 +114,16 @@ export class DnsServer {
   port: number | null = null;
   host: string | null = null;
 
+  /** How UDP is read: 'batch' (the native reader) or 'dgram'; null when not listening. */
+  get udpKind(): UdpEndpoint['kind'] | null {
+    return this.udp?.kind ?? null;
+  }
+
   private readonly repo: ZoneRepository;
   private readonly settings: ZoneSettings;
   private readonly log: FastifyBaseLogger;
   private readonly startedAt = nowIso();
-  private udp: dgram.Socket | null = null;
+  private udp: UdpEndpoint | null = null;
   private tcp: net.Server | null = null;
   private readonly connections = new Set<net.Socket>();
   private timers: NodeJS.Timeout[] = [];
@@ -202,7 +207,7 @@ export class DnsServer {
       this.timers.push(setInterval(() => void this.heartbeat(), this.opts.config.dns.heartbeatMs).unref());
     }
     this.timers.push(setInterval(() => this.wake(), this.opts.config.dns.pollMs).unref());
-    this.log.info({ dns: bind ? `${this.host}:${this.port}` : 'off', zones: this.zones.size, appliedChangeId: from, server: this.id }, 'DNS server ready');
+    this.log.info({ dns: bind ? `${this.host}:${this.port}` : 'off', udp: this.udpKind, zones: this.zones.size, appliedChangeId: from, server: this.id }, 'DNS server ready');
     this.wake();
   }
 
@@ -425,7 +430,7 @@ export class DnsServer {
     // Port 0: UDP picks a free port and TCP takes the same one; if TCP finds it taken, try again.
     for (let attempt = 0; ; attempt++) {
       const udp = await this.bindUdp(host, port);
-      const bound = udp.address().port;
+      const bound = udp.port;
       try {
         this.tcp = await this.listenTcp(host, bound);
         this.udp = udp;
@@ -433,53 +438,28 @@ export class DnsServer {
         this.host = host;
         return;
       } catch (err) {
-        udp.close();
+        await udp.close();
         if (port !== 0 || attempt >= 10 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
       }
     }
   }
 
-  private async bindUdp(host: string, port: number): Promise<dgram.Socket> {
+  private async bindUdp(host: string, port: number): Promise<UdpEndpoint> {
     // IPv4 unless the host is an IPv6 address; a host name is looked up once, here, as dgram would.
     const family = net.isIPv6(host) ? 6 : 4;
     const address = net.isIP(host) ? host : (await dnsLookup(host, { family })).address;
-    // Replies go to the address a query came from, always an IP: no lookup (dgram's default
-    // asks dns.lookup, which answers an IP a tick later, for every reply).
-    const lookup = (to: string, _family: unknown, done: (err: Error | null, address: string, family: number) => void) => done(null, to, family);
-    const sock = dgram.createSocket({ type: family === 6 ? 'udp6' : 'udp4', lookup: lookup as unknown as dgram.SocketOptions['lookup'] });
-    await new Promise<void>((resolve, reject) => {
-      sock.once('error', reject);
-      sock.bind(port, address, () => {
-        sock.off('error', reject);
-        resolve();
-      });
-    });
-    sock.on('error', (err) => this.warn(err, 'DNS UDP socket error'));
-    sock.on('message', (msg, rinfo) => {
-      // Nothing can be sent to port 0 (dgram throws): such a datagram is forged or broken.
-      if (rinfo.port === 0) return;
+    const onError = (err: unknown) => this.warn(err, 'DNS UDP socket error');
+    return bindUdp(address, port, family, this.opts.config.dns.udpBatch, (msg, peer) => {
       if (msg.length >= 12 && msg.readUInt16BE(10) > 0 && tsigOffset(msg) >= 0) {
-        void this.answerSigned(msg, rinfo.address, 'udp').then((outs) => {
-          for (const out of outs) this.reply(sock, out, rinfo);
+        // Answered later: the message and the sender are copied now (both are only lent).
+        const from = peer();
+        void this.answerSigned(Buffer.from(msg), from.address, 'udp').then((outs) => {
+          for (const out of outs) from.send(out);
         });
-        return;
+        return null;
       }
-      const out = this.answer(msg, 'udp');
-      if (out) this.reply(sock, out, rinfo);
-    });
-    return sock;
-  }
-
-  /**
-   * Sends a UDP reply. Errors of sending are dropped by dgram; a socket closed meanwhile (a signed
-   * answer still being made at stop) throws.
-   */
-  private reply(sock: dgram.Socket, out: Buffer, to: dgram.RemoteInfo) {
-    try {
-      sock.send(out, to.port, to.address);
-    } catch (err) {
-      if (!this.stopped) this.warn(err, 'DNS UDP reply not sent');
-    }
+      return this.answer(msg, 'udp');
+    }, onError);
   }
 
   private listenTcp(host: string, port: number): Promise<net.Server> {
@@ -671,8 +651,7 @@ export class DnsServer {
     await this.unlisten?.().catch(() => {});
     const closing: Promise<void>[] = [];
     if (this.udp) {
-      const udp = this.udp;
-      closing.push(new Promise((resolve) => udp.close(() => resolve())));
+      closing.push(this.udp.close());
     }
     if (this.tcp) {
       const tcp = this.tcp;

@@ -11,6 +11,7 @@ import { freshStore, testConfig } from '../../helpers/app.js';
 import { addDomain, customer, query, tcp, udp } from '../../helpers/dns.js';
 import { requirable } from '../../helpers/required.js';
 import { DnsServer } from '../../../src/provisioning/dns/server.js';
+import { udpBatchAddon } from '../../../src/provisioning/dns/udp.js';
 
 /** Sends one UDP datagram from 127.0.0.1 port 0 to argv[1] with argv[2] (hex) as payload, through a raw socket. */
 const RAW_UDP_FROM_PORT_0 = `
@@ -22,6 +23,31 @@ s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 s.sendto(ip + udp, ('127.0.0.1', 0))
 `;
 const rootRaw = requirable(process.getuid?.() === 0 ? null : 'sending a forged datagram needs a raw socket (root)');
+
+/** Sends `n` SOA queries (ids 1…n) at once from one socket; the ids of the answers that came back, sorted. */
+async function burst(port: number, n: number): Promise<number[]> {
+  const sock = dgram.createSocket('udp4');
+  const ids: number[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${ids.length} of ${n} answers`)), 5000);
+      sock.on('message', (m) => {
+        const p = dnsPacket.decode(m);
+        if (p.answers?.[0]?.type === 'SOA') ids.push(p.id!);
+        if (ids.length === n) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      sock.bind(0, '127.0.0.1', () => {
+        for (let id = 1; id <= n; id++) sock.send(query('burst.example', 'SOA', { id }), port, '127.0.0.1');
+      });
+    });
+  } finally {
+    sock.close();
+  }
+  return ids.sort((a, b) => a - b);
+}
 
 /** A DNS server on `listen` over a fresh SQLite store with `domains` (presence), for the duration of `use`. */
 async function withServer(domains: string[], env: Record<string, string>, listen: string, use: (dns: DnsServer) => Promise<void>) {
@@ -41,8 +67,10 @@ describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
       nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000, secondaryTimeoutMs: 60000,
-      catalogZone: 'catalog.hostplane.invalid',
+      catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto',
     });
+    expect(testConfig({ DNS_UDP_BATCH: 'off' }).dns.udpBatch).toBe('off');
+    expect(() => testConfig({ DNS_UDP_BATCH: 'yes' })).toThrow(/DNS_UDP_BATCH/);
     expect(testConfig({ DNS_CATALOG_ZONE: 'OFF' }).dns.catalogZone).toBe(null);
     expect(testConfig({ DNS_CATALOG_ZONE: 'Zones.Example.NET.' }).dns.catalogZone).toBe('zones.example.net');
     expect(testConfig({ DNS_NAMESERVERS: 'A.Example.NET., b.example.net', DNS_HOSTMASTER: 'dns.admin@example.net' }).dns).toMatchObject({
@@ -53,44 +81,62 @@ describe('DNS settings and listening', () => {
     );
   });
 
-  it('listens on IPv6 too; SOA RNAME with a dotted local part goes out as one label', async () => {
-    await withServer(['v6.example'], { DNS_HOSTMASTER: 'dns.admin@example.net' }, '[::1]:0', async (dns) => {
-      const reply = await new Promise<Buffer>((resolve) => {
-        const sock = dgram.createSocket('udp6');
-        sock.on('message', (m) => {
-          sock.close();
-          resolve(m);
+  // UDP is read by the native batch reader (DNS_UDP_BATCH auto/on) or by node's dgram (off):
+  // both must answer alike.
+  for (const [setting, kind] of [['on', 'batch'], ['off', 'dgram']] as const) {
+    const udpEnv = { DNS_UDP_BATCH: setting };
+    const addon = udpBatchAddon();
+    requirable(kind === 'batch' && addon instanceof Error ? addon.message : null)(`UDP read by ${kind} (DNS_UDP_BATCH=${setting})`, () => {
+    it('listens on IPv6 too; SOA RNAME with a dotted local part goes out as one label', async () => {
+      await withServer(['v6.example'], { ...udpEnv, DNS_HOSTMASTER: 'dns.admin@example.net' }, '[::1]:0', async (dns) => {
+          expect(dns.udpKind).toBe(kind);
+        const reply = await new Promise<Buffer>((resolve) => {
+          const sock = dgram.createSocket('udp6');
+          sock.on('message', (m) => {
+            sock.close();
+            resolve(m);
+          });
+          sock.send(query('v6.example', 'SOA'), dns.port!, '::1');
         });
-        sock.send(query('v6.example', 'SOA'), dns.port!, '::1');
-      });
-      expect(dnsPacket.decode(reply).answers[0].data).toMatchObject({ mname: 'ns1.hostplane.test', rname: 'dns\\.admin.example.net' });
-      // On the wire: the first label is "dns.admin" (9 bytes), not "dns" + "admin".
-      expect(reply.includes(Buffer.from('\x09dns.admin\x07example\x03net\x00', 'latin1'))).toBe(true);
-    });
-  });
-
-  it('DNS_LISTEN may name a host: it is looked up once (IPv4), and answers come from that address over UDP and TCP', async () => {
-    await withServer(['named.example'], {}, 'localhost:0', async (dns) => {
-      expect(dns.host).toBe('localhost');
-      const viaUdp = await udp(dns.port!, query('named.example', 'SOA'));
-      expect(dnsPacket.decode(viaUdp!).answers.map((a) => a.type)).toEqual(['SOA']);
-      const [viaTcp] = await tcp(dns.port!, [query('named.example', 'SOA')], { expect: 1 });
-      expect(dnsPacket.decode(viaTcp).answers.map((a) => a.type)).toEqual(['SOA']);
-    });
-  });
-
-  rootRaw('a datagram from source port 0', () => {
-    it('cannot be answered and does not stop the server (a forged packet)', async () => {
-      await withServer(['port0.example'], {}, '127.0.0.1:0', async (dns) => {
-        // An IPv4 + UDP packet from 127.0.0.1 port 0, written by a raw socket (root).
-        const q = query('port0.example', 'SOA').toString('hex');
-        execFileSync('python3', ['-c', RAW_UDP_FROM_PORT_0, String(dns.port), q]);
-        await new Promise((r) => setTimeout(r, 200));
-        const after = await udp(dns.port!, query('port0.example', 'SOA'));
-        expect(dnsPacket.decode(after!).answers.map((a) => a.type)).toEqual(['SOA']);
+        expect(dnsPacket.decode(reply).answers[0].data).toMatchObject({ mname: 'ns1.hostplane.test', rname: 'dns\\.admin.example.net' });
+        // On the wire: the first label is "dns.admin" (9 bytes), not "dns" + "admin".
+        expect(reply.includes(Buffer.from('\x09dns.admin\x07example\x03net\x00', 'latin1'))).toBe(true);
       });
     });
-  });
+
+    it('DNS_LISTEN may name a host: it is looked up once (IPv4), and answers come from that address over UDP and TCP', async () => {
+      await withServer(['named.example'], udpEnv, 'localhost:0', async (dns) => {
+        expect(dns.host).toBe('localhost');
+        const viaUdp = await udp(dns.port!, query('named.example', 'SOA'));
+        expect(dnsPacket.decode(viaUdp!).answers.map((a) => a.type)).toEqual(['SOA']);
+        const [viaTcp] = await tcp(dns.port!, [query('named.example', 'SOA')], { expect: 1 });
+        expect(dnsPacket.decode(viaTcp).answers.map((a) => a.type)).toEqual(['SOA']);
+      });
+    });
+
+    rootRaw('a datagram from source port 0', () => {
+      it('cannot be answered and does not stop the server (a forged packet)', async () => {
+        await withServer(['port0.example'], udpEnv, '127.0.0.1:0', async (dns) => {
+          // An IPv4 + UDP packet from 127.0.0.1 port 0, written by a raw socket (root).
+          const q = query('port0.example', 'SOA').toString('hex');
+          execFileSync('python3', ['-c', RAW_UDP_FROM_PORT_0, String(dns.port), q]);
+          await new Promise((r) => setTimeout(r, 200));
+          const after = await udp(dns.port!, query('port0.example', 'SOA'));
+          expect(dnsPacket.decode(after!).answers.map((a) => a.type)).toEqual(['SOA']);
+        });
+      });
+    });
+
+
+      it('answers a burst of queries sent at once, each to its own id (several read and sent per system call)', async () => {
+        await withServer(['burst.example'], udpEnv, '127.0.0.1:0', async (dns) => {
+          expect(dns.udpKind).toBe(kind);
+          const ids = await burst(dns.port!, 100);
+          expect(ids).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+        });
+      });
+    });
+  }
 
   it('the catalog zone lists every zone (RFC 9432); a domain named like the catalog is not served in its place', async () => {
     await withServer(['one.example', 'catalog.zones.example'], { DNS_CATALOG_ZONE: 'catalog.zones.example' }, '127.0.0.1:0', async (dns) => {
