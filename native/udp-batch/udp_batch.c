@@ -267,10 +267,14 @@ static napi_value bound_port(napi_env env, napi_callback_info info) {
   return r;
 }
 
-/* peer(socket, slot) → [address, port] of the datagram in that slot of the batch being handled */
+/*
+ * peer(socket, slot) → [address, port, sockaddr] of the datagram in that slot of the batch being
+ * handled; sockaddr (a copy of the kernel's) is what sendTo takes, so a reply made later goes
+ * exactly where the query came from (an IPv6 scope included).
+ */
 static napi_value peer(napi_env env, napi_callback_info info) {
   size_t argc = 2;
-  napi_value argv[2], r, a, p;
+  napi_value argv[2], r, a, p, b;
   CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   udp_batch *u = unwrap(env, argv[0]);
   if (!u) return NULL;
@@ -284,42 +288,34 @@ static napi_value peer(napi_env env, napi_callback_info info) {
   const struct sockaddr_storage *sa = &u->from[i];
   if (sa->ss_family == AF_INET6) inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, text, sizeof text);
   else inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, text, sizeof text);
-  napi_create_array_with_length(env, 2, &r);
+  void *copy;
+  socklen_t len = u->rmsg[i].msg_hdr.msg_namelen;
+  if (len > sizeof *sa) len = sizeof *sa;
+  CHECK(env, napi_create_buffer_copy(env, len, sa, &copy, &b));
+  napi_create_array_with_length(env, 3, &r);
   napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &a);
   napi_create_int32(env, port_of(sa), &p);
   napi_set_element(env, r, 0, a);
   napi_set_element(env, r, 1, p);
+  napi_set_element(env, r, 2, b);
   return r;
 }
 
-static napi_value send_one(napi_env env, udp_batch *u, napi_value buf, const struct sockaddr *to, socklen_t len) {
-  void *data;
-  size_t size;
-  if (buffer_of(env, buf, &data, &size)) {
-    napi_throw_type_error(env, NULL, "udp_batch: not a buffer");
-    return NULL;
-  }
-  /* A send error is dropped, as dgram drops it without a callback. */
-  if (!u->closed) (void)sendto(u->fd, data, size, MSG_DONTWAIT, to, len);
-  return NULL;
-}
-
-/* sendTo(socket, buffer, address, port) */
+/* sendTo(socket, buffer, sockaddr from peer()): one datagram, now; a send error is dropped (as dgram does) */
 static napi_value send_to(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 3;
+  napi_value argv[3];
   CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   udp_batch *u = unwrap(env, argv[0]);
   if (!u) return NULL;
-  char address[64];
-  size_t alen;
-  int32_t port;
-  CHECK(env, napi_get_value_string_utf8(env, argv[2], address, sizeof address, &alen));
-  CHECK(env, napi_get_value_int32(env, argv[3], &port));
-  struct sockaddr_storage sa;
-  socklen_t len;
-  if (to_sockaddr(u->family, address, port, &sa, &len) < 0) return throw_errno(env, EINVAL, "send");
-  return send_one(env, u, argv[1], (struct sockaddr *)&sa, len);
+  void *data, *to;
+  size_t size, to_len;
+  if (buffer_of(env, argv[1], &data, &size) || buffer_of(env, argv[2], &to, &to_len) || to_len > sizeof(struct sockaddr_storage)) {
+    napi_throw_type_error(env, NULL, "udp_batch.sendTo: a buffer and an address from peer()");
+    return NULL;
+  }
+  if (!u->closed) (void)sendto(u->fd, data, size, MSG_DONTWAIT, (const struct sockaddr *)to, (socklen_t)to_len);
+  return NULL;
 }
 
 static void on_closed(uv_handle_t *handle) {

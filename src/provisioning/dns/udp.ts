@@ -33,8 +33,8 @@ interface UdpBatchAddon {
   OUT_SLOT: number;
   open(family: 4 | 6, address: string, port: number, input: Uint8Array, output: Uint8Array, meta: Int32Array, onBatch: (n: number) => void): object;
   port(socket: object): number;
-  peer(socket: object, slot: number): [string, number];
-  sendTo(socket: object, out: Uint8Array, address: string, port: number): void;
+  peer(socket: object, slot: number): [address: string, port: number, sockaddr: Buffer];
+  sendTo(socket: object, out: Uint8Array, sockaddr: Buffer): void;
   close(socket: object): void;
 }
 
@@ -75,14 +75,15 @@ export async function bindUdp(
 
 function bindBatch(native: UdpBatchAddon, address: string, port: number, family: 4 | 6, handle: UdpHandler, onError: (err: unknown) => void): UdpEndpoint {
   const { BATCH, IN_SLOT, OUT_SLOT } = native;
-  const input = Buffer.alloc(BATCH * IN_SLOT);
-  const output = Buffer.alloc(BATCH * OUT_SLOT);
+  // Not zeroed (only what the kernel writes is read): the pages are touched only as far as used.
+  const input = Buffer.allocUnsafeSlow(BATCH * IN_SLOT);
+  const output = Buffer.allocUnsafeSlow(BATCH * OUT_SLOT);
   const meta = new Int32Array(BATCH * 4);
   let closed = false;
   // One sender per slot, made when a handler asks (an answer sent later keeps its own copy).
   const peers = Array.from({ length: BATCH }, (_, slot) => (): UdpPeer => {
-    const [to, toPort] = native.peer(socket, slot);
-    return { address: to, port: toPort, send: (out) => !closed && native.sendTo(socket, out, to, toPort) };
+    const [to, toPort, sockaddr] = native.peer(socket, slot);
+    return { address: to, port: toPort, send: (out) => !closed && native.sendTo(socket, out, sockaddr) };
   });
   const socket = native.open(family, address, port, input, output, meta, (n) => {
     for (let i = 0; i < n; i++) {

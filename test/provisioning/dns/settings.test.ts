@@ -11,7 +11,11 @@ import { freshStore, testConfig } from '../../helpers/app.js';
 import { addDomain, customer, query, tcp, udp } from '../../helpers/dns.js';
 import { requirable } from '../../helpers/required.js';
 import { DnsServer } from '../../../src/provisioning/dns/server.js';
+import { signRequest, verifyResponses, type TsigKey } from '../../../src/provisioning/dns/tsig.js';
 import { udpBatchAddon } from '../../../src/provisioning/dns/udp.js';
+import { DnsSecondariesService } from '../../../src/admin/dns-secondaries.service.js';
+import type { Store } from '../../../src/db/index.js';
+import { testKey } from '../../helpers/secondaries.js';
 
 /** Sends one UDP datagram from 127.0.0.1 port 0 to argv[1] with argv[2] (hex) as payload, through a raw socket. */
 const RAW_UDP_FROM_PORT_0 = `
@@ -50,10 +54,11 @@ async function burst(port: number, n: number): Promise<number[]> {
 }
 
 /** A DNS server on `listen` over a fresh SQLite store with `domains` (presence), for the duration of `use`. */
-async function withServer(domains: string[], env: Record<string, string>, listen: string, use: (dns: DnsServer) => Promise<void>) {
+async function withServer(domains: string[], env: Record<string, string>, listen: string, use: (dns: DnsServer) => Promise<void>, prepare?: (store: Store) => Promise<unknown>) {
   const ts = await freshStore('sqlite');
   const c = await customer(ts.store);
   for (const d of domains) await addDomain(ts.store, c, d);
+  await prepare?.(ts.store);
   const dns = await DnsServer.start({ store: ts.store, config: testConfig(env), listen });
   try {
     await use(dns);
@@ -127,6 +132,19 @@ describe('DNS settings and listening', () => {
       });
     });
 
+
+      it('a signed SOA query (a secondary checking its serial) gets a signed answer, sent when it is made', async () => {
+        const key = testKey('udp-key');
+        const tkey: TsigKey = { name: key.name, algorithm: 'hmac-sha256', secret: Buffer.from(key.secret, 'base64') };
+        const register = (store: Store) => new DnsSecondariesService(store.db).add({ name: 'udp', address: '127.0.0.1:9', keyFileText: key.bindFile });
+        await withServer(['signed.example'], udpEnv, '127.0.0.1:0', async (dns) => {
+          expect(dns.udpKind).toBe(kind);
+          const signed = signRequest(query('signed.example', 'SOA'), tkey);
+          const reply = (await udp(dns.port!, signed.message))!;
+          expect(verifyResponses([reply], tkey, signed.mac)).toBe(true);
+          expect(dnsPacket.decode(reply).answers.map((a) => a.type)).toEqual(['SOA']);
+        }, register);
+      });
 
       it('answers a burst of queries sent at once, each to its own id (several read and sent per system call)', async () => {
         await withServer(['burst.example'], udpEnv, '127.0.0.1:0', async (dns) => {
