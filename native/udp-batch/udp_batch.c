@@ -32,6 +32,8 @@ typedef struct {
   int family;
   int closed;    /* 1: close() called; 2: the poll handle closed as well */
   int collected; /* the external was collected */
+  int waiting;   /* replies wait for room in the send buffer (smsg[sent..to_send)) */
+  int sent, to_send;
   uv_poll_t poll;
   napi_env env;
   napi_ref callback;
@@ -87,6 +89,34 @@ static int to_sockaddr(int family, const char *address, int port, struct sockadd
   return 0;
 }
 
+static void on_event(uv_poll_t *handle, int status, int events);
+
+/*
+ * Sends the replies of the batch not sent yet. When the socket's send buffer is full, waits until
+ * it is writable again and reads no new queries meanwhile (their slots still hold these replies):
+ * the kernel's receive buffer takes up the slack, and past it queries are dropped, as under any
+ * overload. A reply the kernel refuses otherwise is dropped, as dgram drops send errors.
+ */
+static void flush(udp_batch *u) {
+  while (u->sent < u->to_send) {
+    int r = sendmmsg(u->fd, u->smsg + u->sent, (unsigned)(u->to_send - u->sent), MSG_DONTWAIT);
+    if (r > 0) {
+      u->sent += r;
+    } else if (r < 0 && errno == EINTR) {
+      continue;
+    } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!u->waiting) uv_poll_start(&u->poll, UV_WRITABLE, on_event);
+      u->waiting = 1;
+      return;
+    } else {
+      u->sent++;
+    }
+  }
+  u->sent = u->to_send = 0;
+  if (u->waiting) uv_poll_start(&u->poll, UV_READABLE, on_event);
+  u->waiting = 0;
+}
+
 static void send_replies(udp_batch *u, int n) {
   int k = 0;
   for (int i = 0; i < n; i++) {
@@ -101,25 +131,18 @@ static void send_replies(udp_batch *u, int n) {
     u->smsg[k].msg_hdr.msg_iovlen = 1;
     k++;
   }
-  int sent = 0;
-  while (sent < k) {
-    int r = sendmmsg(u->fd, u->smsg + sent, (unsigned)(k - sent), MSG_DONTWAIT);
-    if (r > 0) {
-      sent += r;
-    } else if (r < 0 && errno == EINTR) {
-      continue;
-    } else if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-      sent++; /* this one cannot go (as with dgram, a send error is dropped); go on with the rest */
-    } else {
-      break; /* the send buffer is full: the rest are dropped, as a router would */
-    }
-  }
+  u->sent = 0;
+  u->to_send = k;
+  flush(u);
 }
 
-static void on_readable(uv_poll_t *handle, int status, int events) {
+static void on_event(uv_poll_t *handle, int status, int events) {
   udp_batch *u = (udp_batch *)handle->data;
-  (void)events;
   if (u->closed || status < 0) return;
+  if (u->waiting) {
+    if (events & UV_WRITABLE) flush(u);
+    return;
+  }
   for (int i = 0; i < BATCH; i++) {
     u->riov[i].iov_base = u->in + (size_t)i * IN_SLOT;
     u->riov[i].iov_len = IN_SLOT;
@@ -245,7 +268,7 @@ static napi_value open_socket(napi_env env, napi_callback_info info) {
   napi_get_uv_event_loop(env, &loop);
   uv_poll_init(loop, &u->poll, fd);
   u->poll.data = u;
-  uv_poll_start(&u->poll, UV_READABLE, on_readable);
+  uv_poll_start(&u->poll, UV_READABLE, on_event);
 
   napi_value ext;
   CHECK(env, napi_create_external(env, u, finalize, NULL, &ext));
