@@ -9,8 +9,9 @@
  * length into meta; on return every reply is sent with one sendmmsg to the address its query came
  * from. A reply that does not fit its slot, or one made later, goes out with sendTo.
  *
- * meta, an Int32Array of BATCH * 4: [i*4 + 0] the datagram's length, [i*4 + 1] 1 when it was cut
- * (longer than IN_SLOT), [i*4 + 2] the reply's length (0: none), set by JavaScript.
+ * meta, an Int32Array of BATCH * 4: [i*4 + 0] the datagram's length, [i*4 + 1] 1 when it must not
+ * be answered (cut, which a UDP datagram never is at 64 KiB, or from port 0), [i*4 + 2] the reply's
+ * length (0: none), set by JavaScript.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -29,7 +30,6 @@
 
 typedef struct {
   int fd;
-  int family;
   int closed;    /* 1: close() called; 2: the poll handle closed as well */
   int collected; /* the external was collected */
   int waiting;   /* replies wait for room in the send buffer (smsg[sent..to_send)) */
@@ -249,7 +249,6 @@ static napi_value open_socket(napi_env env, napi_callback_info info) {
     return throw_errno(env, ENOMEM, "open");
   }
   u->fd = fd;
-  u->family = family;
   u->env = env;
   u->in = in;
   u->out = out;
