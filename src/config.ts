@@ -1,79 +1,80 @@
-// All settings, read from the environment once (API-NOTES §8). One TypeBox schema describes the
+// All settings, read from the environment once (API-NOTES §8). One table (SETTINGS) describes the
 // raw environment; every problem is collected and reported together, so an operator fixes a
-// broken deployment in one round.
-import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
+// broken deployment in one round. Checked by hand, not by TypeBox: every command starts with this,
+// and loading TypeBox's validator cost each start ~0.3 s (docs/performance.md, issue 12).
 import { isIP } from 'node:net';
 import net from 'node:net';
 
-const Int = (description: string) => Type.String({ pattern: '^[0-9]+$', description });
+/** A setting: any string, one matching `pattern`, or one of `values` (an empty value is no value). */
+interface Setting<T extends string = string> {
+  description: string;
+  pattern?: string;
+  values?: readonly T[];
+}
+const Str = (description: string, o: { pattern?: string } = {}): Setting => ({ description, ...o });
+const Int = (description: string) => Str(description, { pattern: '^[0-9]+$' });
+const OneOf = <T extends string>(values: readonly T[], description: string): Setting<T> => ({ description, values });
 
-export const EnvSchema = Type.Object({
-  PORT: Type.Optional(Int('HTTP port [8080]')),
-  HOST: Type.Optional(Type.String({ minLength: 1, description: 'listen address [0.0.0.0]' })),
-  DATABASE_URL: Type.Optional(
-    Type.String({ minLength: 1, description: 'file path, sqlite: URL or postgres:// URL [./data/hostplane.db]' }),
-  ),
-  PUBLIC_BASE_URL: Type.Optional(
-    Type.String({ pattern: '^https?://[^\\s]+$', description: 'absolute base of every link [http://localhost:<PORT>]' }),
-  ),
-  API_VENDOR: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$', description: 'vendor word of the Accept version [hostplane]' })),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'shared rate-limit store' })),
-  TRUST_PROXY: Type.Optional(Type.String({ description: 'comma-separated addresses/CIDRs of trusted proxies' })),
-  RATE_LIMIT_MAX: Type.Optional(Int('requests per window per client [10]')),
-  RATE_LIMIT_WINDOW_S: Type.Optional(Int('sliding window in seconds [10]')),
-  ERROR_BLOCK_MAX: Type.Optional(Int('error responses that block a client [30]')),
-  ERROR_BLOCK_WINDOW_S: Type.Optional(Int('window for counting error responses [600]')),
-  ERROR_BLOCK_DURATION_S: Type.Optional(Int('how long a client stays blocked [900]')),
-  DNS_LISTEN: Type.Optional(Type.String({ description: 'host:port of the DNS server, or off [127.0.0.1:5300]' })),
-  DNS_DEFAULT_TTL: Type.Optional(Int('default TTL of DNS records [3600]')),
-  DNS_NAMESERVERS: Type.Optional(Type.String({ description: 'comma-separated NS host names of every zone; the first is the SOA MNAME [ns1.hostplane.test,ns2.hostplane.test]' })),
-  DNS_HOSTMASTER: Type.Optional(Type.String({ description: 'SOA RNAME, as name or e-mail address [hostmaster.<domain of the first name server>]' })),
-  DNS_POLL_MS: Type.Optional(Int('how often a DNS server checks for changes it was not told about [100]')),
-  DNS_HEARTBEAT_MS: Type.Optional(Int('how often a DNS server reports that it is alive [1000]')),
-  DNS_SERVER_STALE_MS: Type.Optional(Int('a DNS server silent for longer is not waited for [5000]')),
-  DNS_SECONDARY_TIMEOUT_MS: Type.Optional(Int('a DNS job fails when a registered secondary does not serve its change after this long [60000]')),
-  DNS_UDP_BATCH: Type.Optional(
-    Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
-      description: "UDP queries read and answered in batches by the native reader (recvmmsg/sendmmsg): auto (when it is built), on (fail at start when it is not), off (node's dgram) [auto]",
-    }),
-  ),
-  DNS_CATALOG_ZONE: Type.Optional(Type.String({ description: 'name of the catalog zone (RFC 9432) listing every zone for secondaries, or off [catalog.hostplane.invalid]' })),
-  DNS_BASE_IPV4: Type.Optional(Type.String({ description: 'A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]' })),
-  DNS_BASE_IPV6: Type.Optional(Type.String({ description: 'AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]' })),
-  DNS_BASE_MX: Type.Optional(Type.String({ description: 'mail server host of a new presence domain (MX 10, and SPF); off for none [mail.hostplane.test]' })),
-  BRAND_WORDS: Type.Optional(Type.String({ description: 'comma-separated words forbidden in passwords [hostplane]' })),
-  LOG_LEVEL: Type.Optional(
-    Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
-  ),
-  RDAP_SERVERS: Type.Optional(
-    Type.String({ description: 'tld=url pairs, comma-separated; * for any other TLD [none]' }),
-  ),
-  RDAP_TIMEOUT_MS: Type.Optional(Int('timeout of one RDAP lookup [3000]')),
-  BODY_LIMIT_BYTES: Type.Optional(Int('largest request body [1048576]')),
-  REQUEST_TIMEOUT_MS: Type.Optional(Int('time to receive a whole request; also how long a connection may stay without traffic either way [10000]')),
-  HEADERS_TIMEOUT_MS: Type.Optional(Int('time to receive the request headers [5000]')),
-  KEEP_ALIVE_TIMEOUT_MS: Type.Optional(Int('idle keep-alive connection timeout [5000]')),
-  JOB_CONCURRENCY: Type.Optional(Int('jobs one worker runs at the same time [4]')),
-  JOB_LEASE_MS: Type.Optional(Int('how long a claimed job stays reserved without a heartbeat [30000 on PostgreSQL, 3000 on SQLite]')),
-  JOB_MAX_ATTEMPTS: Type.Optional(Int('runs of a failing job before it is marked failed [10]')),
-  JOB_POLL_MS: Type.Optional(Int('how often an idle worker looks for due jobs [200]')),
-  WEB_SERVER: Type.Optional(
-    Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,62}$', description: 'name of the web server whose jobs this host runs (serve: besides the general jobs; worker: only those) [none]' }),
-  ),
-  WEB_TLS_ISSUER: Type.Optional(
-    Type.Union([Type.Literal('acme'), Type.Literal('internal')], { description: "who issues the web servers' on-demand certificates: acme (Let's Encrypt) or internal (Caddy's own CA, for tests) [acme]" }),
-  ),
-  DEMO_DATA: Type.Optional(
-    Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
-      description: 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]',
-    }),
-  ),
-  DEMO_MARIADB_URL: Type.Optional(
-    Type.String({ pattern: '^mysql://', description: 'mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]' }),
-  ),
-});
-export type Env = Static<typeof EnvSchema>;
+const SETTINGS = {
+  PORT: Int('HTTP port [8080]'),
+  HOST: Str('listen address [0.0.0.0]'),
+  DATABASE_URL: Str('file path, sqlite: URL or postgres:// URL [./data/hostplane.db]'),
+  PUBLIC_BASE_URL: Str('absolute base of every link [http://localhost:<PORT>]', { pattern: '^https?://[^\\s]+$' }),
+  API_VENDOR: Str('vendor word of the Accept version [hostplane]', { pattern: '^[a-z0-9][a-z0-9-]*$' }),
+  REDIS_URL: Str('shared rate-limit store', { pattern: '^rediss?://' }),
+  TRUST_PROXY: Str('comma-separated addresses/CIDRs of trusted proxies'),
+  RATE_LIMIT_MAX: Int('requests per window per client [10]'),
+  RATE_LIMIT_WINDOW_S: Int('sliding window in seconds [10]'),
+  ERROR_BLOCK_MAX: Int('error responses that block a client [30]'),
+  ERROR_BLOCK_WINDOW_S: Int('window for counting error responses [600]'),
+  ERROR_BLOCK_DURATION_S: Int('how long a client stays blocked [900]'),
+  DNS_LISTEN: Str('host:port of the DNS server, or off [127.0.0.1:5300]'),
+  DNS_DEFAULT_TTL: Int('default TTL of DNS records [3600]'),
+  DNS_NAMESERVERS: Str('comma-separated NS host names of every zone; the first is the SOA MNAME [ns1.hostplane.test,ns2.hostplane.test]'),
+  DNS_HOSTMASTER: Str('SOA RNAME, as name or e-mail address [hostmaster.<domain of the first name server>]'),
+  DNS_POLL_MS: Int('how often a DNS server checks for changes it was not told about [100]'),
+  DNS_HEARTBEAT_MS: Int('how often a DNS server reports that it is alive [1000]'),
+  DNS_SERVER_STALE_MS: Int('a DNS server silent for longer is not waited for [5000]'),
+  DNS_SECONDARY_TIMEOUT_MS: Int('a DNS job fails when a registered secondary does not serve its change after this long [60000]'),
+  DNS_UDP_BATCH: OneOf(['auto', 'on', 'off'], "UDP queries read and answered in batches by the native reader (recvmmsg/sendmmsg): auto (when it is built), on (fail at start when it is not), off (node's dgram) [auto]"),
+  DNS_CATALOG_ZONE: Str('name of the catalog zone (RFC 9432) listing every zone for secondaries, or off [catalog.hostplane.invalid]'),
+  DNS_BASE_IPV4: Str('A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]'),
+  DNS_BASE_IPV6: Str('AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]'),
+  DNS_BASE_MX: Str('mail server host of a new presence domain (MX 10, and SPF); off for none [mail.hostplane.test]'),
+  BRAND_WORDS: Str('comma-separated words forbidden in passwords [hostplane]'),
+  LOG_LEVEL: OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'log level [info]'),
+  RDAP_SERVERS: Str('tld=url pairs, comma-separated; * for any other TLD [none]'),
+  RDAP_TIMEOUT_MS: Int('timeout of one RDAP lookup [3000]'),
+  BODY_LIMIT_BYTES: Int('largest request body [1048576]'),
+  REQUEST_TIMEOUT_MS: Int('time to receive a whole request; also how long a connection may stay without traffic either way [10000]'),
+  HEADERS_TIMEOUT_MS: Int('time to receive the request headers [5000]'),
+  KEEP_ALIVE_TIMEOUT_MS: Int('idle keep-alive connection timeout [5000]'),
+  JOB_CONCURRENCY: Int('jobs one worker runs at the same time [4]'),
+  JOB_LEASE_MS: Int('how long a claimed job stays reserved without a heartbeat [30000 on PostgreSQL, 3000 on SQLite]'),
+  JOB_MAX_ATTEMPTS: Int('runs of a failing job before it is marked failed [10]'),
+  JOB_POLL_MS: Int('how often an idle worker looks for due jobs [200]'),
+  WEB_SERVER: Str('name of the web server whose jobs this host runs (serve: besides the general jobs; worker: only those) [none]', { pattern: '^[a-z0-9][a-z0-9-]{0,62}$' }),
+  WEB_TLS_ISSUER: OneOf(['acme', 'internal'], "who issues the web servers' on-demand certificates: acme (Let's Encrypt) or internal (Caddy's own CA, for tests) [acme]"),
+  DEMO_DATA: OneOf(['auto', 'on', 'off'], 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]'),
+  DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
+};
+
+/** Every setting, by name (the names are also what tests clear from an inherited environment). */
+export const EnvSchema = { properties: SETTINGS } as const;
+
+/** The problems of `raw` (set values only), in the order of the settings; none: []. */
+function settingProblems(raw: Record<string, string>): string[] {
+  const problems: string[] = [];
+  for (const [name, s] of Object.entries(SETTINGS) as [string, Setting][]) {
+    const v = raw[name];
+    if (v === undefined) continue;
+    if (s.values && !s.values.includes(v)) problems.push(`${name}: must be one of ${s.values.join(', ')}`);
+    else if (s.pattern && !new RegExp(s.pattern).test(v)) problems.push(`${name}: must match pattern "${s.pattern}"`);
+  }
+  return problems;
+}
+
+export type Env = { [K in keyof typeof SETTINGS]?: (typeof SETTINGS)[K] extends Setting<infer T> ? T : never };
 
 export interface Config {
   port: number;
@@ -121,9 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const v = env[key];
     if (v !== undefined && v !== '') raw[key] = v;
   }
-  const problems = [...Value.Errors(EnvSchema, raw)].map(
-    (e) => `${e.instancePath.slice(1) || 'environment'}: ${e.message}`,
-  );
+  const problems = settingProblems(raw);
   const e = raw as Env;
   const num = (v: string | undefined, d: number) => (v === undefined ? d : Number(v));
   const port = num(e.PORT, 8080);

@@ -75,7 +75,9 @@ describe('DNS settings and listening', () => {
       catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto',
     });
     expect(testConfig({ DNS_UDP_BATCH: 'off' }).dns.udpBatch).toBe('off');
-    expect(() => testConfig({ DNS_UDP_BATCH: 'yes' })).toThrow(/DNS_UDP_BATCH/);
+    expect(() => testConfig({ DNS_UDP_BATCH: 'yes', LOG_LEVEL: 'loud' })).toThrow(
+      /DNS_UDP_BATCH: must be one of auto, on, off\n  - LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent$/,
+    );
     expect(testConfig({ DNS_CATALOG_ZONE: 'OFF' }).dns.catalogZone).toBe(null);
     expect(testConfig({ DNS_CATALOG_ZONE: 'Zones.Example.NET.' }).dns.catalogZone).toBe('zones.example.net');
     expect(testConfig({ DNS_NAMESERVERS: 'A.Example.NET., b.example.net', DNS_HOSTMASTER: 'dns.admin@example.net' }).dns).toMatchObject({
