@@ -261,6 +261,15 @@ export class DatabasesRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  /**
+   * Marks the database being deleted, whatever its state but that one; true when this call did.
+   * One statement: a job that moves the row meanwhile (pending → live) cannot make it miss.
+   */
+  async markDeleting(id: number): Promise<boolean> {
+    const r = await this.db.updateTable('databases').set({ state: 'deleting' }).where('id', '=', id).where('state', '!=', 'deleting').executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   /** Names of the live databases on `server`, for the usage refresh. */
   async liveNamesOn(server: string): Promise<string[]> {
     const rows = await this.db.selectFrom('databases').select('name').where('server_name', '=', server).where('state', '=', 'live').execute();

@@ -165,8 +165,9 @@ export class DatabasesService {
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DatabasesRepository(trx);
       const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
-      const moved = row.state !== 'deleting' && (await repo.transition(row.id, row.state, 'deleting'));
-      if (!moved) {
+      // Not `transition(row.state, …)`: the create job may have moved the row (pending → live)
+      // since it was read, and the DELETE must still mark it (a second DELETE then answered a new job).
+      if (!(await repo.markDeleting(row.id))) {
         const pending = await new QueueRepository(trx).standingJobFor('database', 'delete', String(row.id));
         if (pending) return pending;
       }

@@ -235,6 +235,25 @@ requireMariadb()('databases', () => {
       expect((await call(s.t.app, 'GET', `/databases/${p.json.data.id}`, { token: token() })).status).toBe(404);
     });
 
+    it('a DELETE marks the database being deleted whatever its state now, not the state it read (a create job may have made it live meanwhile)', async () => {
+      const pkg = await s.newPackage();
+      const db = await created(pkg.id);
+      const repo = new DatabasesRepository(s.t.store.db);
+      const stateOf = async () => (await s.t.store.db.selectFrom('databases').select('state').where('id', '=', Number(db.id)).executeTakeFirstOrThrow()).state;
+      for (const from of ['pending', 'live'] as const) {
+        await s.t.store.db.updateTable('databases').set({ state: from }).where('id', '=', Number(db.id)).execute();
+        expect(await repo.markDeleting(Number(db.id))).toBe(true);
+        expect(await stateOf()).toBe('deleting');
+      }
+      expect(await repo.markDeleting(Number(db.id))).toBe(false);
+      expect(await stateOf()).toBe('deleting');
+      await s.t.store.db.updateTable('databases').set({ state: 'live' }).where('id', '=', Number(db.id)).execute();
+      const d = await call(s.t.app, 'DELETE', `/databases/${db.id}`, { token: token() });
+      expect(d.status).toBe(202);
+      await jobDone(s.t, token(), d);
+      expect(await schemasOn([db.name])).toEqual([]);
+    });
+
     it('DELETE of a database being deleted answers its delete job, also when that job is already done (the moment before the row goes); after a failed one it enqueues another', async () => {
       const pkg = await s.newPackage();
       const db = await created(pkg.id);
