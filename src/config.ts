@@ -69,7 +69,7 @@ function settingProblems(raw: Record<string, string>): string[] {
     const v = raw[name];
     if (v === undefined) continue;
     if (s.values && !s.values.includes(v)) problems.push(`${name}: must be one of ${s.values.join(', ')}`);
-    else if (s.pattern && !new RegExp(s.pattern).test(v)) problems.push(`${name}: must match pattern "${s.pattern}"`);
+    else if (s.pattern && !new RegExp(s.pattern, 'u').test(v)) problems.push(`${name}: must match pattern "${s.pattern}"`);
   }
   return problems;
 }

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <node_api.h>
 #include <stdlib.h>
@@ -136,9 +137,22 @@ static void send_replies(udp_batch *u, int n) {
   flush(u);
 }
 
+static void call_js(udp_batch *u, int n);
+static void on_env_cleanup(void *arg);
+
 static void on_event(uv_poll_t *handle, int status, int events) {
   udp_batch *u = (udp_batch *)handle->data;
-  if (u->closed || status < 0) return;
+  if (u->closed) return;
+  if (status < 0) {
+    /* libuv stopped the poll (an error on the socket): JavaScript hears it (a negative count), the
+     * socket's pending error is taken (reading it clears it), and reading goes on. */
+    int err = 0;
+    socklen_t len = sizeof err;
+    (void)getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    call_js(u, status);
+    if (!u->closed) uv_poll_start(&u->poll, u->waiting ? UV_WRITABLE : UV_READABLE, on_event);
+    return;
+  }
   if (u->waiting) {
     if (events & UV_WRITABLE) flush(u);
     return;
@@ -161,6 +175,12 @@ static void on_event(uv_poll_t *handle, int status, int events) {
     u->meta[i * 4 + 2] = 0;
   }
 
+  call_js(u, n);
+  if (!u->closed) send_replies(u, n);
+}
+
+/* Calls onBatch(n): n datagrams in the slots, or a negative libuv error code. */
+static void call_js(udp_batch *u, int n) {
   napi_env env = u->env;
   napi_handle_scope scope;
   if (napi_open_handle_scope(env, &scope) != napi_ok) return;
@@ -175,7 +195,6 @@ static void on_event(uv_poll_t *handle, int status, int events) {
     napi_fatal_exception(env, err);
   }
   napi_close_handle_scope(env, scope);
-  if (!u->closed) send_replies(u, n);
 }
 
 static udp_batch *unwrap(napi_env env, napi_value v) {
@@ -268,6 +287,7 @@ static napi_value open_socket(napi_env env, napi_callback_info info) {
   uv_poll_init(loop, &u->poll, fd);
   u->poll.data = u;
   uv_poll_start(&u->poll, UV_READABLE, on_event);
+  napi_add_env_cleanup_hook(env, on_env_cleanup, u);
 
   napi_value ext;
   CHECK(env, napi_create_external(env, u, finalize, NULL, &ext));
@@ -306,10 +326,22 @@ static napi_value peer(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "udp_batch.peer: no such slot");
     return NULL;
   }
-  char text[INET6_ADDRSTRLEN] = "";
+  char text[INET6_ADDRSTRLEN + IF_NAMESIZE + 1] = "";
   const struct sockaddr_storage *sa = &u->from[i];
-  if (sa->ss_family == AF_INET6) inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, text, sizeof text);
-  else inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, text, sizeof text);
+  char with_scope[INET6_ADDRSTRLEN + IF_NAMESIZE + 1];
+  if (sa->ss_family == AF_INET6) {
+    const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+    inet_ntop(AF_INET6, &s6->sin6_addr, text, sizeof text);
+    /* A link-local sender keeps its interface, as dgram writes it (fe80::1%eth0). */
+    if (s6->sin6_scope_id) {
+      char ifname[IF_NAMESIZE];
+      if (if_indextoname(s6->sin6_scope_id, ifname)) snprintf(with_scope, sizeof with_scope, "%s%%%s", text, ifname);
+      else snprintf(with_scope, sizeof with_scope, "%s%%%u", text, (unsigned)s6->sin6_scope_id);
+      snprintf(text, sizeof text, "%s", with_scope);
+    }
+  } else {
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, text, sizeof text);
+  }
   void *copy;
   socklen_t len = u->rmsg[i].msg_hdr.msg_namelen;
   if (len > sizeof *sa) len = sizeof *sa;
@@ -342,10 +374,27 @@ static napi_value send_to(napi_env env, napi_callback_info info) {
 
 static void on_closed(uv_handle_t *handle) {
   udp_batch *u = (udp_batch *)handle->data;
-  close(u->fd);
-  u->fd = -1;
   u->closed = 2;
   if (u->collected) free(u);
+}
+
+/*
+ * Stops reading and closes the socket now: the port is free when close() returns, as with dgram.
+ * uv_close stops the poll at once (only its callback waits for the loop), so the descriptor is
+ * closed after libuv has let go of it, before anything else can get its number.
+ */
+static void shut(udp_batch *u) {
+  u->closed = 1;
+  uv_poll_stop(&u->poll);
+  uv_close((uv_handle_t *)&u->poll, on_closed);
+  close(u->fd);
+  u->fd = -1;
+}
+
+/* The environment goes away (a worker thread ends) with the socket open: closed with it. */
+static void on_env_cleanup(void *arg) {
+  udp_batch *u = (udp_batch *)arg;
+  if (!u->closed) shut(u);
 }
 
 /* close(socket): stops reading and closes the socket */
@@ -355,9 +404,8 @@ static napi_value close_socket(napi_env env, napi_callback_info info) {
   CHECK(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   udp_batch *u = unwrap(env, argv[0]);
   if (!u || u->closed) return NULL;
-  u->closed = 1;
-  uv_poll_stop(&u->poll);
-  uv_close((uv_handle_t *)&u->poll, on_closed);
+  shut(u);
+  napi_remove_env_cleanup_hook(env, on_env_cleanup, u);
   napi_delete_reference(env, u->callback);
   napi_delete_reference(env, u->in_ref);
   napi_delete_reference(env, u->out_ref);

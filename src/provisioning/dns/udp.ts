@@ -38,14 +38,15 @@ interface UdpBatchAddon {
   close(socket: object): void;
 }
 
-const ADDON_PATH = new URL('../../../native/udp-batch/build/Release/udp_batch.node', import.meta.url);
+/** The built reader (`npm run build:native`). */
+export const UDP_BATCH_ADDON = new URL('../../../native/udp-batch/build/Release/udp_batch.node', import.meta.url).pathname;
 let addon: UdpBatchAddon | Error | undefined;
 
 /** The native batch reader, or why it cannot be used (not built: `npm run build:native`). */
 export function udpBatchAddon(): UdpBatchAddon | Error {
   if (addon === undefined) {
     try {
-      addon = createRequire(import.meta.url)(ADDON_PATH.pathname) as UdpBatchAddon;
+      addon = createRequire(import.meta.url)(UDP_BATCH_ADDON) as UdpBatchAddon;
     } catch (err) {
       addon = new Error(`the native UDP batch reader is not available (${(err as Error).message.split('\n')[0]}); build it with npm run build:native`);
     }
@@ -86,6 +87,8 @@ function bindBatch(native: UdpBatchAddon, address: string, port: number, family:
     return { address: to, port: toPort, send: (out) => !closed && native.sendTo(socket, out, sockaddr) };
   });
   const socket = native.open(family, address, port, input, output, meta, (n) => {
+    // A negative count: an error on the socket (the reader has taken it and reads on).
+    if (n < 0) onError(new Error(`DNS UDP socket error (libuv ${n})`));
     for (let i = 0; i < n; i++) {
       // [1]: cut (longer than a slot) or from port 0 (nothing can be sent there): not answered.
       if (meta[i * 4 + 1]) continue;
@@ -110,12 +113,12 @@ function bindBatch(native: UdpBatchAddon, address: string, port: number, family:
     port: native.port(socket),
     kind: 'batch',
     close: () => {
+      // The port is free when this returns (the descriptor is closed at once).
       if (!closed) {
         closed = true;
         native.close(socket);
       }
-      // The socket is closed by libuv on its next turn.
-      return new Promise((resolve) => setImmediate(resolve));
+      return Promise.resolve();
     },
   };
 }

@@ -5,6 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import dgram from 'node:dgram';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { freshStore, testConfig } from '../../helpers/app.js';
@@ -12,7 +14,7 @@ import { addDomain, customer, query, tcp, udp } from '../../helpers/dns.js';
 import { requirable } from '../../helpers/required.js';
 import { DnsServer } from '../../../src/provisioning/dns/server.js';
 import { signRequest, verifyResponses, type TsigKey } from '../../../src/provisioning/dns/tsig.js';
-import { udpBatchAddon } from '../../../src/provisioning/dns/udp.js';
+import { UDP_BATCH_ADDON, bindUdp, udpBatchAddon } from '../../../src/provisioning/dns/udp.js';
 import { DnsSecondariesService } from '../../../src/admin/dns-secondaries.service.js';
 import type { Store } from '../../../src/db/index.js';
 import { testKey } from '../../helpers/secondaries.js';
@@ -147,6 +149,38 @@ describe('DNS settings and listening', () => {
           expect(dnsPacket.decode(reply).answers.map((a) => a.type)).toEqual(['SOA']);
         }, register);
       });
+
+      it('the port is free again as soon as the socket is closed (a restart in the same process binds it)', async () => {
+        const errors: unknown[] = [];
+        const first = await bindUdp('127.0.0.1', 0, 4, setting, () => null, (e) => errors.push(e));
+        expect(first.kind).toBe(kind);
+        await first.close();
+        // Bound again in the same turn of the loop: the native reader binds synchronously.
+        const second = await bindUdp('127.0.0.1', first.port, 4, setting, (msg) => Buffer.from(msg), (e) => errors.push(e));
+        try {
+          expect(second.port).toBe(first.port);
+          expect(await udp(second.port, query('echo.example', 'A', { id: 7 }))).toEqual(query('echo.example', 'A', { id: 7 }));
+        } finally {
+          await second.close();
+        }
+        expect(errors).toEqual([]);
+      });
+
+      if (kind === 'batch') {
+        it('a worker thread that ends with a socket open closes it and the process goes on', async () => {
+          const code = `
+            const u = require(${JSON.stringify(UDP_BATCH_ADDON)});
+            const s = u.open(4, '127.0.0.1', 0, new Uint8Array(u.BATCH * u.IN_SLOT), new Uint8Array(u.BATCH * u.OUT_SLOT), new Int32Array(u.BATCH * 4), () => {});
+            require('node:worker_threads').parentPort.postMessage(u.port(s));`;
+          const worker = new Worker(code, { eval: true });
+          const [port] = (await once(worker, 'message')) as [number];
+          await worker.terminate();
+          // Not aborted ("uv_loop_close() while having open handles"), and the port is free.
+          const again = await bindUdp('127.0.0.1', port, 4, setting, () => null, () => {});
+          expect(again.port).toBe(port);
+          await again.close();
+        });
+      }
 
       it('answers a burst of queries sent at once, each to its own id (several read and sent per system call)', async () => {
         await withServer(['burst.example'], udpEnv, '127.0.0.1:0', async (dns) => {
