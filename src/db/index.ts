@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type Po
 import type { Database } from './schema.js';
 import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 import { registerDirectReader, statementName } from './precompiled.js';
-import { sqliteReads } from './sqlite-reads.js';
+import { sqliteReads, type StatementSource } from './sqlite-reads.js';
 
 // count(*) and bigint columns come back as strings from pg; every number we store fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -207,7 +207,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   database.pragma('busy_timeout = 5000');
   // Precompiled reads run on this connection beside Kysely, their answers kept until the database
   // changes (src/db/sqlite-reads.ts).
-  const { statements, reader } = sqliteReads(database, withStatementCache(database));
+  const { statements, reader } = sqliteReads(database, beginImmediate(withStatementCache(database)));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   registerDirectReader(db, reader);
   return { db, engine: 'sqlite', where: file, close: () => db.destroy() };
@@ -264,6 +264,18 @@ function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * Transactions take SQLite's write lock as they begin (`begin immediate` for Kysely's `begin`).
+ * With a plain `begin` a transaction that reads and then writes holds only a snapshot until its
+ * first write; when another process on the same file (`hostplane worker`, `hostplane dns`)
+ * commits in between, that write fails at once with SQLITE_BUSY_SNAPSHOT, which no busy timeout
+ * waits out (a 500 for the request). Taken at `begin`, the lock is waited for (busy_timeout).
+ * Within one process Kysely runs one transaction at a time anyway.
+ */
+function beginImmediate(source: StatementSource): StatementSource {
+  return { close: () => source.close(), prepare: (text) => source.prepare(text === 'begin' ? 'begin immediate' : text) };
 }
 
 /**

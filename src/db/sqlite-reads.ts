@@ -40,7 +40,8 @@ export function sqliteReads(database: SQLite.Database, source: StatementSource):
     prepare(text: string) {
       const stmt = source.prepare(text);
       // `readonly` is SQLite's own verdict (sqlite3_stmt_readonly): INSERT … RETURNING may write,
-      // BEGIN and COMMIT do not (the writes between them counted already).
+      // BEGIN and COMMIT do not (the writes between them counted already); BEGIN IMMEDIATE does
+      // (it takes the write lock): one more count per transaction, harmless.
       if (!stmt.readonly) writes++;
       return stmt;
     },
