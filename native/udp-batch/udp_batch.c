@@ -33,8 +33,7 @@ typedef struct {
   int fd;
   int closed;    /* 1: close() called; 2: the poll handle closed as well */
   int collected; /* the external was collected */
-  int waiting;   /* replies wait for room in the send buffer (smsg[sent..to_send)) */
-  int sent, to_send;
+  int sent, to_send; /* the batch's replies sent so far, and to send */
   uv_poll_t poll;
   napi_env env;
   napi_ref callback;
@@ -92,30 +91,25 @@ static int to_sockaddr(int family, const char *address, int port, struct sockadd
 
 static void on_event(uv_poll_t *handle, int status, int events);
 
+/* Replies of the batch wait for room in the send buffer (smsg[sent..to_send)). */
+static int pending(const udp_batch *u) { return u->sent < u->to_send; }
+
 /*
- * Sends the replies of the batch not sent yet. When the socket's send buffer is full, waits until
- * it is writable again and reads no new queries meanwhile (their slots still hold these replies):
- * the kernel's receive buffer takes up the slack, and past it queries are dropped, as under any
- * overload. A reply the kernel refuses otherwise is dropped, as dgram drops send errors.
+ * Sends the replies of the batch not sent yet: 0 when all went, -1 when the socket's send buffer is
+ * full. Then the caller waits until it is writable and reads no new queries meanwhile (their slots
+ * still hold these replies): the kernel's receive buffer takes up the slack, and past it queries
+ * are dropped, as under any overload. A reply the kernel refuses otherwise is dropped, as dgram
+ * drops send errors.
  */
-static void flush(udp_batch *u) {
-  while (u->sent < u->to_send) {
+static int flush(udp_batch *u) {
+  while (pending(u)) {
     int r = sendmmsg(u->fd, u->smsg + u->sent, (unsigned)(u->to_send - u->sent), MSG_DONTWAIT);
-    if (r > 0) {
-      u->sent += r;
-    } else if (r < 0 && errno == EINTR) {
-      continue;
-    } else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!u->waiting) uv_poll_start(&u->poll, UV_WRITABLE, on_event);
-      u->waiting = 1;
-      return;
-    } else {
-      u->sent++;
-    }
+    if (r > 0) u->sent += r;
+    else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -1;
+    else if (!(r < 0 && errno == EINTR)) u->sent++;
   }
   u->sent = u->to_send = 0;
-  if (u->waiting) uv_poll_start(&u->poll, UV_READABLE, on_event);
-  u->waiting = 0;
+  return 0;
 }
 
 static void send_replies(udp_batch *u, int n) {
@@ -134,7 +128,7 @@ static void send_replies(udp_batch *u, int n) {
   }
   u->sent = 0;
   u->to_send = k;
-  flush(u);
+  if (flush(u) < 0) uv_poll_start(&u->poll, UV_WRITABLE, on_event);
 }
 
 static void call_js(udp_batch *u, int n);
@@ -150,11 +144,11 @@ static void on_event(uv_poll_t *handle, int status, int events) {
     socklen_t len = sizeof err;
     (void)getsockopt(u->fd, SOL_SOCKET, SO_ERROR, &err, &len);
     call_js(u, status);
-    if (!u->closed) uv_poll_start(&u->poll, u->waiting ? UV_WRITABLE : UV_READABLE, on_event);
+    if (!u->closed) uv_poll_start(&u->poll, pending(u) ? UV_WRITABLE : UV_READABLE, on_event);
     return;
   }
-  if (u->waiting) {
-    if (events & UV_WRITABLE) flush(u);
+  if (pending(u)) {
+    if ((events & UV_WRITABLE) && flush(u) == 0) uv_poll_start(&u->poll, UV_READABLE, on_event);
     return;
   }
   for (int i = 0; i < BATCH; i++) {

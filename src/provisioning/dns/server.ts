@@ -29,7 +29,7 @@ import { Notifier } from './notify.js';
 import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
 import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer.js';
 import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
-import { bindUdp, udpBatchAddon, type UdpEndpoint } from './udp.js';
+import { bindUdp, type UdpEndpoint } from './udp.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
 import { ZoneRepository, type ZoneChange } from './zone.repository.js';
 import type { StoredRecord } from './rdata.js';
@@ -203,8 +203,7 @@ export class DnsServer {
     if (bind) {
       this.notifier = new Notifier(this.log);
       await this.bindSockets(bind.host, bind.port);
-      const batch = udpBatchAddon();
-      if (this.udpKind === 'dgram' && batch instanceof Error) this.log.warn(`DNS UDP read by node's dgram (about half the queries per second): ${batch.message}`);
+      if (this.udp?.notBatch) this.log.warn(`DNS UDP read by node's dgram (about half the queries per second): ${this.udp.notBatch}`);
       await this.report();
       this.timers.push(setInterval(() => void this.heartbeat(), this.opts.config.dns.heartbeatMs).unref());
     }

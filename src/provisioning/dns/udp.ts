@@ -4,6 +4,7 @@
 // dgram. DNS_UDP_BATCH chooses: auto (the batch reader when built), on (it or fail), off (dgram).
 import dgram from 'node:dgram';
 import { createRequire } from 'node:module';
+import type { Config } from '../../config.js';
 
 /** Where a query came from; `send` may be called later (an answer made asynchronously). */
 export interface UdpPeer {
@@ -22,10 +23,12 @@ export interface UdpEndpoint {
   readonly port: number;
   /** 'batch' (the native reader) or 'dgram'. */
   readonly kind: 'batch' | 'dgram';
+  /** On dgram because the reader cannot be used: why (not built). */
+  readonly notBatch?: string;
   close(): Promise<void>;
 }
 
-export type UdpBatchSetting = 'auto' | 'on' | 'off';
+export type UdpBatchSetting = Config['dns']['udpBatch'];
 
 interface UdpBatchAddon {
   BATCH: number;
@@ -66,12 +69,11 @@ export async function bindUdp(
   handle: UdpHandler,
   onError: (err: unknown) => void,
 ): Promise<UdpEndpoint> {
-  if (setting !== 'off') {
-    const native = udpBatchAddon();
-    if (!(native instanceof Error)) return bindBatch(native, address, port, family, handle, onError);
-    if (setting === 'on') throw new Error(`DNS_UDP_BATCH=on: ${native.message}`);
-  }
-  return bindDgram(address, port, family, handle, onError);
+  const native = udpBatchAddon();
+  if (setting !== 'off' && !(native instanceof Error)) return bindBatch(native, address, port, family, handle, onError);
+  if (setting === 'on') throw new Error(`DNS_UDP_BATCH=on: ${(native as Error).message}`);
+  const endpoint = await bindDgram(address, port, family, handle, onError);
+  return native instanceof Error ? { ...endpoint, notBatch: native.message } : endpoint;
 }
 
 function bindBatch(native: UdpBatchAddon, address: string, port: number, family: 4 | 6, handle: UdpHandler, onError: (err: unknown) => void): UdpEndpoint {
