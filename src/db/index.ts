@@ -8,6 +8,7 @@ import type { Database } from './schema.js';
 import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 import { registerDirectReader, statementName } from './precompiled.js';
 import { sqliteReads, type StatementSource } from './sqlite-reads.js';
+import { Signals } from './signals.js';
 
 // count(*) and bigint columns come back as strings from pg; every number we store fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -17,6 +18,8 @@ export interface Store {
   engine: Engine;
   /** Human-readable location without credentials, for logs. */
   where: string;
+  /** In-process signals between the parts of this process that use this Store (src/db/signals.ts). */
+  signals: Signals;
   /**
    * PostgreSQL only: LISTEN on `channel` over a dedicated connection (a pooled one would be handed
    * to queries). `onLost` is called once if that connection breaks; the caller listens again.
@@ -196,7 +199,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
         },
       };
     };
-    return { db, engine: 'postgres', where, listen, holdLock, close: () => db.destroy() };
+    return { db, engine: 'postgres', where, signals: new Signals(), listen, holdLock, close: () => db.destroy() };
   }
   const file = sqlitePath(url);
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -210,7 +213,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const { statements, reader } = sqliteReads(database, beginImmediate(withStatementCache(database)));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   registerDirectReader(db, reader);
-  return { db, engine: 'sqlite', where: file, close: () => db.destroy() };
+  return { db, engine: 'sqlite', where: file, signals: new Signals(), close: () => db.destroy() };
 }
 
 /**

@@ -13,6 +13,7 @@ import { openStore, type Store } from '../../src/db/index.js';
 import { buildApp } from '../../src/app.js';
 import { MemoryLimiter } from '../../src/limits/limiter.js';
 import { READY_TIMEOUT_MS } from '../../src/ops/plugin.js';
+import { Signals } from '../../src/db/signals.js';
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -285,7 +286,7 @@ describe('/readyz with a database that never answers', () => {
         createQueryCompiler: () => new SqliteQueryCompiler(),
       },
     });
-    const store: Store = { db, engine: 'postgres', where: 'nowhere', close: async () => {} };
+    const store: Store = { db, engine: 'postgres', where: 'nowhere', signals: new Signals(), close: async () => {} };
     const config = testConfig();
     const limiter = new MemoryLimiter(config);
     const app = await buildApp(config, { store, limiter });
