@@ -1,5 +1,6 @@
 // Operator actions used by the CLI (`hostplane admin …`), the demo loader and test factories.
 import crypto from 'node:crypto';
+import { randomAlnum } from '../security/password-generator.js';
 import { AppError } from '../errors.js';
 import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
@@ -57,18 +58,8 @@ function checkContact(c: { name: string; email: string }) {
   if (!isEmailAddress(c.email)) throw invalid(`"${c.email}" is not an e-mail address; write it as name@example.com.`);
 }
 
-const PASSWORD_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** A random legacy password: 24 base62 characters (~143 bits), unbiased (bytes ≥ 248 are redrawn). */
-export function generateLegacyPassword(length = 24): string {
-  let out = '';
-  while (out.length < length) {
-    for (const b of crypto.randomBytes(length * 2)) {
-      if (b < 248 && out.length < length) out += PASSWORD_ALPHABET[b % 62];
-    }
-  }
-  return out;
-}
+/** A random legacy password: 24 base62 characters (~143 bits). */
+export const generateLegacyPassword = (length = 24): string => randomAlnum(length);
 
 /** The settings operator actions use: the default base records and TTL of DNS records. */
 export type AdminSettings = DnsRecordsSettings;

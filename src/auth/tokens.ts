@@ -1,20 +1,11 @@
 // API tokens (spec §5, API-NOTES §4): random, prefixed `hp_` for secret scanners, stored as SHA-256.
 import crypto from 'node:crypto';
+import { randomAlnum } from '../security/password-generator.js';
 
 export const TOKEN_PREFIX = 'hp_';
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
 /** A new token: `hp_` + 40 base62 characters (~238 bits). */
-export function generateToken(): string {
-  let out = TOKEN_PREFIX;
-  while (out.length < TOKEN_PREFIX.length + 40) {
-    for (const b of crypto.randomBytes(48)) {
-      // 248 = 4 × 62: rejecting larger bytes keeps every character equally likely.
-      if (b < 248 && out.length < TOKEN_PREFIX.length + 40) out += ALPHABET[b % 62];
-    }
-  }
-  return out;
-}
+export const generateToken = (): string => TOKEN_PREFIX + randomAlnum(40);
 
 /**
  * Tokens carry ~238 bits of entropy, so a fast hash is enough (no brute force is possible). Once per

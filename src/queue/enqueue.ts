@@ -5,21 +5,26 @@ import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { NewQueueJob, QueueJobRow } from './jobs.js';
 import { notifyEnqueued, reserveLocally, type Reservation } from './notify.js';
-import { QueueRepository } from './queue.repository.js';
+import { QueueRepository, type JobKey, type ObjectInsert } from './queue.repository.js';
 
 /** Enqueues in the transaction it was handed with (withJobs). */
 export interface Enqueue {
   /** Inserts a job and returns the job's row as stored. */
   (job: NewQueueJob): Promise<QueueJobRow>;
   /**
-   * Enqueues `job` through the caller's own write, which stores the job's row together with its
-   * object (on PostgreSQL in one statement with `insertJobPer`, src/queue/queue.repository.ts: one
-   * round trip for both). `write` gets the job to store (with the lease when a worker of this
-   * process takes it) and answers `job`, the stored row, or undefined when it stored none (then
-   * nothing was enqueued), and for a fresh job whose `prefetched` only the write knows, that:
-   * `const r = await enqueue.through(job, (stored) => repo.insertNextWithJob(database, naming, stored))`.
+   * Stores an object and its job together: `insert` is the object's INSERT … RETURNING (one row or
+   * none), built by the object's repository; the job's object_id becomes the new row's id. One
+   * statement on PostgreSQL. Undefined, and nothing enqueued, when `insert` stored no row.
+   * `prefetch(row)` is what the run of a fresh job gets in memory (NewQueueJob.prefetched):
+   * `const r = await enqueue.withObject(job, repo.nextInsert(d), (row) => ({ row, server }))`.
    */
-  through<R extends { job?: QueueJobRow; prefetched?: unknown }>(job: NewQueueJob, write: (stored: NewQueueJob) => Promise<R>): Promise<R>;
+  withObject<R extends { id: number }>(job: NewQueueJob, insert: ObjectInsert<R>, prefetch?: (row: R) => unknown): Promise<{ row: R; job: QueueJobRow } | undefined>;
+  /**
+   * The job a repeated request answers. When `underway` (the object is already in the state this
+   * request would put it in), the newest job of `key` unless it failed; otherwise, or when there is
+   * none, `start()`: `return enqueue.unlessStanding(row.state === 'deleting', { jobType, action: 'delete', objectId }, () => …)`.
+   */
+  unlessStanding(underway: boolean, key: JobKey, start: () => Promise<QueueJobRow>): Promise<QueueJobRow>;
 }
 
 /**
@@ -41,25 +46,32 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
   let result: T;
   try {
     result = await store.db.transaction().execute((trx) => {
-      const through = async <R extends { job?: QueueJobRow; prefetched?: unknown }>(job: NewQueueJob, write: (stored: NewQueueJob) => Promise<R>): Promise<R> => {
+      const queue = new QueueRepository(trx);
+      // A fresh job that a worker of this process has a slot for is stored leased to it.
+      const through = async <R>(job: NewQueueJob, write: (stored: NewQueueJob) => Promise<{ job: QueueJobRow; prefetched?: unknown } | undefined>) => {
         const slot = job.fresh && job.runAfter === undefined && (job.status ?? 'pending') === 'pending' ? reserveLocally(store, job) : null;
         if (!slot) {
           const r = await write(job);
-          if (r.job) enqueued++;
-          return r;
+          if (r) enqueued++;
+          return r as R;
         }
         // Pushed before the write: a write that fails still frees the slot (below).
         const entry = { slot, row: null as QueueJobRow | null, prefetched: job.prefetched };
         taken.push(entry);
         const r = await write({ ...job, lease: { owner: slot.owner, until: slot.until } });
-        entry.row = r.job ?? null;
-        if (r.prefetched !== undefined) entry.prefetched = r.prefetched;
-        return r;
+        entry.row = r?.job ?? null;
+        if (r?.prefetched !== undefined) entry.prefetched = r.prefetched;
+        return r as R;
       };
-      const enqueue: Enqueue = Object.assign(
-        async (job: NewQueueJob) => (await through(job, async (stored) => ({ job: await new QueueRepository(trx).insert(stored) }))).job,
-        { through },
-      );
+      const enqueue: Enqueue = Object.assign(async (job: NewQueueJob) => (await through<{ job: QueueJobRow }>(job, async (stored) => ({ job: await queue.insert(stored) }))).job, {
+        withObject: <R extends { id: number }>(job: NewQueueJob, insert: ObjectInsert<R>, prefetch?: (row: R) => unknown) =>
+          through<{ row: R; job: QueueJobRow } | undefined>(job, async (stored) => {
+            const r = await queue.insertWithObject(stored, insert);
+            return r && { ...r, prefetched: prefetch?.(r.row) };
+          }),
+        unlessStanding: async (underway: boolean, key: JobKey, start: () => Promise<QueueJobRow>) =>
+          (underway && (await queue.standingJobFor(key.jobType, key.action, key.objectId))) || start(),
+      });
       return work(trx, enqueue);
     });
   } catch (err) {

@@ -8,7 +8,7 @@
 // worker whose lease expired or was ended (and whose job another worker took) changes nothing: it
 // learns it lost the job from the count of updated rows. How a dead worker's leases end early:
 // docs/decisions/0005-dead-workers.md.
-import { sql, type Insertable, type Kysely, type QueryCreator } from 'kysely';
+import { sql, type Insertable, type InsertQueryBuilder, type Kysely, type QueryCreator } from 'kysely';
 import type { Database, QueueJobsTable } from '../db/schema.js';
 import { isPostgres } from '../db/dialect.js';
 import { nowIso } from '../db/time.js';
@@ -38,15 +38,21 @@ function jobValues(job: NewQueueJob): Insertable<QueueJobsTable> {
   };
 }
 
+/** The kind of job on one object: what a repeated request looks for (standingJobFor). */
+export interface JobKey {
+  jobType: JobType;
+  action: JobAction;
+  objectId: string;
+}
+
+/** An object's INSERT … RETURNING, built by its repository for insertWithObject (one row or none). */
+export type ObjectInsert<R> = InsertQueryBuilder<Database, any, R>;
+
 /**
- * PostgreSQL: the insert of `job` as one part of a bigger statement, for a producer that stores
- * the job's object in the same statement (one round trip for both; withJobs' `enqueue.through`).
- * One job per row of `source`, a data-modifying CTE of that statement, whose `idColumn` becomes the
- * job's object_id (the job's own objectId is not used); every other value is what `insert` stores.
- * Returns all columns of the job rows:
- * `trx.with('d', (qc) => qc.insertInto('databases')…returningAll()).with('j', (qc) => insertJobPer(qc, job, 'd', 'id'))`.
+ * PostgreSQL: the insert of `job` as one part of a bigger statement, one job per row of the CTE
+ * `source`, whose `id` becomes the job's object_id; every other value is what `insert` stores.
  */
-export function insertJobPer(qc: QueryCreator<any>, job: NewQueueJob, source: string, idColumn: string) {
+function insertJobPer(qc: QueryCreator<any>, job: NewQueueJob, source: string) {
   const { object_id: _objectId, ...values } = jobValues(job);
   const columns = Object.keys(values) as (keyof typeof values)[];
   // Parameters of an INSERT … SELECT get the types of their target columns.
@@ -56,7 +62,7 @@ export function insertJobPer(qc: QueryCreator<any>, job: NewQueueJob, source: st
     .expression((eb) =>
       (eb as unknown as QueryCreator<Record<string, Record<string, unknown>>>)
         .selectFrom(source)
-        .select([...columns.map((c) => sql.val(values[c]).as(c)), sql<string>`cast(${sql.ref(`${source}.${idColumn}`)} as text)`.as('object_id')]),
+        .select([...columns.map((c) => sql.val(values[c]).as(c)), sql<string>`cast(${sql.ref(`${source}.id`)} as text)`.as('object_id')]),
     )
     .returningAll();
 }
@@ -77,6 +83,26 @@ export class QueueRepository {
    */
   async insert(job: NewQueueJob): Promise<QueueJobRow> {
     return this.db.insertInto('queue_jobs').values(jobValues(job)).returningAll().executeTakeFirstOrThrow();
+  }
+
+  /**
+   * Stores an object (`insert`, its repository's INSERT … RETURNING of one row or none) and `job`
+   * on it (object_id: the new row's id); undefined when the insert stored nothing. One statement
+   * on PostgreSQL (data-modifying CTEs: one round trip for both), two on SQLite.
+   */
+  async insertWithObject<R extends { id: number }>(job: NewQueueJob, insert: ObjectInsert<R>): Promise<{ row: R; job: QueueJobRow } | undefined> {
+    if (!this.postgres) {
+      const row = (await insert.executeTakeFirst()) as R | undefined;
+      return row && { row, job: await this.insert({ ...job, objectId: String(row.id) }) };
+    }
+    const r = await this.db
+      .with('o', () => insert)
+      .with('j', (qc) => insertJobPer(qc, job, 'o'))
+      .selectFrom('o')
+      .leftJoin('j', (j) => j.onTrue())
+      .select([sql<R>`to_json(o)`.as('row'), sql<QueueJobRow>`to_json(j)`.as('job')])
+      .executeTakeFirst();
+    return r && { row: r.row as R, job: r.job };
   }
 
   /**

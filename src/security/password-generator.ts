@@ -20,6 +20,13 @@ export const GENERATED_ALPHABET = `${LETTERS_AND_DIGITS}-_.`;
 /** About 1 draw in 250 fails the rules (a keyboard run, an order run, a part of the domain); this many in a row means the context forbids too much. */
 const MAX_DRAWS = 1000;
 
+/** `length` characters of [A-Za-z0-9], uniformly random (crypto.randomInt is unbiased): tokens, application and database passwords. */
+export function randomAlnum(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += LETTERS_AND_DIGITS[crypto.randomInt(LETTERS_AND_DIGITS.length)];
+  return out;
+}
+
 /** A new random password that passes checkPassword(…, ctx). */
 export function generatePassword(ctx: PasswordContext): string {
   for (let draw = 0; draw < MAX_DRAWS; draw++) {

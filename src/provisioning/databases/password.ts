@@ -2,17 +2,10 @@
 // and under any sql_mode. The plaintext goes to the client once; what is stored and what a job
 // carries is only the mysql_native_password hash, which the server verifies itself.
 import crypto from 'node:crypto';
-
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const LENGTH = 20;
+import { randomAlnum } from '../../security/password-generator.js';
 
 /** A new password: `const pw = generateDatabasePassword()` → e.g. 'q3ZpT0bW9xYk2LmN7aRc'. */
-export function generateDatabasePassword(): string {
-  // crypto.randomInt draws without modulo bias.
-  let pw = '';
-  for (let i = 0; i < LENGTH; i++) pw += ALPHABET[crypto.randomInt(ALPHABET.length)];
-  return pw;
-}
+export const generateDatabasePassword = (): string => randomAlnum(20);
 
 /** The mysql_native_password hash: '*' + upper-case hex of SHA1(SHA1(pw)), as PASSWORD() gives it. */
 export function nativePasswordHash(password: string): string {

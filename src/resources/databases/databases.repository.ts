@@ -10,9 +10,8 @@ import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
 import { lockedPackageRows } from '../../db/locks.js';
 import { isPostgres } from '../../db/dialect.js';
-import type { NewQueueJob, QueueJobRow } from '../../queue/jobs.js';
-import { QueueRepository, insertJobPer } from '../../queue/queue.repository.js';
-import { nextName } from './databases.names.js';
+import type { ObjectInsert } from '../../queue/queue.repository.js';
+import { nextName } from './databases.rules.js';
 
 export type DatabaseRow = Selectable<DatabasesTable>;
 
@@ -34,7 +33,7 @@ export interface NewDatabase {
   description: string;
 }
 
-/** How a create names its database and how many the package may have (insertNextWithJob). */
+/** How a create names its database and how many the package may have (nextInsert). */
 export interface Naming {
   /** Every name of the package begins with it (namePrefix); the database gets the next number after it. */
   prefix: string;
@@ -42,13 +41,6 @@ export interface Naming {
   limit: number;
   /** The longest name allowed. */
   maxLength: number;
-}
-
-/** What insertNextWithJob did: the package's count before it, and the rows it stored (none when refused). */
-export interface InsertedNext {
-  count: number;
-  row?: DatabaseRow;
-  job?: QueueJobRow;
 }
 
 /** What a create reads of its package and plan. */
@@ -169,76 +161,62 @@ export class DatabasesRepository {
   }
 
   /**
-   * Stores a pending database of the package `d.package_id`, named by `naming` (the next name,
-   * nextName), and its create job `job` (object_id: the new database's id), unless the package has
-   * `naming.limit` databases already (in any state: pending ones count) or the next name is longer
-   * than `naming.maxLength`; answers the package's count and the stored rows (none when refused).
+   * The insert of the package's next database (nextName), or null when the package has
+   * `naming.limit` databases already (in any state: pending ones count) or the next name is
+   * longer than `naming.maxLength`; the queue runs it with the create job (enqueue.withObject).
    * Call it under the package's lock (lockPackageForCreate), which makes count and name hold until
    * the commit. A name taken on the same server meanwhile (a package of another Linux user with
    * the same prefix) fails with a unique violation.
-   * - PostgreSQL: one statement (count and name, the database, the job: data-modifying CTEs).
-   * - SQLite: count and names, then the two inserts.
+   * - SQLite: count and names read first, then a plain insert.
+   * - PostgreSQL: count and name computed inside the insert (one statement with the job): no row
+   *   when the rules refuse, then countAndNames says why.
    */
-  async insertNextWithJob(d: Omit<NewDatabase, 'name'>, naming: Naming, job: NewQueueJob): Promise<InsertedNext> {
-    if (isPostgres(this.db)) return this.insertNextWithJobAtOnce(d, naming, job);
+  async nextInsert(d: Omit<NewDatabase, 'name'>, naming: Naming): Promise<ObjectInsert<DatabaseRow> | null> {
+    if (isPostgres(this.db)) return this.nextInsertInSql(d, naming);
     const taken = await this.countAndNames(d.package_id, naming.prefix);
     const name = nextName(naming.prefix, taken.names);
-    if (taken.count >= naming.limit || name.length > naming.maxLength) return { count: taken.count };
-    const row = await this.insert({ ...d, name });
-    return { count: taken.count, row, job: await new QueueRepository(this.db).insert({ ...job, objectId: String(row.id) }) };
+    if (taken.count >= naming.limit || name.length > naming.maxLength) return null;
+    return this.db.insertInto('databases').values({ ...d, name, state: 'pending', created_at: nowIso() }).returningAll();
   }
 
   /**
-   * insertNextWithJob on PostgreSQL, one statement: `taken` counts the package's databases and
-   * finds the next name by nextName's rule (the highest number after the prefix among names that
-   * begin with it, plus one), `d` inserts the database if the rules allow, `j` its job; the row and
-   * the job come back as JSON (named result columns, so the statement is prepared once per
-   * connection, src/db/index.ts withNamedStatements). It must come after the statement that took
+   * nextInsert on PostgreSQL: `taken` counts the package's databases and finds the next name by
+   * nextName's rule (the highest number after the prefix among names that begin with it, plus
+   * one); the row is inserted only if the rules allow. It must run after the statement that took
    * the package lock: its snapshot then has every create committed before.
    */
-  private async insertNextWithJobAtOnce(d: Omit<NewDatabase, 'name'>, naming: Naming, job: NewQueueJob): Promise<InsertedNext> {
+  private nextInsertInSql(d: Omit<NewDatabase, 'name'>, naming: Naming): ObjectInsert<DatabaseRow> {
     const pattern = likePrefix(naming.prefix);
     const from = naming.prefix.length + 1;
-    const r = await this.db
-      .with('taken', (qc) =>
-        qc
-          .selectFrom('databases')
+    const taken = this.db
+      .selectFrom('databases')
+      .select([
+        sql<number>`count(*) filter (where package_id = ${d.package_id})`.as('n'),
+        sql<string>`cast(${naming.prefix} as text) || cast(coalesce(max(cast(substr(name, ${from}) as numeric)) filter (where name like ${pattern} escape '!' and substr(name, ${from}) ~ '^[0-9]+$'), 0) + 1 as text)`.as('name'),
+      ])
+      .where((eb) => eb.or([eb('package_id', '=', d.package_id), sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`]))
+      .as('taken');
+    return this.db
+      .insertInto('databases')
+      .columns(['customer_id', 'package_id', 'server_name', 'db_type', 'version', 'description', 'state', 'created_at', 'name'])
+      .expression((eb) =>
+        eb
+          .selectFrom(taken)
           .select([
-            sql<number>`count(*) filter (where package_id = ${d.package_id})`.as('n'),
-            sql<string>`cast(${naming.prefix} as text) || cast(coalesce(max(cast(substr(name, ${from}) as numeric)) filter (where name like ${pattern} escape '!' and substr(name, ${from}) ~ '^[0-9]+$'), 0) + 1 as text)`.as('name'),
+            sql.val(d.customer_id).as('customer_id'),
+            sql.val(d.package_id).as('package_id'),
+            sql.val(d.server_name).as('server_name'),
+            sql.val(d.db_type).as('db_type'),
+            sql.val(d.version).as('version'),
+            sql.val(d.description).as('description'),
+            sql.val('pending').as('state'),
+            sql.val(nowIso()).as('created_at'),
+            'taken.name',
           ])
-          .where((eb) => eb.or([eb('package_id', '=', d.package_id), sql<boolean>`${eb.ref('name')} like ${pattern} escape '!'`])),
+          .where('taken.n', '<', naming.limit)
+          .where(sql`length(taken.name)`, '<=', naming.maxLength),
       )
-      .with('d', (qc) =>
-        qc
-          .insertInto('databases')
-          .columns(['customer_id', 'package_id', 'server_name', 'db_type', 'version', 'description', 'state', 'created_at', 'name'])
-          .expression((eb) =>
-            eb
-              .selectFrom('taken')
-              .select([
-                sql.val(d.customer_id).as('customer_id'),
-                sql.val(d.package_id).as('package_id'),
-                sql.val(d.server_name).as('server_name'),
-                sql.val(d.db_type).as('db_type'),
-                sql.val(d.version).as('version'),
-                sql.val(d.description).as('description'),
-                sql.val('pending').as('state'),
-                sql.val(nowIso()).as('created_at'),
-                'taken.name',
-              ])
-              .where('taken.n', '<', naming.limit)
-              .where(sql`length(taken.name)`, '<=', naming.maxLength),
-          )
-          .returningAll(),
-      )
-      .with('j', (qc) => insertJobPer(qc, job, 'd', 'id'))
-      .selectFrom('taken')
-      .leftJoin('d', (j) => j.onTrue())
-      .leftJoin('j', (j) => j.onTrue())
-      .select(['taken.n as count', sql<DatabaseRow | null>`to_json(d)`.as('row'), sql<QueueJobRow | null>`to_json(j)`.as('job')])
-      .executeTakeFirstOrThrow();
-    return { count: r.count, ...(r.row && { row: r.row }), ...(r.job && { job: r.job }) };
+      .returningAll();
   }
 
   /** Stores a pending database and answers its row. */

@@ -15,12 +15,11 @@ import { AppError, invalidField, limitReached, notFound } from '../../errors.js'
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
 import { withJobs } from '../../queue/enqueue.js';
-import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 import { generateDatabasePassword, nativePasswordHash } from '../../provisioning/databases/password.js';
 import { DatabasesRepository, type DatabaseRow, type DatabaseWithServer, type DefaultServer } from './databases.repository.js';
 import type { DatabaseJobPayload } from './databases.jobs.js';
-import { NAME_MAX, namePrefix } from './databases.names.js';
+import { NAME_MAX, namePrefix } from './databases.rules.js';
 
 export interface DatabaseCreateInput {
   package_id: string;
@@ -106,21 +105,18 @@ export class DatabasesService {
             description: input.description ?? '',
           };
           const naming = { prefix: namePrefix(pkg.linux_user), limit: pkg.max_databases, maxLength: NAME_MAX };
-          // Count, name, row and job in one statement on PostgreSQL (insertNextWithJob).
-          const created = await enqueue.through(
-            { customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: null, payload, fresh: true },
-            async (stored) => {
-              const r = await repo.insertNextWithJob(database, naming, stored);
-              // The job's run at commit gets what this transaction wrote (no read back, databases.jobs.ts).
-              const prefetched: DatabaseWithServer | undefined = r.row && {
-                row: { id: r.row.id, name: r.row.name, state: r.row.state, server_name: r.row.server_name },
-                server: { name: server.name, url: server.url, access_hosts: server.access_hosts },
-              };
-              return { ...r, prefetched };
-            },
-          );
-          if (!created.row || !created.job) {
-            if (created.count < pkg.max_databases) throw limitReached('No database name is left for this package.');
+          const insert = await repo.nextInsert(database, naming);
+          const job = { customerId: pkg.customer_id, jobType: 'database', action: 'create', objectId: null, payload, fresh: true } as const;
+          // The job's run at commit gets what this transaction wrote (no read back, databases.jobs.ts).
+          const created =
+            insert &&
+            (await enqueue.withObject(job, insert, (row): DatabaseWithServer => ({
+              row: { id: row.id, name: row.name, state: row.state, server_name: row.server_name },
+              server: { name: server.name, url: server.url, access_hosts: server.access_hosts },
+            })));
+          if (!created) {
+            const { count } = await repo.countAndNames(pkg.id, naming.prefix);
+            if (count < pkg.max_databases) throw limitReached('No database name is left for this package.');
             throw limitReached(
               `This package has reached its limit of ${pkg.max_databases} database${pkg.max_databases === 1 ? '' : 's'} (max_databases of its plan).`,
             );
@@ -165,13 +161,10 @@ export class DatabasesService {
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DatabasesRepository(trx);
       const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
-      // Not `transition(row.state, …)`: the create job may have moved the row (pending → live)
-      // since it was read, and the DELETE must still mark it (a second DELETE then answered a new job).
-      if (!(await repo.markDeleting(row.id))) {
-        const pending = await new QueueRepository(trx).standingJobFor('database', 'delete', String(row.id));
-        if (pending) return pending;
-      }
-      return enqueue({ customerId: row.customer_id, jobType: 'database', action: 'delete', objectId: String(row.id), payload: {} });
+      // Marked whatever its state now: the create job may have made it live since it was read.
+      const underway = !(await repo.markDeleting(row.id));
+      const job = { customerId: row.customer_id, jobType: 'database', action: 'delete', objectId: String(row.id), payload: {} } as const;
+      return enqueue.unlessStanding(underway, job, () => enqueue(job));
     });
   }
 }

@@ -28,7 +28,7 @@ import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 import { MailServersRepository, mailReportKey } from '../../provisioning/mail/servers.repository.js';
 import { checkPassword, passwordErrors, type PasswordProblem } from '../../security/password-policy.js';
-import { generatePassword } from '../../security/password-generator.js';
+import { generatePassword, randomAlnum } from '../../security/password-generator.js';
 import { EmailAddressesRepository, type EmailAddressRow, type MailPackage } from './email-addresses.repository.js';
 import { MailDirectoryRepository, type AppPasswordRow } from './mail-directory.repository.js';
 import { mailboxSieve } from './sieve.js';
@@ -75,7 +75,6 @@ export const BCRYPT_COST = 10;
 export const BCRYPT_MAX = 72;
 /** Application passwords: 32 characters of [A-Za-z0-9], 190 bits. */
 const APP_PASSWORD_LENGTH = 32;
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const DEVICE_MAX = 255;
 
 /** `{BLF-CRYPT}$2b$10$…`: the form Dovecot's passdb verifies itself (API-NOTES §11). */
@@ -85,11 +84,7 @@ export async function blfCrypt(password: string): Promise<string> {
 
 export const sha256Hex = (secret: string) => crypto.createHash('sha256').update(secret, 'utf8').digest('hex');
 
-function randomAppPassword(): string {
-  let out = '';
-  for (let i = 0; i < APP_PASSWORD_LENGTH; i++) out += ALNUM[crypto.randomInt(ALNUM.length)];
-  return out;
-}
+const randomAppPassword = (): string => randomAlnum(APP_PASSWORD_LENGTH);
 
 const autoresponderOf = (r: EmailAddressRow): AutoresponderState => ({
   text: r.autoresponder_text,
