@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PhpFpmSupervisor } from '../../src/provisioning/web/php-fpm.js';
+import { PhpFpmRegistry } from '../../src/provisioning/web/php-fpm-registry.js';
 import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { ENGINES } from '../helpers/app.js';
 import { newDatabase, runCli, type TestDb } from '../helpers/cli.js';
@@ -238,7 +239,7 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
         stateDir: registered.state_dir,
         php: registered.php,
       };
-      const supervisor = new PhpFpmSupervisor(server);
+      const supervisor = new PhpFpmSupervisor(server, { registry: new PhpFpmRegistry() });
       supervisors.push(supervisor);
       const version = Object.keys(PHP).sort()[0];
       await supervisor.ensurePool('hp_stack', version);

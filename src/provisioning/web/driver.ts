@@ -6,6 +6,7 @@
 import { caddyConfig } from './caddy-config.js';
 import { CaddyClient } from './caddy-client.js';
 import { PhpFpmSupervisor } from './php-fpm.js';
+import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
 import { ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
@@ -42,6 +43,9 @@ export interface WebDriver {
 export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
   const clients = new Map<string, CaddyClient>();
   const supervisors = new Map<string, PhpFpmSupervisor>();
+  // Shared by every supervisor this driver makes, also across close(): calls that a job and the
+  // reconciler make for one (state dir, PHP version) run one after the other.
+  const registry = new PhpFpmRegistry();
   const caddy = (s: WebServerConn) => {
     let c = clients.get(s.caddyAdmin);
     if (!c) clients.set(s.caddyAdmin, (c = new CaddyClient(s.caddyAdmin)));
@@ -49,7 +53,7 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
   };
   const php = (s: WebServerConn) => {
     let p = supervisors.get(s.stateDir);
-    if (!p) supervisors.set(s.stateDir, (p = new PhpFpmSupervisor(s, { log: opts.log, listenGroup: s.socketGroup ?? undefined })));
+    if (!p) supervisors.set(s.stateDir, (p = new PhpFpmSupervisor(s, { registry, log: opts.log, listenGroup: s.socketGroup ?? undefined })));
     return p;
   };
   return {

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PhpFpmSupervisor } from '../../../src/provisioning/web/php-fpm.js';
+import { PhpFpmRegistry } from '../../../src/provisioning/web/php-fpm-registry.js';
 import type { WebServerConn } from '../../../src/provisioning/web/sites.js';
 import { ensureWebspaceDir, linuxUserIds } from '../../../src/provisioning/web/webspace-dirs.js';
 import { fastcgiGet } from '../../helpers/fastcgi.js';
@@ -22,6 +23,8 @@ const isRoot = process.getuid?.() === 0;
 
 const roots: string[] = [];
 const supervisors: PhpFpmSupervisor[] = [];
+/** One for every supervisor here, as a web driver gives its own to all it makes: their calls per state dir run in turn. */
+const registry = new PhpFpmRegistry();
 /** Workers a test left without their master: killed after the file should the code under test not have. */
 const strays: number[] = [];
 
@@ -39,7 +42,7 @@ async function tempServer(): Promise<{ server: WebServerConn; supervisor: PhpFpm
     stateDir: path.join(root, 'state'),
     php: { '8.2': PHP_FPM },
   };
-  const supervisor = new PhpFpmSupervisor(server);
+  const supervisor = new PhpFpmSupervisor(server, { registry });
   supervisors.push(supervisor);
   return { server, supervisor };
 }
@@ -219,7 +222,7 @@ describeFpm('PHP-FPM supervisor (real php-fpm 8.2)', () => {
   it('a pool php-fpm refuses fails every call until fixed; the running master keeps serving the old one', async () => {
     const socketA = path.join(server.stateDir, 'php', '8.2', `${A}.sock`);
     const master = await masterPid(server);
-    const broken = new PhpFpmSupervisor(server, { listenGroup: 'hp-no-such-group' });
+    const broken = new PhpFpmSupervisor(server, { registry, listenGroup: 'hp-no-such-group' });
     supervisors.push(broken);
     for (let i = 0; i < 2; i++) {
       await expect(broken.ensurePool(A, '8.2')).rejects.toThrow(/configuration test failed: .*hp-no-such-group/s);
@@ -279,7 +282,7 @@ describeFpm('PHP-FPM supervisor (real php-fpm 8.2)', () => {
       workers.push(await workerPid(sockets[i], homes[i]));
     }
     // A second supervisor of the same state dir sees the same master.
-    const again = new PhpFpmSupervisor(fresh.server);
+    const again = new PhpFpmSupervisor(fresh.server, { registry });
     expect(await again.ensurePool(users[0], '8.2')).toBe(sockets[0]);
     expect(await masterPid(fresh.server)).toBe(master);
 
