@@ -1,4 +1,4 @@
-// Databases benchmark (issue 8; docs/performance.md "Databases (issue 8)"), on SQLite and, when
+// Databases benchmark (docs/performance.md "Databases"), on SQLite and, when
 // BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL, against the MariaDB at
 // BENCH_MARIADB_URL, TEST_MARIADB_URL or mysql://root@127.0.0.1:3306:
 //

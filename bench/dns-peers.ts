@@ -1,7 +1,6 @@
-// hostplane's DNS server side by side with PowerDNS and NSD (issue 12 "Benchmark";
-// docs/performance.md "Side by side with PowerDNS and NSD (issue 12)"). Every server runs as a
-// process of its own pinned to core 0 (`taskset -c 0`), dnsperf pinned to core 1, all on the same
-// zone content:
+// hostplane's DNS server side by side with PowerDNS and NSD (docs/performance.md "DNS side by
+// side with NSD and PowerDNS"). Every server runs as a process of its own pinned to core 0
+// (`taskset -c 0`), dnsperf pinned to core 1, all on the same zone content:
 //
 //   - hostplane: `hostplane dns` (node dist/main.js dns, built at the start) on a SQLite store filled here:
 //     the demo dataset, zone100.example with 100 records and zone10k.example with 10 000 (created

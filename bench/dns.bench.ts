@@ -1,4 +1,4 @@
-// DNS benchmark (issue 3 item 6; docs/performance.md "DNS (issue 3)"), on SQLite and, when
+// DNS benchmark (docs/performance.md "DNS"), on SQLite and, when
 // BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL:
 //
 //   1. change → answer: POST /dns-records (a TXT record) over HTTP, then query the DNS server over

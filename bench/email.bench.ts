@@ -1,4 +1,4 @@
-// E-mail benchmark (issue 10; docs/performance.md "E-mail addresses (issue 10)"), on SQLite and,
+// E-mail benchmark (docs/performance.md "E-mail addresses"), on SQLite and,
 // when BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL, against the local stack's
 // Dovecot (deploy/local/up.sh: private Caddy, Dovecot and Postfix on loopback ports, started and
 // stopped by this bench; the mail part needs root):

@@ -1,4 +1,4 @@
-// HTTP benchmark (issue 2 item 9; docs/performance.md): GET /domains/<name> and GET /customers of
+// HTTP benchmark (docs/performance.md "HTTP API"): GET /domains/<name> and GET /customers of
 // hostplane against a bare Fastify JSON route measured in the same run, on SQLite and, when
 // BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL. Prints req/s, p50, p99 and the
 // ratio to the baseline's req/s.

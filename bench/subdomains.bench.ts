@@ -1,4 +1,4 @@
-// Subdomains benchmark (issue 9; docs/performance.md "Subdomains (issue 9)"), on SQLite and, when
+// Subdomains benchmark (docs/performance.md "Subdomains"), on SQLite and, when
 // BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL, against the local stack
 // (deploy/local/up.sh: a private Caddy on loopback ports, started and stopped by this bench):
 //
