@@ -9,7 +9,8 @@ import { hashLegacyPassword } from '../auth/legacy-password.js';
 import { aceOf, toUnicode } from '../domain-name.js';
 import type { Store } from '../db/index.js';
 import { AdminRepository } from './admin.repository.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
+import { buildDnsDriver } from '../provisioning/drivers.js';
 import { DnsRecordsService, type BaseRecordReset, type DnsRecordsSettings, type PreparedBaseRecords } from '../resources/dns-records/dns-records.service.js';
 import { isEmailAddress } from '../email-address.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
@@ -62,7 +63,7 @@ function checkContact(c: { name: string; email: string }) {
 export const generateLegacyPassword = (length = 24): string => randomAlnum(length);
 
 /** The settings operator actions use: the default base records and TTL of DNS records. */
-export type AdminSettings = DnsRecordsSettings;
+export type AdminSettings = Config;
 
 let defaultSettings: AdminSettings | undefined;
 const defaults = () => (defaultSettings ??= loadConfig({}));
@@ -79,8 +80,10 @@ export class AdminService {
   /** `new AdminService(store, config)`; settings default to the built-in defaults. */
   constructor(store: Store, settings?: AdminSettings) {
     this.repo = new AdminRepository(store.db);
-    this.dnsRecords = new DnsRecordsService(store, settings ?? defaults());
-    this.subdomains = new SubdomainsService(store, this.dnsRecords, settings ?? defaults());
+    const config = settings ?? defaults();
+    const deps = { store, config, dns: buildDnsDriver({ config, store }) };
+    this.dnsRecords = new DnsRecordsService(deps);
+    this.subdomains = new SubdomainsService(deps);
   }
 
   /**

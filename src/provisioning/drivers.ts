@@ -22,10 +22,14 @@ export interface Drivers {
   mail: MailDriver;
 }
 
+/** The DNS driver alone: what the API's services record DNS changes through. */
+export const buildDnsDriver = ({ config, store }: { config: Pick<Config, 'dns'>; store: Store }): DnsDriver =>
+  changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs, secondaryTimeoutMs: config.dns.secondaryTimeoutMs });
+
 /** `const drivers = buildDrivers({ config, store })` … `await closeDrivers(drivers)`. */
 export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer'>; store: Store }): Drivers {
   return {
-    dns: changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs, secondaryTimeoutMs: config.dns.secondaryTimeoutMs }),
+    dns: buildDnsDriver({ config, store }),
     databases: mysqlDatabaseDriver(),
     web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer }),
     mail: dovecotMailDriver(),

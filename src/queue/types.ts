@@ -8,6 +8,8 @@ import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { Drivers } from '../provisioning/drivers.js';
 import type { JobAction, JobType, QueueJobRow } from './jobs.js';
+import { parseNumericId } from '../db/ids.js';
+import { PermanentJobError } from './errors.js';
 
 export interface JobContext<P = unknown> {
   job: QueueJobRow;
@@ -44,6 +46,16 @@ export interface JobContext<P = unknown> {
  */
 export type JobResult = { status: 'done' } | { status: 'wait'; ms: number };
 
+/** The result of a run whose change is live. */
+export const DONE: JobResult = { status: 'done' };
+
+/** The id of the object a job acts on; a job without one fails at once: `const id = objectIdOf(ctx.job)`. */
+export function objectIdOf(job: Pick<QueueJobRow, 'id' | 'job_type' | 'object_id'>): number {
+  const id = job.object_id === null ? null : parseNumericId(job.object_id);
+  if (id === null) throw new PermanentJobError(`job ${job.id} has no ${job.job_type} to act on`);
+  return id;
+}
+
 /**
  * One kind of job: what it acts on, the shape of its payload, and how it runs. Thrown errors are
  * transient (retried with backoff) unless they are PermanentJobError.
@@ -67,7 +79,7 @@ export interface JobDefinition<S extends TSchema = TSchema> {
  */
 export const defineJob = <S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> => definition;
 
-export { PermanentJobError } from './errors.js';
+export { PermanentJobError };
 
 /** This run no longer owns its job (its lease expired and another worker took it): stop, change nothing. */
 export class LeaseLostError extends Error {

@@ -7,13 +7,16 @@ import { findOr404 } from '../../db/ids.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { CustomersRepository, type CustomerRow } from './customers.repository.js';
+import type { ServiceDeps } from '../service-deps.js';
 
 export class CustomersService {
   // One repository for the service's life: its hot reads are compiled once (src/db/precompiled.ts).
   private readonly repo: CustomersRepository;
 
-  constructor(private readonly db: Kysely<Database>) {
-    this.repo = new CustomersRepository(db);
+  private readonly db: Kysely<Database>;
+  constructor(deps: ServiceDeps) {
+    this.db = deps.store.db;
+    this.repo = new CustomersRepository(this.db);
   }
 
   list(actor: Actor, page: Page | null) {

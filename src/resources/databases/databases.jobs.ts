@@ -8,8 +8,7 @@
 // create runs after it, and a create or password job that finds its database being deleted is
 // simply done (the delete wins).
 import { Type, type Static } from 'typebox';
-import { parseNumericId } from '../../db/ids.js';
-import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
 import { serverConn } from '../../provisioning/databases/servers.repository.js';
 import { refreshDatabaseUsage, usageFailures } from './databases.usage.js';
@@ -19,7 +18,6 @@ import { DatabasesRepository, type DatabaseForJob, type DatabaseWithServer } fro
 export const DatabaseJobPayload = Type.Object({ passwordHash: Type.String({ pattern: '^\\*[0-9A-F]{40}$' }) });
 export type DatabaseJobPayload = Static<typeof DatabaseJobPayload>;
 
-const DONE: JobResult = { status: 'done' };
 
 /**
  * The job's database row (undefined when it is gone) and, lazily, the server it lives on as the
@@ -29,8 +27,7 @@ const DONE: JobResult = { status: 'done' };
  * (jobs on one database run in order) and removes what this one created.
  */
 async function databaseOf(ctx: JobContext<unknown>) {
-  const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
-  if (id === null) throw new PermanentJobError('job has no database');
+  const id = objectIdOf(ctx.job);
   const repo = new DatabasesRepository(ctx.store.db);
   const handed = ctx.prefetched as DatabaseWithServer | undefined;
   const found = handed?.row.id === id ? handed : await repo.byIdWithServer(id);

@@ -15,6 +15,7 @@ import { AppError, invalidField, limitReached, notFound } from '../../errors.js'
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
 import { withJobs } from '../../queue/enqueue.js';
+import type { ServiceDeps } from '../service-deps.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 import { generateDatabasePassword, nativePasswordHash } from '../../provisioning/databases/password.js';
 import { DatabasesRepository, type DatabaseRow, type DatabaseWithServer, type DefaultServer } from './databases.repository.js';
@@ -60,7 +61,10 @@ function offeredServer(defaults: DefaultServer[], planVersions: string, input: D
 const NAME_ATTEMPTS = 3;
 
 export class DatabasesService {
-  constructor(private readonly store: Store) {}
+  private readonly store: Store;
+  constructor(deps: ServiceDeps) {
+    this.store = deps.store;
+  }
 
   private get repo() {
     return new DatabasesRepository(this.store.db);

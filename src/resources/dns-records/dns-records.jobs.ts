@@ -8,8 +8,7 @@
 import { Type, type Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { parseNumericId } from '../../db/ids.js';
-import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, objectIdOf, type JobContext, type JobResult } from '../../queue/types.js';
 import { DnsRecordsRepository } from './dns-records.repository.js';
 
 /** What a DNS-record job carries: the zone, so the run locks and announces it even when the record is gone. */
@@ -36,12 +35,6 @@ const savedChange = (progress: unknown): number | null => {
 };
 
 type Ctx = JobContext<DnsRecordJobPayload>;
-
-function recordId(ctx: Ctx): number {
-  const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
-  if (id === null) throw new PermanentJobError('job has no DNS record or domain');
-  return id;
-}
 
 /**
  * Runs `change` (returns false when there is nothing to announce, else the owner names it touched,
@@ -76,7 +69,7 @@ export const createDnsRecordJob = defineJob({
   action: 'create',
   payload: DnsRecordJobPayload,
   run: async (ctx) => {
-    const id = recordId(ctx);
+    const id = objectIdOf(ctx.job);
     return changeThenWait(ctx, async (repo) => {
       const row = await repo.byId(id);
       if (!row) return false;
@@ -96,7 +89,7 @@ export const deleteDnsRecordJob = defineJob({
   action: 'delete',
   payload: DnsRecordJobPayload,
   run: async (ctx) => {
-    const id = recordId(ctx);
+    const id = objectIdOf(ctx.job);
     return changeThenWait(ctx, async (repo) => {
       const row = await repo.byId(id);
       await repo.delete(id);

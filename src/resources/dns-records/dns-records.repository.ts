@@ -151,6 +151,21 @@ export class DnsRecordsRepository {
     return Number(r.numDeletedRows) > 0;
   }
 
+  /** The base records a subdomain owns (A/AAAA of its web server, the plan's MX). */
+  ofSubdomain(subdomainId: number) {
+    return this.db.selectFrom('dns_records').select(['id', 'name', 'record_type', 'data']).where('subdomain_id', '=', subdomainId).execute();
+  }
+
+  /** A base record of a subdomain, served at once (the subdomain's job waits for the DNS change). */
+  async insertSubdomainBase(v: { domain: string; name: string; record_type: string; data: string; ttl: number; subdomain_id: number }): Promise<void> {
+    const now = nowIso();
+    await this.db.insertInto('dns_records').values({ ...v, tag: 'base', state: 'active', created_at: now, updated_at: now }).execute();
+  }
+
+  async deleteIds(ids: number[]): Promise<void> {
+    if (ids.length) await this.db.deleteFrom('dns_records').where('id', 'in', ids).execute();
+  }
+
   /** Deletes the zone's records of one tag, except a subdomain's own base records (they go with the subdomain). */
   async deleteTagged(domain: string, tag: DnsRecordRow['tag']) {
     const r = await this.db.deleteFrom('dns_records').where('domain', '=', domain).where('tag', '=', tag).where('subdomain_id', 'is', null).executeTakeFirst();

@@ -18,9 +18,9 @@ import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues } from '../../db/ids.js';
 import { aceOf, parentDomains } from '../../domain-name.js';
 import { withJobs } from '../../queue/enqueue.js';
-import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
-import { recordChange } from '../../provisioning/dns/propagation.js';
+import type { DnsDriver } from '../../provisioning/dns/driver.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
 import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.validate.js';
 import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate, type DkimKey } from './dns-records.base.js';
@@ -49,10 +49,12 @@ export interface PreparedBaseRecords {
 }
 
 export class DnsRecordsService {
-  constructor(
-    private readonly store: Store,
-    private readonly settings: DnsRecordsSettings,
-  ) {}
+  private readonly store: Store;
+  private readonly settings: DnsRecordsSettings;
+  private readonly dns: DnsDriver;
+  constructor(deps: ServiceDeps) {
+    ({ store: this.store, config: this.settings, dns: this.dns } = deps);
+  }
 
   private get repo() {
     return new DnsRecordsRepository(this.store.db);
@@ -144,16 +146,14 @@ export class DnsRecordsService {
       // Read again under the lock: a job or another DELETE may have changed it meanwhile.
       const row = await repo.byId(found.id);
       if (!row) throw notFound('dns-record');
-      if (row.state === 'deleting') {
-        const pending = await new QueueRepository(trx).standingJobFor('dns-record', 'delete', String(row.id));
-        if (pending) return pending;
-      } else if (row.state === 'pending') {
-        await repo.delete(row.id);
-      } else {
-        await repo.transition(row.id, 'active', 'deleting');
-      }
-      const payload: DnsRecordJobPayload = { domain: row.domain };
-      return enqueue({ customerId: await repo.domainOwner(row.domain), jobType: 'dns-record', action: 'delete', objectId: String(row.id), payload });
+      const key = { jobType: 'dns-record', action: 'delete', objectId: String(row.id) } as const;
+      return enqueue.unlessStanding(row.state === 'deleting', key, async () => {
+        // A pending record was never served: it goes at once, and its job only confirms that.
+        if (row.state === 'pending') await repo.delete(row.id);
+        else if (row.state === 'active') await repo.transition(row.id, 'active', 'deleting');
+        const payload: DnsRecordJobPayload = { domain: row.domain };
+        return enqueue({ ...key, customerId: await repo.domainOwner(row.domain), payload });
+      });
     });
   }
 
@@ -178,7 +178,7 @@ export class DnsRecordsService {
     const records = new DnsRecordsRepository(trx);
     await insertBaseRecords(records, domain, prepared.template);
     await insertDkimRecord(records, domain, prepared.dkim, this.settings.dnsDefaultTtl);
-    await recordChange(trx, domain);
+    await this.dns.recordChange(trx, domain);
   }
 
   /** The template of `plan`, checked, for resetBaseRecords. */
@@ -203,7 +203,7 @@ export class DnsRecordsService {
       const { inserted, skipped } = await insertBaseRecords(records, z.name, template);
       out.push({ domain: z.name, base_records: 'reset', removed, inserted, skipped });
     }
-    for (const r of out) if (r.base_records === 'reset') await recordChange(trx, r.domain);
+    for (const r of out) if (r.base_records === 'reset') await this.dns.recordChange(trx, r.domain);
     return out;
   }
 }

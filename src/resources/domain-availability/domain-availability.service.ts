@@ -3,9 +3,10 @@
 // all lookups in parallel under one timeout; a failed lookup is `available: null` with a reason.
 import { AppError, AppErrors } from '../../errors.js';
 import { aceOf } from '../../domain-name.js';
-import type { DomainAvailabilityRepository } from './domain-availability.repository.js';
-import type { RdapClient } from './domain-availability.rdap.js';
+import { DomainAvailabilityRepository } from './domain-availability.repository.js';
+import { RdapClient } from './domain-availability.rdap.js';
 import { MAX_NAMES, type Availability } from './domain-availability.schema.js';
+import type { ServiceDeps } from '../service-deps.js';
 
 // One wording for every taken name, wherever the answer came from: whether a name is registered
 // or hosted with this service is nobody else's business (DESIGN: no existence leaks).
@@ -21,10 +22,12 @@ const PARAMETER = 'domains';
 const invalidList = (detail: string) => new AppError('invalid_api_data', detail, { parameter: PARAMETER });
 
 export class DomainAvailabilityService {
-  constructor(
-    private readonly repo: DomainAvailabilityRepository,
-    private readonly rdap: RdapClient,
-  ) {}
+  private readonly repo: DomainAvailabilityRepository;
+  private readonly rdap: RdapClient;
+  constructor(deps: ServiceDeps) {
+    this.repo = new DomainAvailabilityRepository(deps.store.db);
+    this.rdap = new RdapClient(deps.config.rdap);
+  }
 
   /**
    * The distinct ACE names of a comma-separated list in request order (`"Bücher.de,xn--bcher-kva.de"`

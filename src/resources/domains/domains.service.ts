@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { DomainsRepository, type DomainRow } from './domains.repository.js';
 import type { DomainUpdateBody } from './domains.schema.js';
+import type { ServiceDeps } from '../service-deps.js';
 
 export type PresenceUpdate = NonNullable<Static<typeof DomainUpdateBody>['data']['attributes']['presence']>;
 
@@ -17,8 +18,10 @@ export class DomainsService {
   // One repository for the service's life: its hot reads are compiled once (src/db/precompiled.ts).
   private readonly repo: DomainsRepository;
 
-  constructor(private readonly db: Kysely<Database>) {
-    this.repo = new DomainsRepository(db);
+  private readonly db: Kysely<Database>;
+  constructor(deps: ServiceDeps) {
+    this.db = deps.store.db;
+    this.repo = new DomainsRepository(this.db);
   }
 
   /**

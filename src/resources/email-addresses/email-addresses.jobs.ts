@@ -10,8 +10,7 @@
 // Every step converges when run again; jobs on one address run in order (a delete queued behind a
 // create waits for it, and a create that finds its address being deleted is simply done).
 import { Type } from 'typebox';
-import { parseNumericId } from '../../db/ids.js';
-import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
 import type { MailServerConn } from '../../provisioning/mail/driver.js';
 import { MailServersRepository, mailServerConn } from '../../provisioning/mail/servers.repository.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';
@@ -19,12 +18,10 @@ import { MailDirectoryRepository } from './mail-directory.repository.js';
 import { refreshEmailUsage, usageFailures } from './email-addresses.usage.js';
 import { autoresponderTurn, writeMissingScripts } from './autoresponder.js';
 
-const DONE: JobResult = { status: 'done' };
 
 /** The job's address row (undefined when it is gone) and, lazily, its mail server as the driver needs it. */
 async function addressOf(ctx: JobContext<unknown>) {
-  const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
-  if (id === null) throw new PermanentJobError('job has no e-mail address');
+  const id = objectIdOf(ctx.job);
   const repo = new EmailAddressesRepository(ctx.store.db);
   const row = await repo.byId(id);
   const server = async (): Promise<MailServerConn> => {

@@ -23,8 +23,8 @@ import { AppError, invalidField, limitReached, notFound } from '../../errors.js'
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
 import { aceOf } from '../../domain-name.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { withJobs } from '../../queue/enqueue.js';
-import { QueueRepository } from '../../queue/queue.repository.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 import { MailServersRepository, mailReportKey } from '../../provisioning/mail/servers.repository.js';
 import { checkPassword, passwordErrors, type PasswordProblem } from '../../security/password-policy.js';
@@ -102,10 +102,12 @@ export function aliasesOf(kind: AddressType, address: string, forwardTo: string[
 const MB = 1024 * 1024;
 
 export class EmailAddressesService {
-  constructor(
-    private readonly store: Store,
-    private readonly settings: EmailSettings,
-  ) {}
+  private readonly store: Store;
+  private readonly settings: EmailSettings;
+  constructor(deps: ServiceDeps) {
+    this.store = deps.store;
+    this.settings = { brandWords: deps.config.brandWords, now: deps.now };
+  }
 
   private get repo() {
     return new EmailAddressesRepository(this.store.db);
@@ -246,15 +248,14 @@ export class EmailAddressesService {
       await repo.lock(found.id);
       const row = await repo.byId(found.id);
       if (!row) throw notFound('email-address');
-      if (row.state === 'deleting') {
-        const pending = await new QueueRepository(trx).standingJobFor('email-address', 'delete', String(row.id));
-        if (pending) return pending;
-      }
-      await repo.update(row.id, { state: 'deleting' });
-      const dir = new MailDirectoryRepository(trx);
-      await dir.deactivateUser(row.address);
-      await dir.setAliases(row.address, [], row.mail_server_name);
-      return enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'delete', objectId: String(row.id), payload: {} });
+      const key = { jobType: 'email-address', action: 'delete', objectId: String(row.id) } as const;
+      return enqueue.unlessStanding(row.state === 'deleting', key, async () => {
+        await repo.update(row.id, { state: 'deleting' });
+        const dir = new MailDirectoryRepository(trx);
+        await dir.deactivateUser(row.address);
+        await dir.setAliases(row.address, [], row.mail_server_name);
+        return enqueue({ ...key, customerId: row.customer_id, payload: {} });
+      });
     });
   }
 

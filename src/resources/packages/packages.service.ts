@@ -2,10 +2,14 @@
 import type { Actor } from '../../auth/actor.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues } from '../../db/ids.js';
-import type { PackageRow, PackagesRepository } from './packages.repository.js';
+import { PackagesRepository, type PackageRow } from './packages.repository.js';
+import type { ServiceDeps } from '../service-deps.js';
 
 export class PackagesService {
-  constructor(private readonly repo: PackagesRepository) {}
+  private readonly repo: PackagesRepository;
+  constructor(deps: ServiceDeps) {
+    this.repo = new PackagesRepository(deps.store.db);
+  }
 
   list(actor: Actor, filters: Record<string, string[]>, page: Page | null): Promise<PageResult<PackageRow>> {
     const ownerIds = idValues(filters.owner_id);

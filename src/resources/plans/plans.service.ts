@@ -2,10 +2,14 @@
 import type { Actor } from '../../auth/actor.js';
 import type { Page } from '../../db/paging.js';
 import { findOr404 } from '../../db/ids.js';
-import type { PlansRepository } from './plans.repository.js';
+import { PlansRepository } from './plans.repository.js';
+import type { ServiceDeps } from '../service-deps.js';
 
 export class PlansService {
-  constructor(private readonly repo: PlansRepository) {}
+  private readonly repo: PlansRepository;
+  constructor(deps: ServiceDeps) {
+    this.repo = new PlansRepository(deps.store.db);
+  }
 
   list(actor: Actor, page: Page | null) {
     return this.repo.list(actor, page);

@@ -5,10 +5,14 @@ import type { Page } from '../../db/paging.js';
 import { findOr404 } from '../../db/ids.js';
 import { nowIso } from '../../db/time.js';
 import { DONE_JOB_RETENTION_MS } from '../../queue/jobs.js';
-import type { QueueJobsRepository } from './queue-jobs.repository.js';
+import { QueueJobsRepository } from './queue-jobs.repository.js';
+import type { ServiceDeps } from '../service-deps.js';
 
 export class QueueJobsService {
-  constructor(private readonly repo: QueueJobsRepository) {}
+  private readonly repo: QueueJobsRepository;
+  constructor(deps: ServiceDeps) {
+    this.repo = new QueueJobsRepository(deps.store.db);
+  }
 
   listPending(actor: Actor, page: Page | null) {
     return this.repo.listPending(actor, page);

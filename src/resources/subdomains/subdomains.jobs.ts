@@ -10,9 +10,8 @@
 // at any point and run again ends in the same state.
 import crypto from 'node:crypto';
 import { Type, type Static } from 'typebox';
-import { parseNumericId } from '../../db/ids.js';
 import { fqdnOf } from '../../domain-name.js';
-import { defineJob, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
 import type { Store } from '../../db/index.js';
 import { WebServersRepository, webServerConn, type WebServerRow } from '../../provisioning/web/servers.repository.js';
 import type { SiteSpec, WebServerConn } from '../../provisioning/web/sites.js';
@@ -26,7 +25,6 @@ import { hasSite, phpChoices } from './subdomains.rules.js';
 export const SubdomainJobPayload = Type.Object({ dnsChange: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]) });
 export type SubdomainJobPayload = Static<typeof SubdomainJobPayload>;
 
-const DONE: JobResult = { status: 'done' };
 /** How long a run waits for DNS servers that have not answered the change yet. */
 const DNS_WAIT_MS = 50;
 
@@ -102,8 +100,7 @@ async function answersAsConfigured(web: WebDriver, server: WebServerConn, spec: 
 
 /** The run shared by create, update and delete. */
 async function runSubdomainJob(ctx: JobContext<SubdomainJobPayload>): Promise<JobResult> {
-  const id = ctx.job.object_id === null ? null : parseNumericId(ctx.job.object_id);
-  if (id === null) throw new PermanentJobError('job has no subdomain');
+  const id = objectIdOf(ctx.job);
   const repo = new SubdomainsRepository(ctx.store.db);
   const site = await repo.siteOf(id);
   if (!site) return DONE; // deleted by an earlier run

@@ -120,22 +120,6 @@ export class SubdomainsRepository {
     await this.db.deleteFrom('subdomains').where('id', '=', id).execute();
   }
 
-  // ---- base DNS records of a subdomain ----------------------------------------------------------
-
-  /** The base records a subdomain owns. */
-  recordsOf(subdomainId: number) {
-    return this.db.selectFrom('dns_records').select(['id', 'name', 'record_type', 'data']).where('subdomain_id', '=', subdomainId).execute();
-  }
-
-  async insertRecord(v: { domain: string; name: string; record_type: string; data: string; ttl: number; subdomain_id: number }): Promise<void> {
-    const now = nowIso();
-    await this.db.insertInto('dns_records').values({ ...v, tag: 'base', state: 'active', created_at: now, updated_at: now }).execute();
-  }
-
-  async deleteRecords(ids: number[]): Promise<void> {
-    if (ids.length) await this.db.deleteFrom('dns_records').where('id', 'in', ids).execute();
-  }
-
   // ---- what a web server serves -----------------------------------------------------------------
 
   /** Every subdomain of the packages placed on `webServer` that it should serve (all but those being deleted). */

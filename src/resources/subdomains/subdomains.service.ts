@@ -18,13 +18,13 @@ import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues } from '../../db/ids.js';
 import { aceOf, fqdnOf } from '../../domain-name.js';
 import { withJobs, type Enqueue } from '../../queue/enqueue.js';
-import { QueueRepository } from '../../queue/queue.repository.js';
 import { webQueue, type JobAction, type QueueJobRow } from '../../queue/jobs.js';
-import { recordChange } from '../../provisioning/dns/propagation.js';
+import type { DnsDriver } from '../../provisioning/dns/driver.js';
+import type { ServiceDeps } from '../service-deps.js';
 import { WebServersRepository, type WebServerRow } from '../../provisioning/web/servers.repository.js';
 import { DnsRecordsRepository } from '../dns-records/dns-records.repository.js';
 import { conflictInZone } from '../dns-records/dns-records.validate.js';
-import type { DnsRecordsService } from '../dns-records/dns-records.service.js';
+import { DnsRecordsService } from '../dns-records/dns-records.service.js';
 import { SubdomainsRepository, type SubdomainPackage, type SubdomainRow } from './subdomains.repository.js';
 import {
   createState, hasAddressRecords, parseSubdomain, patchState, phpChoices, SUBDOMAIN_TYPES,
@@ -67,11 +67,14 @@ const stateOf = (r: SubdomainRow): SubdomainState => ({
 });
 
 export class SubdomainsService {
-  constructor(
-    private readonly store: Store,
-    private readonly dns: DnsRecordsService,
-    private readonly settings: { dnsDefaultTtl: number },
-  ) {}
+  private readonly store: Store;
+  private readonly settings: { dnsDefaultTtl: number };
+  private readonly dnsRecords: DnsRecordsService;
+  private readonly dns: DnsDriver;
+  constructor(deps: ServiceDeps) {
+    ({ store: this.store, config: this.settings, dns: this.dns } = deps);
+    this.dnsRecords = new DnsRecordsService(deps);
+  }
 
   private get repo() {
     return new SubdomainsRepository(this.store.db);
@@ -99,7 +102,7 @@ export class SubdomainsService {
     }
     const type = input.subdomain_type as SubdomainType;
     const label = parseSubdomain(input.subdomain);
-    const zone = await this.dns.presenceZone(actor, input.domain, label.ace, 'subdomain');
+    const zone = await this.dnsRecords.presenceZone(actor, input.domain, label.ace, 'subdomain');
     if (fqdnOf(label.ace, zone.name).length > 253) throw invalidField('subdomain', 'subdomain and domain together exceed 253 characters.');
     const packageId = await this.repo.packageIdOf(zone.name);
     if (packageId === null) throw invalidField('domain', `${zone.name} is not used in a package.`);
@@ -166,15 +169,13 @@ export class SubdomainsService {
       await new DnsRecordsRepository(trx).lockDomain(found.domain);
       const row = await repo.byId(found.id);
       if (!row) throw notFound('subdomain');
-      if (row.state === 'deleting') {
-        const pending = await new QueueRepository(trx).standingJobFor('subdomain', 'delete', String(row.id));
-        if (pending) return pending;
-      }
-      const pkg = (await repo.packageOf(row.package_id))!;
-      const server = await this.place(trx, pkg);
-      const deleting = await repo.update(row.id, { state: 'deleting' });
-      const dnsChange = await this.syncRecords(trx, deleting, server, pkg);
-      return this.enqueue(enqueue, deleting, server, 'delete', dnsChange);
+      return enqueue.unlessStanding(row.state === 'deleting', { jobType: 'subdomain', action: 'delete', objectId: String(row.id) }, async () => {
+        const pkg = (await repo.packageOf(row.package_id))!;
+        const server = await this.place(trx, pkg);
+        const deleting = await repo.update(row.id, { state: 'deleting' });
+        const dnsChange = await this.syncRecords(trx, deleting, server, pkg);
+        return this.enqueue(enqueue, deleting, server, 'delete', dnsChange);
+      });
     });
   }
 
@@ -218,30 +219,30 @@ export class SubdomainsService {
    * Returns the DNS change to wait for, or null when nothing changed.
    */
   private async syncRecords(trx: Kysely<Database>, row: SubdomainRow, server: WebServerRow, pkg: SubdomainPackage): Promise<number | null> {
-    const repo = new SubdomainsRepository(trx);
+    const records = new DnsRecordsRepository(trx);
     const wanted: { record_type: string; data: string }[] = [];
     if (row.state !== 'deleting') {
       if (hasAddressRecords(row)) {
         for (const ip of JSON.parse(server.addresses) as string[]) wanted.push({ record_type: ip.includes(':') ? 'AAAA' : 'A', data: ip });
       }
-      for (const r of this.dns.planTemplate({ id: pkg.plan_id, dns_template: pkg.dns_template })) {
+      for (const r of this.dnsRecords.planTemplate({ id: pkg.plan_id, dns_template: pkg.dns_template })) {
         if (r.name.ace === '' && r.record_type === 'MX') wanted.push({ record_type: 'MX', data: r.data });
       }
     }
-    const owned = await repo.recordsOf(row.id);
+    const owned = await records.ofSubdomain(row.id);
     const key = (r: { record_type: string; data: string }) => `${r.record_type} ${r.data}`;
     const stale = owned.filter((r) => !wanted.some((w) => key(w) === key(r)));
     const missing = wanted.filter((w) => !owned.some((r) => key(r) === key(w)));
     if (!stale.length && !missing.length) return null;
-    await repo.deleteRecords(stale.map((r) => r.id));
-    const around = (await new DnsRecordsRepository(trx).recordsAround(row.domain, row.name)).filter((r) => !stale.some((s) => s.id === r.id));
+    await records.deleteIds(stale.map((r) => r.id));
+    const around = (await records.recordsAround(row.domain, row.name)).filter((r) => !stale.some((s) => s.id === r.id));
     for (const w of missing) {
       if (around.some((r) => r.name === row.name && key(r) === key(w))) continue;
       const clash = conflictInZone(around, { name: row.name, ...w });
       if (clash) throw invalidField('subdomain', `${fqdnOf(row.name, row.domain)} cannot be used: ${clash.detail}`, 'conflict');
-      await repo.insertRecord({ domain: row.domain, name: row.name, ...w, ttl: this.settings.dnsDefaultTtl, subdomain_id: row.id });
+      await records.insertSubdomainBase({ domain: row.domain, name: row.name, ...w, ttl: this.settings.dnsDefaultTtl, subdomain_id: row.id });
     }
-    return recordChange(trx, row.domain, [row.name, ...stale.map((r) => r.name)]);
+    return this.dns.recordChange(trx, row.domain, [row.name, ...stale.map((r) => r.name)]);
   }
 
   private enqueue(enqueue: Enqueue, row: SubdomainRow, server: WebServerRow, action: JobAction, dnsChange: number | null, fromMenu = false) {
