@@ -65,7 +65,7 @@ import { buildJobs } from '../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../src/provisioning/drivers.js';
 import type { MailDriver } from '../src/provisioning/mail/driver.js';
 import { blfCrypt } from '../src/resources/email-addresses/email-addresses.service.js';
-import { MailDirectoryRepository } from '../src/resources/email-addresses/mail-directory.repository.js';
+import { MailDirectoryRepository } from '../src/resources/email-addresses/email-addresses.mail-directory.repository.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CREATES = num('BENCH_MAIL_CREATES', 50);

@@ -16,7 +16,7 @@ import { isEmailAddress } from '../email-address.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
 import { MailServersRepository } from '../provisioning/mail/servers.repository.js';
 import { EmailAddressesRepository } from '../resources/email-addresses/email-addresses.repository.js';
-import { MailDirectoryRepository } from '../resources/email-addresses/mail-directory.repository.js';
+import { MailDirectoryRepository } from '../resources/email-addresses/email-addresses.mail-directory.repository.js';
 import { WebServersRepository } from '../provisioning/web/servers.repository.js';
 import { SubdomainsService } from '../resources/subdomains/subdomains.service.js';
 

@@ -4,9 +4,8 @@
 import type { Selectable } from 'kysely';
 import type { QueueJobsTable } from '../db/schema.js';
 
-/** A job's `job_type` is the type of the resource it changes (spec §2.0). */
-export const JOB_TYPES = ['dns-record', 'database', 'email-address', 'subdomain'] as const;
-export type JobType = (typeof JOB_TYPES)[number];
+/** A job's `job_type`: the JSON:API type of the object it changes (`dns-record`); the queue knows none by name. */
+export type JobType = string;
 /**
  * create, update and delete change the object a client asked for (spec §3.1); `refresh` (measure
  * usage) and `schedule` (apply dates that were reached) are scheduled jobs of the system (their
@@ -16,15 +15,12 @@ export type JobAction = 'create' | 'update' | 'delete' | 'refresh' | 'schedule';
 /** `failed` is our extension for jobs that exhausted their retries (API-NOTES §5). */
 export type JobStatus = 'pending' | 'done' | 'failed';
 
-export const isJobType = (t: string): t is JobType => (JOB_TYPES as readonly string[]).includes(t);
-
 /** Finished jobs retention (spec §8): a done job is gone 24 h after `finished_at`. */
 export const DONE_JOB_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export type QueueJobRow = Selectable<QueueJobsTable>;
 
-/** The queue of the jobs that must run on web server `name`'s host. */
-export const webQueue = (name: string) => `web:${name}`;
+export { webQueue } from '../provisioning/web/servers.repository.js';
 
 /**
  * Which jobs a worker claims: the general ones (queue null) unless `general` is false, and those

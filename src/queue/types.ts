@@ -6,12 +6,11 @@ import type { Kysely } from 'kysely';
 import type { Static, TSchema } from 'typebox';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
-import type { Drivers } from '../provisioning/drivers.js';
 import type { JobAction, JobType, QueueJobRow } from './jobs.js';
 import { parseNumericId } from '../db/ids.js';
 import { PermanentJobError } from './errors.js';
 
-export interface JobContext<P = unknown> {
+export interface JobContext<P = unknown, D = unknown> {
   job: QueueJobRow;
   /** The job's payload as enqueued (parsed JSON), already checked against the definition's schema. */
   payload: P;
@@ -26,8 +25,8 @@ export interface JobContext<P = unknown> {
    */
   saveProgress(progress: unknown, db?: Kysely<Database>): Promise<void>;
   store: Store;
-  /** The backends (DNS, databases, web, mail), built once by src/provisioning/drivers.ts. */
-  drivers: Drivers;
+  /** The backends, built once per process and handed to every run (the resources': src/provisioning/drivers.ts). */
+  drivers: D;
   log: FastifyBaseLogger;
   /** Aborted when the run no longer owns the job (lease lost) or the worker stops without waiting longer. */
   signal?: AbortSignal;
@@ -60,7 +59,7 @@ export function objectIdOf(job: Pick<QueueJobRow, 'id' | 'job_type' | 'object_id
  * One kind of job: what it acts on, the shape of its payload, and how it runs. Thrown errors are
  * transient (retried with backoff) unless they are PermanentJobError.
  */
-export interface JobDefinition<S extends TSchema = TSchema> {
+export interface JobDefinition<S extends TSchema = TSchema, D = any> {
   type: JobType;
   action: JobAction;
   /** The payload every job of this kind carries; a job whose payload does not fit fails at once. */
@@ -70,14 +69,14 @@ export interface JobDefinition<S extends TSchema = TSchema> {
    * every `every` ms, the first when a worker first starts (src/queue/queue.repository.ts scheduleDue).
    */
   every?: number;
-  run(ctx: JobContext<Static<S>>): Promise<JobResult>;
+  run(ctx: JobContext<Static<S>, D>): Promise<JobResult>;
 }
 
 /**
  * Types a job definition from its payload schema:
  * `defineJob({ type: 'dns-record', action: 'create', payload: Type.Object({ domain: Type.String() }), run: async (ctx) => … ctx.payload.domain … })`.
  */
-export const defineJob = <S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> => definition;
+export const defineJob = <S extends TSchema, D>(definition: JobDefinition<S, D>): JobDefinition<S, D> => definition;
 
 export { PermanentJobError };
 

@@ -1,8 +1,11 @@
 // What the daily usage jobs of every resource share (databases, mailboxes): measure what is live
 // on each registered server in chunks, store the figures, and carry on past a server that does not
 // answer (its objects keep their last figures; the run then fails so that it is retried).
+import { Type } from 'typebox';
 import { nowIso } from '../db/time.js';
 import { shortError } from './worker.js';
+import { defineJob, DONE, type JobContext } from './types.js';
+import type { JobType } from './jobs.js';
 
 /** What one refresh did: objects measured per server, and the servers that did not answer. */
 export interface UsageRefresh {
@@ -43,6 +46,24 @@ export async function refreshServerUsage<S extends { name: string }>(
     }
   }
   return result;
+}
+
+/**
+ * The daily job that measures a resource's usage; a server that did not answer makes the run fail,
+ * so it is retried: `usageRefreshJob('database', (ctx) => refreshDatabaseUsage(ctx.store, ctx.drivers.databases))`.
+ */
+export function usageRefreshJob<D>(type: JobType, refresh: (ctx: JobContext<unknown, D>) => Promise<UsageRefresh>) {
+  return defineJob({
+    type,
+    action: 'refresh',
+    payload: Type.Object({}),
+    every: 24 * 60 * 60 * 1000,
+    run: async (ctx: JobContext<unknown, D>) => {
+      const failed = usageFailures(await refresh(ctx));
+      if (failed) throw new Error(failed);
+      return DONE;
+    },
+  });
 }
 
 /** One line naming the servers that could not be measured, or null when all were. */

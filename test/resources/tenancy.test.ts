@@ -11,7 +11,7 @@ import { DatabaseServersRepository } from '../../src/provisioning/databases/serv
 import { DatabasesRepository } from '../../src/resources/databases/databases.repository.js';
 import { SubdomainsRepository } from '../../src/resources/subdomains/subdomains.repository.js';
 import { EmailAddressesRepository } from '../../src/resources/email-addresses/email-addresses.repository.js';
-import { MailDirectoryRepository } from '../../src/resources/email-addresses/mail-directory.repository.js';
+import { MailDirectoryRepository } from '../../src/resources/email-addresses/email-addresses.mail-directory.repository.js';
 import { placeholderMailServer } from '../helpers/email.js';
 
 type Key = 'reseller' | 'end1' | 'end2' | 'solo';

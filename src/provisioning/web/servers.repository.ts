@@ -4,6 +4,9 @@ import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { WebServerConn } from './sites.js';
 
+/** The named queue of the jobs that must run on web server `name`'s host (`hostplane worker --web-server name`). */
+export const webQueue = (name: string) => `web:${name}`;
+
 export type WebServerRow = Selectable<Database['web_servers']>;
 export type NewWebServerRow = Insertable<Database['web_servers']>;
 

@@ -8,10 +8,11 @@
 // create runs after it, and a create or password job that finds its database being deleted is
 // simply done (the delete wins).
 import { Type, type Static } from 'typebox';
-import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../job-contract.js';
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
 import { serverConn } from '../../provisioning/databases/servers.repository.js';
-import { refreshDatabaseUsage, usageFailures } from './databases.usage.js';
+import { refreshDatabaseUsage } from './databases.usage.js';
+import { usageRefreshJob } from '../../queue/usage-refresh.js';
 import { DatabasesRepository, type DatabaseForJob, type DatabaseWithServer } from './databases.repository.js';
 
 /** What create and password jobs carry: the mysql_native_password hash, never the password. */
@@ -99,17 +100,7 @@ export const deleteDatabaseJob = defineJob({
   },
 });
 
-/** Measures every live database once a day (issue 8 item 5); a server that did not answer makes the run fail and be retried. */
-export const refreshUsageJob = defineJob({
-  type: 'database',
-  action: 'refresh',
-  payload: Type.Object({}),
-  every: 24 * 60 * 60 * 1000,
-  run: async (ctx) => {
-    const failed = usageFailures(await refreshDatabaseUsage(ctx.store, ctx.drivers.databases));
-    if (failed) throw new Error(failed);
-    return DONE;
-  },
-});
+/** Measures every live database once a day. */
+export const refreshUsageJob = usageRefreshJob('database', (ctx: JobContext) => refreshDatabaseUsage(ctx.store, ctx.drivers.databases));
 
 export const DATABASE_JOBS = [createDatabaseJob, updateDatabaseJob, deleteDatabaseJob, refreshUsageJob];

@@ -7,7 +7,7 @@ import { operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { updateRoute } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedResource, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
+import { acceptedResource, deleteRoute } from '../accepted.js';
 import { DATABASE_FILTERS, DatabaseCreateBody, DatabaseIdParam, DatabaseSchemas, DatabaseUpdateBody, databaseResource } from './databases.schema.js';
 import type { DatabasesService, DatabaseWithPassword } from './databases.service.js';
 

@@ -5,16 +5,8 @@
 import type { Store } from '../../db/index.js';
 import type { DatabaseDriver } from '../../provisioning/databases/driver.js';
 import { DatabaseServersRepository, serverConn } from '../../provisioning/databases/servers.repository.js';
-import { refreshServerUsage } from '../../queue/usage-refresh.js';
+import { refreshServerUsage, type UsageRefresh } from '../../queue/usage-refresh.js';
 import { DatabasesRepository } from './databases.repository.js';
-
-export { usageFailures } from '../../queue/usage-refresh.js';
-
-/** What one refresh did: databases measured per server, and the servers that did not answer. */
-export interface UsageRefresh {
-  measured: Array<{ server: string; databases: number }>;
-  failed: Array<{ server: string; error: string }>;
-}
 
 /**
  * Measures every live database on every registered server and stores the sizes. A server that
@@ -23,10 +15,9 @@ export interface UsageRefresh {
  */
 export async function refreshDatabaseUsage(store: Store, driver: DatabaseDriver): Promise<UsageRefresh> {
   const repo = new DatabasesRepository(store.db);
-  const r = await refreshServerUsage(await new DatabaseServersRepository(store.db).list(), {
+  return refreshServerUsage(await new DatabaseServersRepository(store.db).list(), {
     live: (server) => repo.liveNamesOn(server.name),
     measure: (server, names) => driver.usage(serverConn(server), names),
     save: (server, usage, at) => store.db.transaction().execute((trx) => new DatabasesRepository(trx).setUsage(server.name, usage, at)),
   });
-  return { measured: r.measured.map((m) => ({ server: m.server, databases: m.count })), failed: r.failed };
 }

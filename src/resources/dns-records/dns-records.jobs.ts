@@ -8,7 +8,7 @@
 import { Type, type Static } from 'typebox';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { defineJob, objectIdOf, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, objectIdOf, type JobContext, type JobResult } from '../job-contract.js';
 import { DnsRecordsRepository } from './dns-records.repository.js';
 
 /** What a DNS-record job carries: the zone, so the run locks and announces it even when the record is gone. */

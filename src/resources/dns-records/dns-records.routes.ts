@@ -5,7 +5,7 @@ import type { LinkBuilder } from '../../jsonapi/document.js';
 import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedJob, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
+import { acceptedJob, deleteRoute } from '../accepted.js';
 import { QueueJobSchemas } from '../queue-jobs/queue-jobs.schema.js';
 import { DNS_RECORD_FILTERS, DnsRecordCreateBody, DnsRecordIdParam, DnsRecordSchemas, dnsRecordResource } from './dns-records.schema.js';
 import type { DnsRecordsService } from './dns-records.service.js';

@@ -17,7 +17,7 @@ import { CreateBody, Nullable, StringEnum, idParam, resourceSchemas } from '../.
 import type { LinkBuilder, ResourceObject } from '../../jsonapi/document.js';
 import { fqdnOf, toUnicode, unicodeName } from '../../domain-name.js';
 import type { DnsRecordRow } from './dns-records.repository.js';
-import { RECORD_TYPES, TTL_MAX, TTL_MIN } from './dns-records.validate.js';
+import { RECORD_TYPES, TTL_MAX, TTL_MIN } from './dns-records.rules.js';
 
 export const DNS_RECORD_FILTERS = ['domain', 'package_id', 'record_type'] as const;
 

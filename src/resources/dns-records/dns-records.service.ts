@@ -22,8 +22,8 @@ import type { QueueJobRow } from '../../queue/jobs.js';
 import type { DnsDriver } from '../../provisioning/dns/driver.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
-import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.validate.js';
-import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate, type DkimKey } from './dns-records.base.js';
+import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.rules.js';
+import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate, type DkimKey } from './dns-records.base-records.js';
 import type { DnsRecordJobPayload } from './dns-records.jobs.js';
 
 const fieldError = (p: FieldProblem) => invalidField(p.field, p.detail);

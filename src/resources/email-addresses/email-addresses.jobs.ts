@@ -10,13 +10,14 @@
 // Every step converges when run again; jobs on one address run in order (a delete queued behind a
 // create waits for it, and a create that finds its address being deleted is simply done).
 import { Type } from 'typebox';
-import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../job-contract.js';
 import type { MailServerConn } from '../../provisioning/mail/driver.js';
 import { MailServersRepository, mailServerConn } from '../../provisioning/mail/servers.repository.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';
-import { MailDirectoryRepository } from './mail-directory.repository.js';
-import { refreshEmailUsage, usageFailures } from './email-addresses.usage.js';
-import { autoresponderTurn, writeMissingScripts } from './autoresponder.js';
+import { MailDirectoryRepository } from './email-addresses.mail-directory.repository.js';
+import { refreshEmailUsage } from './email-addresses.usage.js';
+import { usageRefreshJob } from '../../queue/usage-refresh.js';
+import { autoresponderTurn, writeMissingScripts } from './email-addresses.autoresponder.js';
 
 
 /** The job's address row (undefined when it is gone) and, lazily, its mail server as the driver needs it. */
@@ -73,18 +74,8 @@ export const deleteEmailJob = defineJob({
   },
 });
 
-/** Measures every live mailbox once a day (issue 10 item 6); a server that did not answer makes the run fail and be retried. */
-export const refreshEmailUsageJob = defineJob({
-  type: 'email-address',
-  action: 'refresh',
-  payload: Type.Object({}),
-  every: 24 * 60 * 60 * 1000,
-  run: async (ctx) => {
-    const failed = usageFailures(await refreshEmailUsage(ctx.store, ctx.drivers.mail));
-    if (failed) throw new Error(failed);
-    return DONE;
-  },
-});
+/** Measures every live mailbox once a day. */
+export const refreshEmailUsageJob = usageRefreshJob('email-address', (ctx: JobContext) => refreshEmailUsage(ctx.store, ctx.drivers.mail));
 
 /** Applies the autoresponders' reached dates every minute, and writes scripts that are missing (autoresponder.ts). */
 export const autoresponderScheduleJob = defineJob({

@@ -10,7 +10,7 @@ import { ListQueryString, addDocumentSchemas, operation } from '../../jsonapi/sc
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { updateRoute } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedResource, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
+import { acceptedResource, deleteRoute } from '../accepted.js';
 import {
   AppPasswordCreateBody, AppPasswordParams, AppPasswordSchemas, EMAIL_FILTERS, EmailAddressSchemas, EmailCreateBody, EmailIdParam, EmailUpdateBody,
   ForwardTargetParams, appPasswordResource, emailAddressResource,

@@ -9,7 +9,7 @@ import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import { CreateBody, Nullable, StringEnum, Timestamp, ToOne, UpdateBody, idParam, resourceSchemas } from '../../jsonapi/schema.js';
 import type { EmailAddressRow } from './email-addresses.repository.js';
-import type { AppPasswordRow } from './mail-directory.repository.js';
+import type { AppPasswordRow } from './email-addresses.mail-directory.repository.js';
 import { ADDRESS_TYPES, ANTISPAM_MODES, unicodeAddress } from './email-addresses.rules.js';
 
 export const EMAIL_FILTERS = ['package_id', 'address', 'domain'] as const;

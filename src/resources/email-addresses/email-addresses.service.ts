@@ -30,8 +30,8 @@ import { MailServersRepository, mailReportKey } from '../../provisioning/mail/se
 import { checkPassword, passwordErrors, type PasswordProblem } from '../../security/password-policy.js';
 import { generatePassword, randomAlnum } from '../../security/password-generator.js';
 import { EmailAddressesRepository, type EmailAddressRow, type MailPackage } from './email-addresses.repository.js';
-import { MailDirectoryRepository, type AppPasswordRow } from './mail-directory.repository.js';
-import { mailboxSieve } from './sieve.js';
+import { MailDirectoryRepository, type AppPasswordRow } from './email-addresses.mail-directory.repository.js';
+import { mailboxSieve } from './email-addresses.sieve.js';
 import {
   ADDRESS_TYPES, MAX_FORWARD_TARGETS, isSelf, parseAddress, parseAntispam, parseForwardTo, parseTarget, patchAutoresponder, rejectFixedAttributes,
   sameTarget, unicodeAddress, type AddressType, type AutoresponderState,

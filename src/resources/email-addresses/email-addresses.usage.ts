@@ -8,8 +8,6 @@ import { MailServersRepository, mailServerConn } from '../../provisioning/mail/s
 import { refreshServerUsage, type UsageRefresh } from '../../queue/usage-refresh.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';
 
-export { usageFailures } from '../../queue/usage-refresh.js';
-
 /** Measures every live mailbox on every registered mail server: `const r = await refreshEmailUsage(store, drivers.mail)`. */
 export async function refreshEmailUsage(store: Store, driver: MailDriver): Promise<UsageRefresh> {
   const repo = new EmailAddressesRepository(store.db);

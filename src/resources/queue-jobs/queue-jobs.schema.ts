@@ -3,18 +3,21 @@
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import { Nullable, StringEnum, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
-import { JOB_TYPES, isJobType, type JobType, type QueueJobRow } from '../../queue/jobs.js';
+import type { QueueJobRow } from '../../queue/jobs.js';
 
 /**
  * The one mapping from a job's `job_type` (the resource type, spec §2.0) to the URL segment of its
  * object: `links.object` and `links[job_type]` are `<base>/<segment>/<object_id>`.
  */
-export const JOB_TYPE_SEGMENTS: Record<JobType, string> = {
+export const JOB_TYPE_SEGMENTS = {
   'dns-record': 'dns-records',
   database: 'databases',
   'email-address': 'email-addresses',
   subdomain: 'subdomains',
-};
+} as const;
+type ShownJobType = keyof typeof JOB_TYPE_SEGMENTS;
+const JOB_TYPES = Object.keys(JOB_TYPE_SEGMENTS) as ShownJobType[];
+const isJobType = (t: string): t is ShownJobType => Object.hasOwn(JOB_TYPE_SEGMENTS, t);
 
 export const QUEUE_JOB_FILTERS = [] as const;
 

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import { fqdnOf } from '../../domain-name.js';
-import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../../queue/types.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../job-contract.js';
 import type { Store } from '../../db/index.js';
 import { WebServersRepository, webServerConn, type WebServerRow } from '../../provisioning/web/servers.repository.js';
 import type { SiteSpec, WebServerConn } from '../../provisioning/web/sites.js';

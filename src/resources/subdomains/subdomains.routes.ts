@@ -7,7 +7,7 @@ import { operation } from '../../jsonapi/schema.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
 import { assertUpdateTarget } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { acceptedResource, deleteRoute } from '../queue-jobs/queue-jobs.accepted.js';
+import { acceptedResource, deleteRoute } from '../accepted.js';
 import { SUBDOMAIN_FILTERS, SubdomainCreateBody, SubdomainIdParam, SubdomainSchemas, SubdomainUpdateBody, subdomainResource } from './subdomains.schema.js';
 import type { SubdomainsService } from './subdomains.service.js';
 

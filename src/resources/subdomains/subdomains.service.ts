@@ -18,12 +18,12 @@ import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues } from '../../db/ids.js';
 import { aceOf, fqdnOf } from '../../domain-name.js';
 import { withJobs, type Enqueue } from '../../queue/enqueue.js';
-import { webQueue, type JobAction, type QueueJobRow } from '../../queue/jobs.js';
+import type { JobAction, QueueJobRow } from '../../queue/jobs.js';
 import type { DnsDriver } from '../../provisioning/dns/driver.js';
 import type { ServiceDeps } from '../service-deps.js';
-import { WebServersRepository, type WebServerRow } from '../../provisioning/web/servers.repository.js';
+import { WebServersRepository, webQueue, type WebServerRow } from '../../provisioning/web/servers.repository.js';
 import { DnsRecordsRepository } from '../dns-records/dns-records.repository.js';
-import { conflictInZone } from '../dns-records/dns-records.validate.js';
+import { conflictInZone } from '../dns-records/dns-records.rules.js';
 import { DnsRecordsService } from '../dns-records/dns-records.service.js';
 import { SubdomainsRepository, type SubdomainPackage, type SubdomainRow } from './subdomains.repository.js';
 import {

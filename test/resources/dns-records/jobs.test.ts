@@ -97,7 +97,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
 
     it('a job without a usable record id fails permanently', async () => {
       const job = { ...(await jobRow((await post(txt('_handler-bad', 'h'))).json.data.id)), object_id: 'x' };
-      await expect(handlers().get('dns-record', 'create')!(ctxFor(job).ctx)).rejects.toThrow('job has no DNS record or domain');
+      await expect(handlers().get('dns-record', 'create')!(ctxFor(job).ctx)).rejects.toThrow('has no dns-record to act on');
     });
   });
 });

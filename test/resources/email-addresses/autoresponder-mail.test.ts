@@ -17,7 +17,7 @@ import { describeMailStack } from '../../helpers/stack.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { pollUntil, sleep } from '../../helpers/wait.js';
 import { patchEmail, postEmail, useMailSuite } from '../../helpers/email.js';
-import { autoresponderTurn } from '../../../src/resources/email-addresses/autoresponder.js';
+import { autoresponderTurn } from '../../../src/resources/email-addresses/email-addresses.autoresponder.js';
 import { berlinToday } from '../../../src/resources/email-addresses/email-addresses.rules.js';
 
 const DAY = 86_400_000;

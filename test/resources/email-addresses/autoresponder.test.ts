@@ -8,9 +8,9 @@ import { ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { patchEmail, placeholderMailServer, postEmail } from '../../helpers/email.js';
 import { createHash } from 'node:crypto';
-import { autoresponderTurn, writeMissingScripts } from '../../../src/resources/email-addresses/autoresponder.js';
-import { MailDirectoryRepository } from '../../../src/resources/email-addresses/mail-directory.repository.js';
-import { sieveScript } from '../../../src/resources/email-addresses/sieve.js';
+import { autoresponderTurn, writeMissingScripts } from '../../../src/resources/email-addresses/email-addresses.autoresponder.js';
+import { MailDirectoryRepository } from '../../../src/resources/email-addresses/email-addresses.mail-directory.repository.js';
+import { sieveScript } from '../../../src/resources/email-addresses/email-addresses.sieve.js';
 import { buildJobs } from '../../../src/resources/jobs.js';
 
 describe.each(ENGINES)('autoresponder dates on %s', { timeout: 60_000 }, (engine) => {

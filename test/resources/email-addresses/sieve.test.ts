@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { berlinMidnightUtc, sieveScript, type SieveInput } from '../../../src/resources/email-addresses/sieve.js';
+import { berlinMidnightUtc, sieveScript, type SieveInput } from '../../../src/resources/email-addresses/email-addresses.sieve.js';
 import { requirable } from '../../helpers/required.js';
 
 const off = { text: '', active: false, activates: null, expires: null };

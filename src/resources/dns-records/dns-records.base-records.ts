@@ -12,7 +12,7 @@ import { AppError } from '../../errors.js';
 import type { Config } from '../../config.js';
 import { fqdnOf } from '../../domain-name.js';
 import type { DnsRecordsRepository } from './dns-records.repository.js';
-import { conflictAt, conflictInZone, normaliseRecord, type NormalisedRecord, type RecordInput } from './dns-records.validate.js';
+import { conflictAt, conflictInZone, normaliseRecord, type NormalisedRecord, type RecordInput } from './dns-records.rules.js';
 
 /** Owner name of the managed DKIM key (selector `default`, RFC 6376 §3.6.2.1). */
 export const DKIM_SELECTOR = 'default';

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { normaliseData, normaliseRecord, parseOwnerName, type RecordType } from '../../../src/resources/dns-records/dns-records.validate.js';
+import { normaliseData, normaliseRecord, parseOwnerName, type RecordType } from '../../../src/resources/dns-records/dns-records.rules.js';
 import { toAnswer } from '../../../src/provisioning/dns/rdata.js';
 
 const ZONE = 'example.com';

@@ -6,8 +6,8 @@
 import type { Store } from '../../db/index.js';
 import { berlinToday } from './email-addresses.rules.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';
-import { MailDirectoryRepository } from './mail-directory.repository.js';
-import { mailboxSieve } from './sieve.js';
+import { MailDirectoryRepository } from './email-addresses.mail-directory.repository.js';
+import { mailboxSieve } from './email-addresses.sieve.js';
 
 /** What one turn changed: how many autoresponders it switched on and off. */
 export interface AutoresponderTurn {

@@ -1,15 +1,15 @@
-// The one 202 Accepted answer of every write that runs as a job (spec §3.1; API-NOTES §1.4–1.5, §5):
-// `Content-Location` names the job, and the primary data is either the job itself (dns-records)
-// or the resource with `links.queue-job` (databases, subdomains, e-mail addresses).
+// The one 202 Accepted answer of every write that runs as a job (API guide "Queue jobs"), shared by
+// the resources whose writes run as jobs: `Content-Location` names the job, and the primary data is
+// the job itself (dns-records) or the resource with `links.queue-job` (the others).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { LinkBuilder, ResourceObject } from '../../jsonapi/document.js';
-import { resourceDocument } from '../../jsonapi/respond.js';
-import type { QueueJobRow } from '../../queue/jobs.js';
+import type { LinkBuilder, ResourceObject } from '../jsonapi/document.js';
+import { resourceDocument } from '../jsonapi/respond.js';
+import type { QueueJobRow } from '../queue/jobs.js';
 import type { TObject } from 'typebox';
-import type { ErrorCode } from '../../errors.js';
-import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';
-import type { TypedApp } from '../../jsonapi/typed-app.js';
-import { QueueJobSchemas, queueJobResource } from './queue-jobs.schema.js';
+import type { ErrorCode } from '../errors.js';
+import { addDocumentSchemas, operation } from '../jsonapi/schema.js';
+import type { TypedApp } from '../jsonapi/typed-app.js';
+import { QueueJobSchemas, queueJobResource } from './queue-jobs/queue-jobs.schema.js';
 
 function accept(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, job: QueueJobRow, data: ResourceObject) {
   reply.code(202).header('content-location', links.to('/queue-jobs/', String(job.id)));
