@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll } from 'vitest';
 import type { Store } from '../../src/db/index.js';
-import { DnsServer } from '../../src/provisioning/dns/server.js';
+import { DnsServer } from '../../src/dns/server.js';
 import { recordChange } from '../../src/provisioning/dns/propagation.js';
 import { freshStore, testConfig, type EngineName, type TestStore } from './app.js';
 

@@ -18,7 +18,7 @@ import type { Store } from '../../db/index.js';
 import { isPostgres, notifySchema, serializeTransactions } from '../../db/dialect.js';
 import type { Database } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
-import { ZoneRepository } from './zone.repository.js';
+import { ChangeLogRepository } from './change-log.repository.js';
 
 /** The PostgreSQL channel DNS servers LISTEN on; the payload is the schema (deployments sharing a database ignore each other). */
 export const DNS_CHANNEL = 'hostplane_dns';
@@ -48,7 +48,7 @@ export function onChangeRecorded(listener: (changeId: number) => void): () => vo
  */
 export async function recordChange(trx: Kysely<Database>, domain: string, owners: string[] | null = null): Promise<number> {
   await serializeTransactions(trx, DNS_CHANNEL);
-  const id = await new ZoneRepository(trx).appendChange(domain, owners);
+  const id = await new ChangeLogRepository(trx).appendChange(domain, owners);
   if (isPostgres(trx)) {
     // Delivered when (and only if) the transaction commits, to every listening DNS process.
     await notifySchema(trx, DNS_CHANNEL);
@@ -67,6 +67,6 @@ export async function recordChange(trx: Kysely<Database>, domain: string, owners
  */
 export async function isApplied(store: Store, changeId: number, opts: { staleMs?: number } = {}): Promise<boolean> {
   const since = nowIso(-(opts.staleMs ?? DEFAULT_SERVER_STALE_MS));
-  const { live, lowestApplied } = await new ZoneRepository(store.db).liveServers(since);
+  const { live, lowestApplied } = await new ChangeLogRepository(store.db).liveServers(since);
   return live > 0 && lowestApplied >= changeId;
 }

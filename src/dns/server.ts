@@ -19,15 +19,15 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import net from 'node:net';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { currentSchema } from '../../db/dialect.js';
-import type { Config } from '../../config.js';
-import type { Store } from '../../db/index.js';
-import { nowIso } from '../../db/time.js';
-import { DNS_CHANNEL, onChangeRecorded } from './propagation.js';
+import { currentSchema } from '../db/dialect.js';
+import type { Config } from '../config.js';
+import type { Store } from '../db/index.js';
+import { nowIso } from '../db/time.js';
+import { DNS_CHANNEL, onChangeRecorded } from '../provisioning/dns/propagation.js';
 import { answerQuery, parseQuestion } from './query.js';
-import { Notifier } from './notify.js';
-import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
-import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer.js';
+import { Notifier } from './notify-secondaries.js';
+import { SecondariesRepository, type Secondary } from '../provisioning/dns/secondaries.repository.js';
+import { AXFR, IXFR, addChange, axfrMessages, ixfrClientSerial, ixfrMessages, questionType, soaWire, withHistory } from './transfer-messages.js';
 import { BADTIME, NOTAUTH, ResponseSigner, readTsig, timeOther, tsigOffset, unsignedTsigError, verifyRequest, type TsigRecord } from './tsig.js';
 import { bindUdp, type UdpEndpoint } from './udp.js';
 import { SOA_TIMERS, Zone, ZoneSet, type ZoneSettings } from './zone.js';
@@ -355,7 +355,7 @@ export class DnsServer {
       return null;
     }
     const next = this.buildZone(rows.domain, rows.serial, rows.records);
-    // IXFR: the new version remembers what changed since the old one (transfer.ts).
+    // IXFR: the new version remembers what changed since the old one (transfer-messages.ts).
     withHistory(zone, next);
     this.zones.set(next);
     return !zone || zone.serial !== next.serial ? next : null;

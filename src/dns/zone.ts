@@ -12,7 +12,7 @@
 //
 // Changes: replaceOwners swaps the RRsets of the owners a change touched and the SOA, all in one
 // synchronous step, so a query never sees half a change; a change costs what it touches, not the
-// zone's size. The zone keeps what each change did (history) for IXFR (transfer.ts).
+// zone's size. The zone keeps what each change did (history) for IXFR (transfer-messages.ts).
 import dnsPacket, { type Answer } from 'dns-packet';
 import { rdataOf, recordWire, toWireRecord, writeRecordTail, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
 
@@ -131,7 +131,7 @@ export class Zone {
   private readonly above = new Map<string, number>();
   /** Delegation points: names below the apex that own NS records. */
   readonly cuts = new Set<string>();
-  /** The steps that led here, oldest first (IXFR; transfer.ts keeps it short). */
+  /** The steps that led here, oldest first (IXFR; transfer-messages.ts keeps it short). */
   history: Delta[] = [];
   serial: number;
   soa!: Answer;
