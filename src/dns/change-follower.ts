@@ -2,8 +2,8 @@
 // served records appends to dns_changes (recordChange). The server applies the log in id order: for
 // each new change it reloads from the store the owners the change names (the whole zone when it
 // names none), then writes the last applied id to its dns_servers row, which job handlers read
-// (isApplied). It learns of changes three ways, fastest first: an in-process signal (serve records
-// and serves in one process), PostgreSQL NOTIFY, and polling every DNS_POLL_MS, which alone is
+// (isApplied). It learns of changes three ways, fastest first: the Store's in-process signal (serve
+// records and serves in one process), PostgreSQL NOTIFY, and polling every DNS_POLL_MS, which alone is
 // enough (a lost signal only costs time). Zones whose serial moved are announced to the
 // secondaries (transfers.ts).
 import crypto from 'node:crypto';
@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import { currentSchema } from '../db/dialect.js';
 import type { Store } from '../db/index.js';
 import { nowIso } from '../db/time.js';
-import { DNS_CHANNEL, onChangeRecorded } from '../provisioning/dns/propagation.js';
+import { DNS_CHANGE_SIGNAL, DNS_CHANNEL } from '../provisioning/dns/propagation.js';
 import type { StoredRecord } from './rdata.js';
 import { addChange, soaWire, withHistory } from './transfer-messages.js';
 import type { Transfers } from './transfers.js';
@@ -125,7 +125,7 @@ export class ChangeFollower {
   async load(): Promise<number> {
     const { store } = this.opts;
     // Signals first, so nothing recorded while the zones load goes unnoticed.
-    this.unsubscribe = onChangeRecorded((id) => this.wake(id));
+    this.unsubscribe = store.signals.on<number>(DNS_CHANGE_SIGNAL, (id) => this.wake(id));
     if (store.engine === 'postgres') {
       this.schema = await currentSchema(store.db);
       await this.listenForNotifications();

@@ -139,7 +139,7 @@ describe.each(ENGINES)('DNS secondaries on %s', (engine) => {
       await ts.store.db.transaction().execute(async (trx) => {
         await trx.deleteFrom('dns_records').where('domain', '=', 'zone.example').where('name', '=', 'www').execute();
         const { recordChange } = await import('../../src/provisioning/dns/propagation.js');
-        await recordChange(trx, 'zone.example');
+        await recordChange(trx, ts.store.signals, 'zone.example');
       });
       const now = before + 2;
       await elapsedUntil(async () => (await soaSerial('127.0.0.1', port, 'zone.example')) === now, 3000);

@@ -100,7 +100,7 @@ export async function addRecords(store: Store, domain: string, rows: Row[]): Pro
         .execute();
     }
     // Naming the owners, as the API's jobs do: the DNS servers reload just those.
-    return recordChange(trx, domain, rows.map(([name]) => name));
+    return recordChange(trx, store.signals, domain, rows.map(([name]) => name));
   });
 }
 
@@ -111,7 +111,7 @@ export async function addRecords(store: Store, domain: string, rows: Row[]): Pro
 export async function change(store: Store, domain: string, fn: (db: Store['db']) => Promise<unknown>, owners?: string[]): Promise<number> {
   return store.db.transaction().execute(async (trx) => {
     await fn(trx);
-    return recordChange(trx, domain, owners);
+    return recordChange(trx, store.signals, domain, owners);
   });
 }
 

@@ -39,7 +39,7 @@ const SOA_TIMEOUT_MS = 500;
  */
 export function changeLogDnsDriver(store: Store, opts: { staleMs: number; secondaryTimeoutMs?: number }): DnsDriver {
   return {
-    recordChange: (trx, domain, owners) => recordChange(trx, domain, owners),
+    recordChange: (trx, domain, owners) => recordChange(trx, store.signals, domain, owners),
     isApplied: async (changeId) => {
       if (!(await isApplied(store, changeId, opts))) return false;
       const secondaries = await new SecondariesRepository(store.db).all();

@@ -2,8 +2,8 @@
 // migration 002). Job runs reach it through the DNS driver (driver.ts): a job is done only when
 // isApplied is true.
 //
-//   recordChange(trx, domain) → appends to dns_changes, bumps domains.dns_serial, returns the
-//     change id; call it in the same transaction that changes a zone's served records.
+//   recordChange(trx, signals, domain) → appends to dns_changes, bumps domains.dns_serial, returns
+//     the change id; call it in the same transaction that changes a zone's served records.
 //   isApplied(store, changeId, { staleMs }) → true when every DNS server with a heartbeat newer
 //     than staleMs (the caller passes DNS_SERVER_STALE_MS) has applied_change_id >= changeId,
 //     and at least one server is live.
@@ -17,6 +17,7 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../../db/index.js';
 import { isPostgres, notifySchema, serializeTransactions } from '../../db/dialect.js';
 import type { Database } from '../../db/schema.js';
+import type { Signals } from '../../db/signals.js';
 import { nowIso } from '../../db/time.js';
 import { ChangeLogRepository } from './change-log.repository.js';
 
@@ -26,27 +27,33 @@ export const DNS_CHANNEL = 'hostplane_dns';
 /** Default DNS_SERVER_STALE_MS: a server silent for longer is no longer counted (nor waited for). */
 export const DEFAULT_SERVER_STALE_MS = 5000;
 
-// In-process wake-ups: a DNS server running in the process that records a change (serve) hears of
-// it without a round trip through the database.
-const local = new Set<(changeId: number) => void>();
-
-/** Subscribes a DNS server of this process to recorded changes; returns the unsubscribe function. */
-export function onChangeRecorded(listener: (changeId: number) => void): () => void {
-  local.add(listener);
-  return () => local.delete(listener);
-}
+/**
+ * The in-process signal (store.signals) of a recorded change, the change id its payload: a DNS
+ * server sharing the Store of the process that records a change (serve) hears of it without a round
+ * trip through the database.
+ */
+export const DNS_CHANGE_SIGNAL = 'dns-change';
 
 /**
  * Records that `domain`'s served records (or the zone itself: presence added or removed) changed,
  * inside the caller's transaction, and returns the change id to wait for with isApplied:
- * `const changeId = await recordChange(trx, 'example.com', ['www'])`. `owners` are the relative
- * names ('' the apex) whose records changed, so DNS servers reload only those; without it they
- * reload the whole zone.
+ * `const changeId = await recordChange(trx, store.signals, 'example.com', ['www'])`. `owners` are
+ * the relative names ('' the apex) whose records changed, so DNS servers reload only those;
+ * without it they reload the whole zone. `signals` are the Store's (the DNS driver passes them).
  *
  * Call it last in the transaction: from here until commit, other DNS changes wait (the order
  * lock). A transaction that changes several domains should lock their rows before the first call.
  */
-export async function recordChange(trx: Kysely<Database>, domain: string, owners: string[] | null = null): Promise<number> {
+export function recordChange(trx: Kysely<Database>, signals: Signals, domain: string, owners?: string[] | null): Promise<number>;
+/**
+ * Without the Store's signals, for callers that do not go through the DNS driver yet: on SQLite a
+ * DNS server in their process finds the change by polling (DNS_POLL_MS) instead of at once.
+ */
+export function recordChange(trx: Kysely<Database>, domain: string, owners?: string[] | null): Promise<number>;
+export async function recordChange(trx: Kysely<Database>, first: Signals | string, second?: string | string[] | null, third?: string[] | null): Promise<number> {
+  const signals = typeof first === 'string' ? null : first;
+  const domain = typeof first === 'string' ? first : (second as string);
+  const owners = (typeof first === 'string' ? (second as string[] | null | undefined) : third) ?? null;
   await serializeTransactions(trx, DNS_CHANNEL);
   const id = await new ChangeLogRepository(trx).appendChange(domain, owners);
   if (isPostgres(trx)) {
@@ -55,7 +62,7 @@ export async function recordChange(trx: Kysely<Database>, domain: string, owners
   } else {
     // SQLite: a server sharing this connection reads only after the commit (one connection, one
     // transaction at a time); one on another connection retries briefly until the id appears.
-    for (const wake of local) wake(id);
+    signals?.emit(DNS_CHANGE_SIGNAL, id);
   }
   return id;
 }
