@@ -13,7 +13,8 @@
 // options) takes the general path through dns-packet; both give the same answers (fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
-import { T, pickSet, setCount, type ZoneSet } from './zone.js';
+import { pickSet, setCount } from './rrsets.js';
+import { T, type ZoneSet } from './zone.js';
 
 /** UDP replies never exceed this, whatever the client advertises (DNS Flag Day 2020: no fragments). */
 export const MAX_UDP_PAYLOAD = 1232;
