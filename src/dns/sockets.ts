@@ -1,7 +1,7 @@
-// A DNS server's sockets (issue 3 item 3): UDP and TCP on one address and port, every query
-// answered from the in-memory zones (query.ts). Transfers and queries signed with TSIG are handed to
-// the signed path (transfers.ts) and answered when it is done; UDP is read in batches where the
-// native reader is built (udp.ts; docs/decisions/0015-dns-udp-in-batches.md).
+// A DNS server's sockets: UDP and TCP on one address and port, every query answered from the
+// in-memory zones (query.ts). Transfers and queries signed with TSIG are handed to the signed path
+// (transfers.ts) and answered when it is done; UDP is read in batches where the native reader is
+// built (udp.ts; docs/decisions/0015-dns-udp-in-batches.md).
 import { once } from 'node:events';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import net from 'node:net';
