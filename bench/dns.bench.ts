@@ -43,7 +43,7 @@ import { loadDemoData, type DemoCustomer, type DemoDataset } from '../src/admin/
 import { Worker, workerSettings } from '../src/queue/worker.js';
 import { buildJobs } from '../src/resources/jobs.js';
 import { buildDrivers } from '../src/provisioning/drivers.js';
-import { DnsServer } from '../src/provisioning/dns/server.js';
+import { DnsServer } from '../src/dns/server.js';
 import { DnsRecordsRepository } from '../src/resources/dns-records/dns-records.repository.js';
 import { runLoad } from './dns-load.js';
 import { DnsClient, Filler, bulkRecords, insertRecords, recordCount, txtOf } from './dns-zones.js';

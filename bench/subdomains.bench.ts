@@ -52,7 +52,7 @@ import { AdminService } from '../src/admin/admin.service.js';
 import { Worker, workerSettings } from '../src/queue/worker.js';
 import { buildJobs } from '../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, tlsAskUrl, type Drivers } from '../src/provisioning/drivers.js';
-import { DnsServer } from '../src/provisioning/dns/server.js';
+import { DnsServer } from '../src/dns/server.js';
 import type { WebDriver } from '../src/provisioning/web/driver.js';
 import { CaddyClient, sameJson } from '../src/provisioning/web/caddy-client.js';
 import { caddyConfig } from '../src/provisioning/web/caddy-config.js';

@@ -89,7 +89,7 @@ export interface Config {
   errorBlock: { max: number; windowMs: number; durationMs: number };
   dnsListen: string;
   dnsDefaultTtl: number;
-  /** The DNS server (src/provisioning/dns; docs/decisions/0003-dns-propagation.md). */
+  /** The DNS server (src/dns; docs/decisions/0003-dns-propagation.md). */
   dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null; udpBatch: 'auto' | 'on' | 'off' };
   /** The operator's default base records of a presence domain (null: that record is left out). */
   dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null };

@@ -10,7 +10,7 @@ import { isUniqueViolation } from '../db/dialect.js';
 import { AppError } from '../errors.js';
 import { hostPort, parseHostPort } from '../host-port.js';
 import { SecondariesRepository, type SecondaryRow } from '../provisioning/dns/secondaries.repository.js';
-import { parseBindKey } from '../provisioning/dns/tsig.js';
+import { parseBindKey } from '../dns/tsig.js';
 
 /** What is shown of a secondary (list, --json): never the TSIG secret. */
 export type DnsSecondaryView = { id: string; name: string; address: string; tsig_key: string; algorithm: string; created_at: string };

@@ -3,7 +3,7 @@
 // one follows the same store, and jobs wait until all live ones answer a change
 // (docs/decisions/0003-dns-propagation.md). A clean stop removes its dns_servers row so jobs stop
 // waiting for it.
-import { DnsServer } from '../provisioning/dns/server.js';
+import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure } from './listen.js';
 import { CliError } from './context.js';
 import { runDaemon } from './daemon.js';

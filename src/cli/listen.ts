@@ -1,6 +1,6 @@
 // Why `serve` or `dns` could not open a port, said with the setting that changes it (issue 7
 // item 8): a newcomer whose port 5300 is taken learns about DNS_LISTEN, not only EADDRINUSE.
-import { parseListen } from '../provisioning/dns/server.js';
+import { parseListen } from '../dns/server.js';
 import { hostPort } from '../host-port.js';
 import { CliError } from './context.js';
 

@@ -2,7 +2,7 @@
 // the demo dataset when DEMO_DATA says so (default `auto`: only for the embedded SQLite default,
 // so `npm install && npm start` is a working playground and a real deployment never gets demo
 // tokens); listens on HOST:PORT; runs the job worker (src/queue/worker.ts) and the DNS server
-// (src/provisioning/dns, unless DNS_LISTEN=off); shuts down gracefully on SIGINT/SIGTERM.
+// (src/dns, unless DNS_LISTEN=off); shuts down gracefully on SIGINT/SIGTERM.
 import type { FastifyInstance } from 'fastify';
 import { isDefaultDatabase, loadConfig, type Config } from '../config.js';
 import { openStore, type Store } from '../db/index.js';
@@ -18,7 +18,7 @@ import { Worker, workerSettings } from '../queue/worker.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
-import { DnsServer } from '../provisioning/dns/server.js';
+import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure, httpListenFailure } from './listen.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;

@@ -1,5 +1,5 @@
 // Types for the parts of dns-packet 5 we use (the package ships none). Shapes follow its README;
-// only what src/provisioning/dns and the DNS tests touch is declared.
+// only what src/dns and the DNS tests touch is declared.
 declare module 'dns-packet' {
   export interface Question {
     type: string;

@@ -15,7 +15,7 @@ import { AdminService } from '../../src/admin/admin.service.js';
 import { Worker, workerSettings } from '../../src/queue/worker.js';
 import { buildJobs } from '../../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../../src/provisioning/drivers.js';
-import { DnsServer } from '../../src/provisioning/dns/server.js';
+import { DnsServer } from '../../src/dns/server.js';
 import { startWebReconciler } from '../../src/resources/subdomains/subdomains.reconcile.js';
 
 export type EngineName = 'sqlite' | 'postgres';

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll } from 'vitest';
 import type { Store } from '../../src/db/index.js';
-import { DnsServer } from '../../src/provisioning/dns/server.js';
+import { DnsServer } from '../../src/dns/server.js';
 import { recordChange } from '../../src/provisioning/dns/propagation.js';
 import { freshStore, testConfig, type EngineName, type TestStore } from './app.js';
 
@@ -100,7 +100,7 @@ export async function addRecords(store: Store, domain: string, rows: Row[]): Pro
         .execute();
     }
     // Naming the owners, as the API's jobs do: the DNS servers reload just those.
-    return recordChange(trx, domain, rows.map(([name]) => name));
+    return recordChange(trx, store.signals, domain, rows.map(([name]) => name));
   });
 }
 
@@ -111,7 +111,7 @@ export async function addRecords(store: Store, domain: string, rows: Row[]): Pro
 export async function change(store: Store, domain: string, fn: (db: Store['db']) => Promise<unknown>, owners?: string[]): Promise<number> {
   return store.db.transaction().execute(async (trx) => {
     await fn(trx);
-    return recordChange(trx, domain, owners);
+    return recordChange(trx, store.signals, domain, owners);
   });
 }
 

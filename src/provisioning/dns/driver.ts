@@ -10,9 +10,8 @@ import type { Database } from '../../db/schema.js';
 import { PermanentJobError } from '../../queue/errors.js';
 import { isApplied, recordChange } from './propagation.js';
 import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
-import { serialGt } from './transfer.js';
-import { nameWire, readName } from './tsig.js';
-import { ZoneRepository } from './zone.repository.js';
+import { nameWire, readName, serialGt } from '../../dns-wire.js';
+import { ChangeLogRepository } from './change-log.repository.js';
 
 export interface DnsDriver {
   /**
@@ -40,12 +39,12 @@ const SOA_TIMEOUT_MS = 500;
  */
 export function changeLogDnsDriver(store: Store, opts: { staleMs: number; secondaryTimeoutMs?: number }): DnsDriver {
   return {
-    recordChange: (trx, domain, owners) => recordChange(trx, domain, owners),
+    recordChange: (trx, domain, owners) => recordChange(trx, store.signals, domain, owners),
     isApplied: async (changeId) => {
       if (!(await isApplied(store, changeId, opts))) return false;
       const secondaries = await new SecondariesRepository(store.db).all();
       if (!secondaries.length) return true;
-      const change = await new ZoneRepository(store.db).change(changeId);
+      const change = await new ChangeLogRepository(store.db).change(changeId);
       // A purged log entry is a day old; a change of a domain that is gone has no zone to serve.
       if (!change || change.serial === null) return true;
       const zone = await store.db.selectFrom('domains').select('name').where('name', '=', change.domain).where('has_presence', '=', 1).executeTakeFirst();

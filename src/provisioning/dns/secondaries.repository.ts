@@ -4,7 +4,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database, DnsSecondariesTable } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
 import { parseHostPort } from '../../host-port.js';
-import { ALGORITHM, type TsigKey } from './tsig.js';
+import { TSIG_ALGORITHM as ALGORITHM, type TsigKey } from '../../dns-wire.js';
 
 export type SecondaryRow = Selectable<DnsSecondariesTable>;
 

@@ -371,7 +371,7 @@ const atCutTypes = (type: string) => type === 'NS' || type === 'DS';
 
 /**
  * Delegations (RFC 1034 §4.2.1): an NS record below the apex makes our DNS server answer a
- * referral for its name and everything below it (src/provisioning/dns/zone.ts), so records there
+ * referral for its name and everything below it (src/dns/lookup.ts), so records there
  * would be listed and "done" but never answered, and an NS above the DKIM key would hide the
  * undeletable managed record (spec §4.3.6). Only NS and DS may be at a cut, nothing below it.
  */

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../../helpers/app.js';
 import { elapsedUntil } from '../../helpers/wait.js';
 import { ENV, addDomain, addRecords, ask, change, rr, serveTestZones } from '../../helpers/dns.js';
-import { DnsServer } from '../../../src/provisioning/dns/server.js';
+import { DnsServer } from '../../../src/dns/server.js';
 import { isApplied } from '../../../src/provisioning/dns/propagation.js';
 
 describe.each(ENGINES)('DNS server on %s', (engine) => {

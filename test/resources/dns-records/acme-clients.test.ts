@@ -7,7 +7,7 @@ import type { Tenants } from '../../helpers/tenants.js';
 import { pollUntil } from '../../helpers/wait.js';
 import { ask } from '../../helpers/dns.js';
 import { DKIM, acmeShRecordIds, dnsRecordsApp, jobBody, record, recordIdOf } from '../../helpers/dns-records.js';
-import type { DnsServer } from '../../../src/provisioning/dns/server.js';
+import type { DnsServer } from '../../../src/dns/server.js';
 
 describe.each(ENGINES)('lego and acme.sh flows end to end on %s (worker and DNS server running)', (engine) => {
   let t: TestApp;

@@ -1,11 +1,11 @@
 // DNS record validation, properties (fast-check; spec §2.6; API-NOTES §6 dns-record): whatever a client
 // sends gets a record or field problems, never an exception; accepted data normalises idempotently (so
-// written twice it is found identical); and every stored record goes on the wire (provisioning/dns/rdata.ts).
+// written twice it is found identical); and every stored record goes on the wire (src/dns/rdata.ts).
 import fc from 'fast-check';
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { normaliseData, normaliseRecord, parseOwnerName, type RecordType } from '../../../src/resources/dns-records/dns-records.rules.js';
-import { toAnswer } from '../../../src/provisioning/dns/rdata.js';
+import { toAnswer } from '../../../src/dns/rdata.js';
 
 const ZONE = 'example.com';
 

@@ -13,9 +13,10 @@ import crypto from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Secondary } from './secondaries.repository.js';
-import { nameWire, signRequest } from './tsig.js';
-import { soaWire } from './transfer.js';
+import { nameWire } from '../dns-wire.js';
+import type { Secondary } from '../provisioning/dns/secondaries.repository.js';
+import { signRequest } from './tsig.js';
+import { soaWire } from './transfer-messages.js';
 import type { Zone } from './zone.js';
 
 const RETRIES = 5;

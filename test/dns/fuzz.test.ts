@@ -1,18 +1,18 @@
 // Fuzzing the DNS packet path (issue 3 item 3): garbage over UDP and TCP never stops a running server,
 // and without sockets every reply to arbitrary or mutated bytes is null or a decodable response;
-// presentation forms of record data parse as the wire expects (provisioning/dns/rdata.ts). The
+// presentation forms of record data parse as the wire expects (src/dns/rdata.ts). The
 // quick path from the zones' wire form gives what the general path gives (issue 12 item 3), and a
 // zone changed owner by owner equals the zone built whole (issue 12 item 1).
 import dgram from 'node:dgram';
 import dnsPacket from 'dns-packet';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ENGINES } from '../../helpers/app.js';
-import { ZONE, ask, query, rr, serveTestZones, tcp } from '../../helpers/dns.js';
-import { answerQuery } from '../../../src/provisioning/dns/query.js';
-import { Zone, ZoneSet } from '../../../src/provisioning/dns/zone.js';
-import { zoneRecords } from '../../../src/provisioning/dns/transfer.js';
-import { parseCaaValue, parseName, rdataOf, splitTxt, toAnswer, toWireRecord, type StoredRecord } from '../../../src/provisioning/dns/rdata.js';
+import { ENGINES } from '../helpers/app.js';
+import { ZONE, ask, query, rr, serveTestZones, tcp } from '../helpers/dns.js';
+import { answerQuery } from '../../src/dns/query.js';
+import { Zone, ZoneSet } from '../../src/dns/zone.js';
+import { zoneRecords } from '../../src/dns/transfer-messages.js';
+import { parseCaaValue, parseName, rdataOf, splitTxt, toAnswer, toWireRecord, type StoredRecord } from '../../src/dns/rdata.js';
 
 describe.each(ENGINES)('DNS server on %s', (engine) => {
   let port: number;

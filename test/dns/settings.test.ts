@@ -9,15 +9,16 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { freshStore, testConfig } from '../../helpers/app.js';
-import { addDomain, customer, query, tcp, udp } from '../../helpers/dns.js';
-import { requirable } from '../../helpers/required.js';
-import { DnsServer } from '../../../src/provisioning/dns/server.js';
-import { signRequest, verifyResponses, type TsigKey } from '../../../src/provisioning/dns/tsig.js';
-import { UDP_BATCH_ADDON, bindUdp, udpBatchAddon } from '../../../src/provisioning/dns/udp.js';
-import { DnsSecondariesService } from '../../../src/admin/dns-secondaries.service.js';
-import type { Store } from '../../../src/db/index.js';
-import { testKey } from '../../helpers/secondaries.js';
+import { freshStore, testConfig } from '../helpers/app.js';
+import { addDomain, customer, query, tcp, udp } from '../helpers/dns.js';
+import { requirable } from '../helpers/required.js';
+import { DnsServer } from '../../src/dns/server.js';
+import { signRequest, verifyResponses } from '../../src/dns/tsig.js';
+import type { TsigKey } from '../../src/dns-wire.js';
+import { UDP_BATCH_ADDON, bindUdp, udpBatchAddon } from '../../src/dns/udp.js';
+import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
+import type { Store } from '../../src/db/index.js';
+import { testKey } from '../helpers/secondaries.js';
 
 /** Sends one UDP datagram from 127.0.0.1 port 0 to argv[1] with argv[2] (hex) as payload, through a raw socket. */
 const RAW_UDP_FROM_PORT_0 = `

@@ -3,8 +3,8 @@
 // and REFUSED outside our zones — over UDP and TCP, checked with dns-packet.
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { ENGINES } from '../../helpers/app.js';
-import { HEX32, HEX32B, ask, head, rr, serveTestZones, soa } from '../../helpers/dns.js';
+import { ENGINES } from '../helpers/app.js';
+import { HEX32, HEX32B, ask, head, rr, serveTestZones, soa } from '../helpers/dns.js';
 
 describe.each(ENGINES)('DNS server on %s', (engine) => {
   let port: number;

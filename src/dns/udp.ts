@@ -4,7 +4,7 @@
 // dgram. DNS_UDP_BATCH chooses: auto (the batch reader when built), on (it or fail), off (dgram).
 import dgram from 'node:dgram';
 import { createRequire } from 'node:module';
-import type { Config } from '../../config.js';
+import type { Config } from '../config.js';
 
 /** Where a query came from; `send` may be called later (an answer made asynchronously). */
 export interface UdpPeer {
@@ -42,7 +42,7 @@ interface UdpBatchAddon {
 }
 
 /** The built reader (`npm run build:native`). */
-export const UDP_BATCH_ADDON = new URL('../../../native/udp-batch/build/Release/udp_batch.node', import.meta.url).pathname;
+export const UDP_BATCH_ADDON = new URL('../../native/udp-batch/build/Release/udp_batch.node', import.meta.url).pathname;
 let addon: UdpBatchAddon | Error | undefined;
 
 /** The native batch reader, or why it cannot be used (not built: `npm run build:native`). */

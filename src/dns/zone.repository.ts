@@ -1,9 +1,9 @@
 // All SQL of the DNS server (issue 3 item 3; docs/decisions/0003-dns-propagation.md): the served
 // zones, the change log it tails, and its row in dns_servers (liveness + what it has applied).
 import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { nowIso } from '../../db/time.js';
-import { precompiled, readArrays } from '../../db/precompiled.js';
+import type { Database } from '../db/schema.js';
+import { nowIso } from '../db/time.js';
+import { precompiled, readArrays } from '../db/precompiled.js';
 import type { StoredRecord } from './rdata.js';
 
 /** What a zone is built from: the presence domain's serial and its served records. */
@@ -21,9 +21,6 @@ export interface ZoneChange {
   owners: string[] | null;
   serial: number | null;
 }
-
-/** A change touching more owners than this is logged as a change of the whole zone. */
-const MAX_OWNERS = 100;
 
 /** The owners column read back; anything but a non-empty list of strings is the whole zone. */
 function ownersOf(text: string | null): string[] | null {
@@ -148,40 +145,6 @@ export class ZoneRepository {
   /** Deletes the rows of servers gone for longer than `olderThanMs` (killed without a clean stop). */
   async purgeGone(olderThanMs: number): Promise<void> {
     await this.db.deleteFrom('dns_servers').where('heartbeat_at', '<', nowIso(-olderThanMs)).execute();
-  }
-
-  /**
-   * Bumps the zone's SOA serial and appends to the change log with the new serial (secondaries are
-   * asked for it: docs/decisions/0013-dns-secondaries.md); returns the change id.
-   */
-  async appendChange(domain: string, owners: string[] | null = null): Promise<number> {
-    const bumped = await this.db
-      .updateTable('domains')
-      .set((eb) => ({ dns_serial: eb('dns_serial', '+', 1) }))
-      .where('name', '=', domain)
-      .returning('dns_serial')
-      .executeTakeFirst();
-    const { id } = await this.db
-      .insertInto('dns_changes')
-      .values({ domain, created_at: nowIso(), serial: bumped ? Number(bumped.dns_serial) : null, owners: owners && owners.length > 0 && owners.length <= MAX_OWNERS ? JSON.stringify([...new Set(owners)]) : null })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return id;
-  }
-
-  /** The domain and serial of one change, or undefined once the log entry is purged. */
-  change(id: number) {
-    return this.db.selectFrom('dns_changes').select(['domain', 'serial', 'created_at']).where('id', '=', id).executeTakeFirst();
-  }
-
-  /** How many DNS servers reported since `since`, and the lowest change id they all applied. */
-  async liveServers(since: string): Promise<{ live: number; lowestApplied: number }> {
-    const row = await this.db
-      .selectFrom('dns_servers')
-      .select((eb) => [eb.fn.countAll<number>().as('live'), eb.fn.min('applied_change_id').as('low')])
-      .where('heartbeat_at', '>', since)
-      .executeTakeFirst();
-    return { live: Number(row?.live ?? 0), lowestApplied: Number(row?.low ?? 0) };
   }
 
   async unregister(id: string): Promise<void> {

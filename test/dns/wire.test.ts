@@ -3,8 +3,8 @@
 // (FORMERR, NOTIMP, no reply) and several queries on one TCP connection.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { describe, expect, it } from 'vitest';
-import { ENGINES } from '../../helpers/app.js';
-import { LONG_TXT, OPT, ask, head, query, rr, serveTestZones, tcp, udp } from '../../helpers/dns.js';
+import { ENGINES } from '../helpers/app.js';
+import { LONG_TXT, OPT, ask, head, query, rr, serveTestZones, tcp, udp } from '../helpers/dns.js';
 
 describe.each(ENGINES)('DNS server on %s', (engine) => {
   let port: number;

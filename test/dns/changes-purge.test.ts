@@ -2,9 +2,9 @@
 // every registered DNS server has applied are deleted; nothing is deleted while no server is
 // registered, nor anything a lagging server still needs.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ZoneRepository } from '../../../src/provisioning/dns/zone.repository.js';
-import { nowIso } from '../../../src/db/time.js';
-import { ENGINES, freshStore, type TestStore } from '../../helpers/app.js';
+import { ZoneRepository } from '../../src/dns/zone.repository.js';
+import { nowIso } from '../../src/db/time.js';
+import { ENGINES, freshStore, type TestStore } from '../helpers/app.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -1,10 +1,10 @@
 // The in-memory zones one DNS process serves (issue 3 item 3; issue 12 items 1–3;
-// docs/decisions/0003-dns-propagation.md, 0014-dns-zones-in-wire-form.md) and the authoritative
-// lookup over them (RFC 1034 §4.3.2, RFC 2308 negative answers, RFC 4592 wildcards, RFC 6604 CNAME
-// chains). Pure: zones are built from rows, changed owner by owner, queries answered from memory.
+// docs/decisions/0003-dns-propagation.md, 0014-dns-zones-in-wire-form.md): the zone store that
+// lookup.ts answers from. Pure: zones are built from rows and changed owner by owner.
 //
-// Compact form: a zone holds each RRset as one latin1 string of its records in wire form, each
-// record's owner written as the pointer C0 0C (the question's name at offset 12 of every reply).
+// Compact form (rrsets.ts): a zone holds each RRset as one latin1 string of its records in wire
+// form, each record's owner written as the pointer C0 0C (the question's name at offset 12 of every
+// reply).
 // A reply to a question for an existing name is then the header, the question as asked and this
 // string copied (query.ts); the general path decodes the strings into records when it needs them
 // (CNAME chains, referrals, ANY, transfers). Names are map keys only; a name with one RRset holds
@@ -12,9 +12,10 @@
 //
 // Changes: replaceOwners swaps the RRsets of the owners a change touched and the SOA, all in one
 // synchronous step, so a query never sees half a change; a change costs what it touches, not the
-// zone's size. The zone keeps what each change did (history) for IXFR (transfer.ts).
+// zone's size. The zone keeps what each change did (history) for IXFR (transfer-messages.ts).
 import dnsPacket, { type Answer } from 'dns-packet';
-import { rdataOf, recordWire, toWireRecord, writeRecordTail, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
+import { rdataOf, recordWire, toWireRecord, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
+import { encodeSet, listOf, pickSet, setAnswers, setRecords, setType, type Sets, type WireSet } from './rrsets.js';
 
 /** SOA and apex NS of every zone, from settings (DNS_NAMESERVERS, DNS_HOSTMASTER, DNS_DEFAULT_TTL). */
 export interface ZoneSettings {
@@ -35,75 +36,6 @@ export interface ZoneSettings {
 export const SOA_TIMERS = { refresh: 3600, retry: 600, expire: 1209600, minimum: 300 } as const;
 
 export const T = { A: 1, NS: 2, CNAME: 5, SOA: 6, AAAA: 28, DS: 43, ANY: 255 } as const;
-
-/**
- * One RRset in wire form: its records joined, each `C0 0C` TYPE CLASS TTL RDLENGTH RDATA, as a
- * latin1 string (one byte a character; far smaller in V8 than a Buffer per set).
- */
-export type WireSet = string;
-/** The RRsets of one owner: the set itself when there is one (the common case), else a list. */
-type Sets = WireSet | WireSet[];
-
-/** The type of an RRset (every record in it has it). */
-export const setType = (s: WireSet): number => (s.charCodeAt(2) << 8) | s.charCodeAt(3);
-
-/** How many records an RRset holds. */
-export function setCount(s: WireSet): number {
-  let n = 0;
-  for (let p = 0; p < s.length; p += 12 + ((s.charCodeAt(p + 10) << 8) | s.charCodeAt(p + 11))) n++;
-  return n;
-}
-
-/** The RRset of `type` among an owner's sets, if any. */
-export function pickSet(sets: Sets, type: number): WireSet | undefined {
-  if (typeof sets === 'string') return setType(sets) === type ? sets : undefined;
-  for (const s of sets) if (setType(s) === type) return s;
-  return undefined;
-}
-
-const listOf = (sets: Sets): WireSet[] => (typeof sets === 'string' ? [sets] : sets);
-
-/** The records of an RRset, each in full wire form with `owner` written out (transfers, IXFR deltas). */
-function setRecords(s: WireSet, owner: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  for (let p = 0; p < s.length; ) {
-    const end = p + 12 + ((s.charCodeAt(p + 10) << 8) | s.charCodeAt(p + 11));
-    const rr = Buffer.allocUnsafe(owner.length + end - p - 2);
-    owner.copy(rr, 0);
-    rr.write(s.slice(p + 2, end), owner.length, 'latin1');
-    out.push(rr);
-    p = end;
-  }
-  return out;
-}
-
-/** The records of an RRset as dns-packet answers owned by `owner` (spelt as given). */
-function setAnswers(s: WireSet, owner: string): Answer[] {
-  const ownerWire = dnsPacket.name.encode(owner);
-  return setRecords(s, ownerWire).map((rr) => ({ ...dnsPacket.answer.decode(rr), name: owner }) as Answer);
-}
-
-/** Encodes the records of one owner and type as an RRset with one TTL, the smallest (RFC 2181 §5.2), in one flat string. */
-function encodeSet(records: WireRecord[]): WireSet {
-  let ttl = records[0].ttl;
-  let size = 0;
-  for (const r of records) {
-    ttl = Math.min(ttl, r.ttl);
-    size += 12 + r.rdata.length;
-  }
-  // Written in a buffer kept for the purpose (a zone build encodes a set per owner).
-  if (size > scratch.length) scratch = Buffer.allocUnsafe(Math.max(size, 2 * scratch.length));
-  const out = scratch;
-  let p = 0;
-  for (const r of records) {
-    // The owner is the pointer to the question's name.
-    out[p] = 0xc0;
-    out[p + 1] = 0x0c;
-    p = writeRecordTail(out, p + 2, r.type, ttl, r.rdata);
-  }
-  return out.toString('latin1', 0, size);
-}
-let scratch = Buffer.allocUnsafe(1 << 16);
 
 /** Told of each stored record that is not served, and why (the DNS server logs it). */
 export type OnSkip = (rec: StoredRecord, reason: string) => void;
@@ -131,7 +63,7 @@ export class Zone {
   private readonly above = new Map<string, number>();
   /** Delegation points: names below the apex that own NS records. */
   readonly cuts = new Set<string>();
-  /** The steps that led here, oldest first (IXFR; transfer.ts keeps it short). */
+  /** The steps that led here, oldest first (IXFR; transfer-messages.ts keeps it short). */
   history: Delta[] = [];
   serial: number;
   soa!: Answer;
@@ -349,7 +281,8 @@ export class Zone {
   }
 }
 
-const parent = (name: string) => name.slice(name.indexOf('.') + 1);
+/** The name one label up: `parent('www.example.com')` → `'example.com'`. */
+export const parent = (name: string) => name.slice(name.indexOf('.') + 1);
 
 /** Adds a record to an owner's lists (one per type; records of one type mostly come together). */
 function addTo(lists: WireRecord[][], r: WireRecord) {
@@ -398,119 +331,4 @@ export class ZoneSet {
       n = n.slice(dot + 1);
     }
   }
-}
-
-export const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
-
-export interface Resolution {
-  rcode: number;
-  /** Authoritative answer (the AA bit): false for referrals and refusals. */
-  aa: boolean;
-  answers: Answer[];
-  authorities: Answer[];
-  additionals: Answer[];
-}
-
-/** Longest CNAME chain we follow inside our own zones (loops end here too). */
-const MAX_CHAIN = 8;
-
-/**
- * The general path: answers `qtype` (a type code, 255 for ANY) for `qname` (lower-case) from
- * `zones`. `asked` is the name as the client spelt it (owner of answers at that name, as a
- * compressing server would echo it); null when the asked name cannot be written back (bytes
- * dns-packet cannot encode), which only disables wildcard synthesis for it. REFUSED when no zone
- * of ours contains the name.
- */
-export function resolve(zones: ZoneSet, qname: string, asked: string | null, qtype: number): Resolution {
-  const res: Resolution = { rcode: RCODE.NOERROR, aa: true, answers: [], authorities: [], additionals: [] };
-  const first = zones.find(qname, qtype === T.DS);
-  if (!first) return { ...res, rcode: RCODE.REFUSED, aa: false };
-  // DS at the apex of a zone of ours, answered by a parent zone of ours that has no delegation
-  // records for it: the name exists all the same (it is a zone), so "no DS" is NODATA.
-  const childApex = qtype === T.DS && first.name !== qname && zones.get(qname) !== undefined;
-  const seen = new Set<string>();
-  let zone: Zone | undefined = first;
-  let name = qname;
-  let owner: string | null = asked;
-  for (let step = 0; zone && step < MAX_CHAIN; step++) {
-    seen.add(name);
-    const next = lookupIn(zone, name, owner, qtype, res, step === 0, step === 0 && childApex);
-    if (next === null || seen.has(next)) break;
-    name = next;
-    owner = next;
-    zone = zones.find(name, qtype === T.DS);
-  }
-  return res;
-}
-
-/** One step: fills `res`; returns the CNAME target to continue with, or null when done. */
-function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: number, res: Resolution, first: boolean, exists: boolean): string | null {
-  // A delegation at or above the name (below the apex) hands the question to the child's servers,
-  // except DS at the cut itself, which lives on the parent side.
-  const cut = findCut(zone, qname);
-  if (cut && !(cut === qname && qtype === T.DS)) {
-    const ns = zone.answersAt(cut, T.NS);
-    res.authorities.push(...ns);
-    res.additionals.push(...glue(zone, ns));
-    if (first) res.aa = false;
-    return null;
-  }
-
-  let at = qname;
-  let owner = asked ?? qname;
-  if (!zone.nodes.has(qname)) {
-    if (zone.exists(qname) || exists) return negative(zone, res, RCODE.NOERROR); // empty non-terminal
-    // RFC 4592 §3.3.1: the source of synthesis is "*." + the closest encloser.
-    let encloser = parent(qname);
-    while (!zone.exists(encloser)) encloser = parent(encloser);
-    at = `*.${encloser}`;
-    if (!zone.nodes.has(at) || asked === null) return negative(zone, res, RCODE.NXDOMAIN);
-    owner = asked;
-  }
-
-  if (qtype === T.ANY) {
-    // RFC 8482 allows less; an authoritative server with small zones can give what exists.
-    res.answers.push(...zone.answersAt(at, 'all', owner));
-    return null;
-  }
-  const answers = zone.answersAt(at, qtype, owner);
-  if (answers.length) {
-    res.answers.push(...answers);
-    return null;
-  }
-  const cname = zone.answersAt(at, T.CNAME, owner);
-  if (cname.length) {
-    res.answers.push(...cname);
-    return cname[0].data as string;
-  }
-  return negative(zone, res, RCODE.NOERROR);
-}
-
-function negative(zone: Zone, res: Resolution, rcode: number): null {
-  res.rcode = rcode;
-  res.authorities.push(zone.negativeSoa());
-  return null;
-}
-
-/** The highest delegation point at or above `qname`, below the apex. */
-export function findCut(zone: Zone, qname: string): string | undefined {
-  if (!zone.cuts.size || qname === zone.name) return undefined;
-  const rel = qname.slice(0, qname.length - zone.name.length - 1).split('.');
-  let n = zone.name;
-  for (let i = rel.length - 1; i >= 0; i--) {
-    n = `${rel[i]}.${n}`;
-    if (zone.cuts.has(n)) return n;
-  }
-  return undefined;
-}
-
-/** Addresses of in-zone name servers of a referral (glue), so the resolver can reach them. */
-function glue(zone: Zone, ns: Answer[]): Answer[] {
-  const out: Answer[] = [];
-  for (const r of ns) {
-    const target = r.data as string;
-    if (target !== zone.name && !target.endsWith(`.${zone.name}`)) continue;
-    out.push(...zone.answersAt(target, T.A), ...zone.answersAt(target, T.AAAA));
-  }
-  return out;
 }

@@ -7,16 +7,17 @@ import { promisify } from 'node:util';
 import dnsPacket from 'dns-packet';
 import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINES, freshStore, testConfig, type TestStore } from '../../helpers/app.js';
-import { ENV, addDomain, addRecords, customer, digMissing, query, tcp, udp } from '../../helpers/dns.js';
-import { requirable } from '../../helpers/required.js';
-import { secondaryMissing, startSecondary, testKey, type RunningSecondary, type SecondaryEngine } from '../../helpers/secondaries.js';
-import { elapsedUntil } from '../../helpers/wait.js';
-import { DnsServer } from '../../../src/provisioning/dns/server.js';
-import { changeLogDnsDriver, soaSerial } from '../../../src/provisioning/dns/driver.js';
-import { DnsSecondariesService } from '../../../src/admin/dns-secondaries.service.js';
-import { PermanentJobError } from '../../../src/queue/types.js';
-import { BADSIG, BADTIME, readTsig, signRequest, verifyResponses, type TsigKey } from '../../../src/provisioning/dns/tsig.js';
+import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
+import { ENV, addDomain, addRecords, customer, digMissing, query, tcp, udp } from '../helpers/dns.js';
+import { requirable } from '../helpers/required.js';
+import { secondaryMissing, startSecondary, testKey, type RunningSecondary, type SecondaryEngine } from '../helpers/secondaries.js';
+import { elapsedUntil } from '../helpers/wait.js';
+import { DnsServer } from '../../src/dns/server.js';
+import { changeLogDnsDriver, soaSerial } from '../../src/provisioning/dns/driver.js';
+import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
+import { PermanentJobError } from '../../src/queue/types.js';
+import { BADSIG, BADTIME, readTsig, signRequest, verifyResponses } from '../../src/dns/tsig.js';
+import type { TsigKey } from '../../src/dns-wire.js';
 
 const run = promisify(execFile);
 const BIG = Array.from({ length: 600 }, (_, i): [string, string, string] => [`host${i}`, 'TXT', `record number ${i} of a zone that needs several messages`]);
@@ -137,8 +138,8 @@ describe.each(ENGINES)('DNS secondaries on %s', (engine) => {
       await elapsedUntil(async () => (await soaSerial('127.0.0.1', port, 'zone.example')) === before + 1, 3000);
       await ts.store.db.transaction().execute(async (trx) => {
         await trx.deleteFrom('dns_records').where('domain', '=', 'zone.example').where('name', '=', 'www').execute();
-        const { recordChange } = await import('../../../src/provisioning/dns/propagation.js');
-        await recordChange(trx, 'zone.example');
+        const { recordChange } = await import('../../src/provisioning/dns/propagation.js');
+        await recordChange(trx, ts.store.signals, 'zone.example');
       });
       const now = before + 2;
       await elapsedUntil(async () => (await soaSerial('127.0.0.1', port, 'zone.example')) === now, 3000);

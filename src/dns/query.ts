@@ -12,7 +12,9 @@
 // decoded. Everything else (CNAME chains, referrals, ANY, DS, errors, truncation, unusual EDNS
 // options) takes the general path through dns-packet; both give the same answers (fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
-import { RCODE, T, findCut, pickSet, resolve, setCount, type Resolution, type ZoneSet } from './zone.js';
+import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
+import { pickSet, setCount } from './rrsets.js';
+import { T, type ZoneSet } from './zone.js';
 
 /** UDP replies never exceed this, whatever the client advertises (DNS Flag Day 2020: no fragments). */
 export const MAX_UDP_PAYLOAD = 1232;
@@ -92,7 +94,7 @@ const askedName = (q: ParsedQuestion): string | null => (q.writable ? labelsOf(q
 
 export interface QueryContext {
   transport: 'udp' | 'tcp';
-  /** Bytes a UDP reply must leave free (a TSIG record added after; server.ts). */
+  /** Bytes a UDP reply must leave free (a TSIG record added after; transfers.ts). */
   reserve?: number;
   /** Always the general path (tests compare the two). */
   general?: boolean;

@@ -6,10 +6,10 @@
 // Also a small walker over a message's sections (names with compression pointers, RR headers),
 // so the TSIG record can be found and cut off without decoding the whole message.
 import crypto from 'node:crypto';
+import { TSIG_ALGORITHM as ALGORITHM, nameWire, readName, type TsigKey } from '../dns-wire.js';
 
 export const TSIG_TYPE = 250;
 const CLASS_ANY = 255;
-export const ALGORITHM = 'hmac-sha256';
 /** RFC 8945 §5.2.3: the recommended fudge. */
 export const FUDGE = 300;
 
@@ -18,52 +18,6 @@ export const BADSIG = 16;
 export const BADKEY = 17;
 export const BADTIME = 18;
 export const NOTAUTH = 9;
-
-export interface TsigKey {
-  /** Lower-case, without the trailing dot. */
-  name: string;
-  algorithm: typeof ALGORITHM;
-  secret: Buffer;
-}
-
-/** A name in canonical wire form (RFC 4034 §6.2: lower case, uncompressed): `nameWire('Key.') `. */
-export function nameWire(name: string): Buffer {
-  const s = name.replace(/\.$/, '').toLowerCase();
-  const parts = s === '' ? [] : s.split('.');
-  const out = Buffer.alloc(parts.reduce((n, p) => n + p.length + 1, 1));
-  let o = 0;
-  for (const p of parts) {
-    out[o++] = p.length;
-    out.write(p, o, 'latin1');
-    o += p.length;
-  }
-  return out;
-}
-
-/** Reads the name at `off` (following pointers); returns it lower-cased, dot-joined, and the offset after it. */
-export function readName(msg: Buffer, off: number): { name: string; next: number } | null {
-  const labels: string[] = [];
-  let p = off;
-  let next = -1;
-  for (let hops = 0; hops < 64; hops++) {
-    if (p >= msg.length) return null;
-    const len = msg[p];
-    if (len === 0) {
-      if (next < 0) next = p + 1;
-      return { name: labels.join('.').toLowerCase(), next };
-    }
-    if ((len & 0xc0) === 0xc0) {
-      if (p + 1 >= msg.length) return null;
-      if (next < 0) next = p + 2;
-      p = ((len & 0x3f) << 8) | msg[p + 1];
-      continue;
-    }
-    if (len > 63 || p + 1 + len > msg.length) return null;
-    labels.push(msg.toString('latin1', p + 1, p + 1 + len));
-    p += 1 + len;
-  }
-  return null;
-}
 
 /** Offset after the name at `off` without reading it, or -1. */
 function skipName(msg: Buffer, off: number): number {

@@ -2,11 +2,11 @@
 // and NODATA, referrals, truncation with dig's own retry over TCP, and a new record seen by dig once
 // isApplied (docs/decisions/0003-dns-propagation.md). Skipped without dig, failed under CI_REQUIRE_ALL=1.
 import { describe, expect, it } from 'vitest';
-import { ENGINES, type TestStore } from '../../helpers/app.js';
-import { requirable } from '../../helpers/required.js';
-import { elapsedUntil } from '../../helpers/wait.js';
-import { HEX32, HEX32B, addRecords, digMissing, flags, runDig, section, serveTestZones, status } from '../../helpers/dns.js';
-import { isApplied } from '../../../src/provisioning/dns/propagation.js';
+import { ENGINES, type TestStore } from '../helpers/app.js';
+import { requirable } from '../helpers/required.js';
+import { elapsedUntil } from '../helpers/wait.js';
+import { HEX32, HEX32B, addRecords, digMissing, flags, runDig, section, serveTestZones, status } from '../helpers/dns.js';
+import { isApplied } from '../../src/provisioning/dns/propagation.js';
 
 describe.each(ENGINES)('DNS server on %s', (engine) => {
   let ts: TestStore;

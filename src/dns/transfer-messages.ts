@@ -9,7 +9,7 @@
 // zone in AXFR form, which RFC 1995 §4 allows.
 import { recordWire } from './rdata.js';
 import type { Delta, Zone } from './zone.js';
-import { readName } from './tsig.js';
+import { readName, serialGt } from '../dns-wire.js';
 
 export type { Delta } from './zone.js';
 
@@ -28,9 +28,6 @@ export function zoneRecords(zone: Zone): Buffer[] {
 }
 
 export const soaWire = (zone: Zone) => recordWire(zone.soa);
-
-/** RFC 1982 serial arithmetic: a is newer than b. */
-export const serialGt = (a: number, b: number) => a !== b && ((a - b) >>> 0) < 2 ** 31;
 
 /**
  * Gives `next` (a zone built whole to replace `prev`) the history of `prev` plus the step between
