@@ -67,3 +67,9 @@ export const limitReached = (detail: string): AppError => new AppError('limit_re
 
 export const invalidField = (attribute: string, detail: string, code: ErrorCode = 'invalid_api_data') =>
   new AppError(code, detail, { pointer: `/data/attributes/${attribute}` });
+
+/**
+ * A failure no retry can fix (the object is gone, the data is invalid): the job fails at once.
+ * Here, below every layer, so drivers and job runs throw it without depending on the queue.
+ */
+export class PermanentJobError extends Error {}

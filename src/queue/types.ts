@@ -8,7 +8,7 @@ import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { JobAction, JobType, QueueJobRow } from './jobs.js';
 import { parseNumericId } from '../db/ids.js';
-import { PermanentJobError } from './errors.js';
+import { PermanentJobError } from '../errors.js';
 
 export interface JobContext<P = unknown, D = unknown> {
   job: QueueJobRow;

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Store } from '../../db/index.js';
 import type { Database } from '../../db/schema.js';
-import { PermanentJobError } from '../../queue/errors.js';
+import { PermanentJobError } from '../../errors.js';
 import { isApplied, recordChange } from './propagation.js';
 import { SecondariesRepository, type Secondary } from './secondaries.repository.js';
 import { nameWire, readName, serialGt } from '../../dns-wire.js';
