@@ -191,7 +191,7 @@ function timedDriver(inner: DatabaseDriver, marks: Map<string, DriverMarks>): Da
  * it, with room for every create of the run.
  */
 async function startInstance(engine: EngineName, version: string, tree: Tree = THIS_TREE): Promise<Instance> {
-  const { freshBenchStore, benchConfig, buildApp, MemoryLimiter, AdminService, loadDemoData, Worker, workerSettings, buildJobs, buildDrivers, closeDrivers, DatabaseServersRepository, nowIso } = tree;
+  const { freshBenchStore, benchConfig, buildApp, MemoryLimiter, makeAdmin, loadDemoData, Worker, workerSettings, buildJobs, buildDrivers, closeDrivers, DatabaseServersRepository, nowIso } = tree;
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
   const config = benchConfig(databaseUrl, BASE_URL);
   let limiter: MemoryLimiter | null = null;
@@ -208,7 +208,7 @@ async function startInstance(engine: EngineName, version: string, tree: Tree = T
     await cleanup();
   };
   try {
-    const admin = new AdminService(store, config);
+    const admin = await makeAdmin(store, config);
     const { data } = await loadDemoData(admin, config.publicBaseUrl);
     const owner = data.customers.find((c) => c.role === 'customer')!;
     await new DatabaseServersRepository(store.db).add({
@@ -221,10 +221,10 @@ async function startInstance(engine: EngineName, version: string, tree: Tree = T
       is_dedicated: 0,
       created_at: nowIso(),
     });
-    const { planId } = await admin.createPlan({ name: `${PREFIX} plan`, maxDatabases: 2 * (CREATES + WARMUP), databaseVersions: [`mariadb-${version}`] });
+    const { planId } = await admin.packages.createPlan({ name: `${PREFIX} plan`, maxDatabases: 2 * (CREATES + WARMUP), databaseVersions: [`mariadb-${version}`] });
     // Per engine and tree: the databases of another run must not be found existing.
     const linuxUser = `${PREFIX}_${engine[0]}${tree === THIS_TREE ? '' : 'c'}`;
-    const { packageId } = await admin.createPackage({ customerId: Number(owner.id), planId, name: linuxUser, linuxUser });
+    const { packageId } = await admin.packages.createPackage({ customerId: Number(owner.id), planId, name: linuxUser, linuxUser });
 
     limiter = new MemoryLimiter(config);
     app = await buildApp(config, { store, limiter, logStream: discard() });

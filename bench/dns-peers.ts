@@ -63,7 +63,8 @@ import { DnsClient, Filler, bulkRecords, insertRecords, recordCount, txtOf, type
 import { openStore } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { nowIso } from '../src/db/time.js';
-import { AdminService } from '../src/admin/admin.service.js';
+import { buildAdmin } from '../src/admin/index.js';
+import { serviceDeps } from '../src/resources/service-deps.js';
 import { loadDemoData, type DemoCustomer } from '../src/admin/demo.js';
 import { nsdConf, testKey } from '../test/helpers/secondaries.js';
 
@@ -713,13 +714,13 @@ async function setup(dir: string, log: (s: string) => void): Promise<Ctx> {
   const store = await openStore(db);
   await migrate(store);
   const config = benchConfig(db, 'http://127.0.0.1');
-  const admin = new AdminService(store, config);
+  const admin = buildAdmin(serviceDeps(store, config));
   const { data } = await loadDemoData(admin, config.publicBaseUrl);
   const owner = data.customers.find((c) => c.role === 'end-customer')!;
   const target: BulkTarget = { engine: 'sqlite', store };
   // The two measured zones, created as an operator creates them (base records, DKIM key), then topped up.
   for (const [zone, size] of [[ZONE100, 100], [ZONE10K, 10_000]] as const) {
-    await admin.createDomain({ name: zone, customerId: Number(owner.id), packageId: Number(owner.package_id) });
+    await admin.domains.createDomain({ name: zone, customerId: Number(owner.id), packageId: Number(owner.package_id) });
     const have = Number((await store.db.selectFrom('dns_records').select((eb) => eb.fn.countAll<number>().as('n')).where('domain', '=', zone).executeTakeFirstOrThrow()).n);
     await insertRecords(target, bulkRecords(zone, 0, size - have, nowIso()));
   }

@@ -38,7 +38,8 @@ import type { Config } from '../src/config.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { nowIso } from '../src/db/time.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
-import { AdminService } from '../src/admin/admin.service.js';
+import { buildAdmin, type Admin } from '../src/admin/index.js';
+import { serviceDeps } from '../src/resources/service-deps.js';
 import { loadDemoData, type DemoCustomer, type DemoDataset } from '../src/admin/demo.js';
 import { Worker, workerSettings } from '../src/queue/worker.js';
 import { buildJobs } from '../src/resources/jobs.js';
@@ -77,7 +78,7 @@ interface Instance {
   app: FastifyInstance;
   base: string;
   data: DemoDataset;
-  admin: AdminService;
+  admin: Admin;
   dns: DnsServer | null;
   worker: Worker | null;
   /** Stops the worker and the DNS server (the list scenario runs without them). */
@@ -89,7 +90,7 @@ interface Instance {
 async function startInstance(engine: EngineName): Promise<Instance> {
   const { store, databaseUrl, drop: cleanup } = await freshBenchStore(engine, PG_URL);
   const config = benchConfig(databaseUrl, 'https://api.example.com');
-  const admin = new AdminService(store, config);
+  const admin = buildAdmin(serviceDeps(store, config));
   const { data } = await loadDemoData(admin, config.publicBaseUrl);
   const limiter = new MemoryLimiter(config);
   const app = await buildApp(config, { store, limiter, logStream: discard() });
@@ -262,7 +263,7 @@ interface ListRow {
 /** The 100-record zone: created as an operator creates it (base records, DKIM key), then topped up with records. */
 async function createListZone(h: Instance) {
   const owner = endCustomer(h.data);
-  await h.admin.createDomain({ name: LIST_ZONE, customerId: Number(owner.id), packageId: Number(owner.package_id) });
+  await h.admin.domains.createDomain({ name: LIST_ZONE, customerId: Number(owner.id), packageId: Number(owner.package_id) });
   const have = Number(
     (await h.store.db.selectFrom('dns_records').select((eb) => eb.fn.countAll<number>().as('n')).where('domain', '=', LIST_ZONE).executeTakeFirstOrThrow()).n,
   );

@@ -59,7 +59,8 @@ import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
 import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
-import { AdminService } from '../src/admin/admin.service.js';
+import { buildAdmin } from '../src/admin/index.js';
+import { serviceDeps } from '../src/resources/service-deps.js';
 import { Worker, workerSettings } from '../src/queue/worker.js';
 import { buildJobs } from '../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../src/provisioning/drivers.js';
@@ -375,12 +376,12 @@ async function startInstance(engine: EngineName, root: string): Promise<Instance
     app = await buildApp(config, { store, limiter, logStream: discard() });
     await app.listen({ host: '127.0.0.1', port });
 
-    const admin = new AdminService(store, config);
-    const { customerId, contactId } = await admin.createCustomer({ organization: 'Bench AG', contact: { name: 'bench', email: 'admin@bench.example', phone: '+49 30 1234567' } });
-    const { planId } = await admin.createPlan({ name: 'bench plan', maxEmailAddresses: 2 * (CREATES + WARMUP) + 10 });
-    const { packageId } = await admin.createPackage({ customerId, planId, name: 'bench', linuxUser: 'mail_bench' });
-    await admin.createDomain({ name: DOMAIN, customerId, packageId, registered: true });
-    const { token } = await admin.issueToken(contactId, 'bench');
+    const admin = buildAdmin(serviceDeps(store, config));
+    const { customerId, contactId } = await admin.customers.createCustomer({ organization: 'Bench AG', contact: { name: 'bench', email: 'admin@bench.example', phone: '+49 30 1234567' } });
+    const { planId } = await admin.packages.createPlan({ name: 'bench plan', maxEmailAddresses: 2 * (CREATES + WARMUP) + 10 });
+    const { packageId } = await admin.packages.createPackage({ customerId, planId, name: 'bench', linuxUser: 'mail_bench' });
+    await admin.domains.createDomain({ name: DOMAIN, customerId, packageId, registered: true });
+    const { token } = await admin.customers.issueToken(contactId, 'bench');
 
     const built = buildDrivers({ config, store });
     const found = new Map<string, number>();

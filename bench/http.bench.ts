@@ -87,8 +87,8 @@ const loadTree = loadAppTree;
 
 async function startHostplane(engine: 'sqlite' | 'postgres', tree: Tree = THIS_TREE, dir: string | null = null): Promise<Hostplane> {
   const { store, databaseUrl, drop: cleanup } = await tree.freshBenchStore(engine, PG_URL);
-  const { data } = await tree.loadDemoData(new tree.AdminService(store), 'https://api.example.com');
   const config = tree.benchConfig(databaseUrl, 'https://api.example.com');
+  const { data } = await tree.loadDemoData(await tree.makeAdmin(store, config), 'https://api.example.com');
   const limiter = new tree.MemoryLimiter(config);
   const app = await tree.buildApp(config, { store, limiter, logStream: discard() });
   const base = await listen(app);

@@ -48,7 +48,8 @@ import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
 import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
-import { AdminService } from '../src/admin/admin.service.js';
+import { buildAdmin } from '../src/admin/index.js';
+import { serviceDeps } from '../src/resources/service-deps.js';
 import { Worker, workerSettings } from '../src/queue/worker.js';
 import { buildJobs } from '../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, tlsAskUrl, type Drivers } from '../src/provisioning/drivers.js';
@@ -240,12 +241,12 @@ async function startInstance(engine: EngineName, root: string, label: string): P
         throw err;
       }
 
-      const admin = new AdminService(store, config);
-      const { customerId, contactId } = await admin.createCustomer({ organization: 'Bench AG', contact: { name: 'bench', email: 'admin@bench.example', phone: '+49 30 1234567' } });
-      const { planId } = await admin.createPlan({ name: 'bench plan', maxSubdomains: 2000 });
-      const { packageId } = await admin.createPackage({ customerId, planId, name: 'bench', linuxUser: 'web_bench' });
-      await admin.createDomain({ name: DOMAIN, customerId, packageId, registered: true });
-      const { token } = await admin.issueToken(contactId, 'bench');
+      const admin = buildAdmin(serviceDeps(store, config));
+      const { customerId, contactId } = await admin.customers.createCustomer({ organization: 'Bench AG', contact: { name: 'bench', email: 'admin@bench.example', phone: '+49 30 1234567' } });
+      const { planId } = await admin.packages.createPlan({ name: 'bench plan', maxSubdomains: 2000 });
+      const { packageId } = await admin.packages.createPackage({ customerId, planId, name: 'bench', linuxUser: 'web_bench' });
+      await admin.domains.createDomain({ name: DOMAIN, customerId, packageId, registered: true });
+      const { token } = await admin.customers.issueToken(contactId, 'bench');
 
       // Started before the worker, as under `serve`: subdomain jobs wait for a live DNS server.
       dns = await DnsServer.start({ store, config, log: app.log, listen: '127.0.0.1:0' });

@@ -4,7 +4,7 @@
 // embedded database. Tokens and the password are random and exist in clear only in the result.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import type { AdminService } from './admin.service.js';
+import type { Admin } from './index.js';
 import { DatabaseServersService, type DatabaseServerView } from './database-servers.service.js';
 
 export type DemoRole = 'reseller' | 'end-customer' | 'customer';
@@ -99,7 +99,7 @@ const INDEPENDENT: Spec = {
  * `loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db })`.
  * With a MariaDB/MySQL at `mariadbUrl`, the customers can create databases there at once.
  */
-export async function loadDemoData(admin: AdminService, baseUrl: string, o: DemoOptions = {}): Promise<DemoLoad> {
+export async function loadDemoData(admin: Admin, baseUrl: string, o: DemoOptions = {}): Promise<DemoLoad> {
   const warnings: string[] = [];
   let databaseServer: DatabaseServerView | null = null;
   if (o.mariadbUrl && o.db) {
@@ -112,18 +112,18 @@ export async function loadDemoData(admin: AdminService, baseUrl: string, o: Demo
     }
   }
   const databaseVersions = planVersions(databaseServer);
-  const operatorPlan = (await admin.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })).planId;
+  const operatorPlan = (await admin.packages.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })).planId;
 
   const create = async (spec: Spec, planId: number, resellerId: number | null): Promise<DemoCustomer & { customerId: number }> => {
-    const { customerId, contactId } = await admin.createCustomer({
+    const { customerId, contactId } = await admin.customers.createCustomer({
       organization: spec.organization,
       reseller: spec.role === 'reseller',
       resellerId,
       contact: spec.contact,
     });
-    const { packageId } = await admin.createPackage({ customerId, planId, name: spec.domain, linuxUser: `demo_${spec.key}` });
-    const { domain } = await admin.createDomain({ name: spec.domain, customerId, packageId, registered: true });
-    const { token } = await admin.issueToken(contactId, 'demo');
+    const { packageId } = await admin.packages.createPackage({ customerId, planId, name: spec.domain, linuxUser: `demo_${spec.key}` });
+    const { domain } = await admin.domains.createDomain({ name: spec.domain, customerId, packageId, registered: true });
+    const { token } = await admin.customers.issueToken(contactId, 'demo');
     return {
       customerId,
       id: String(customerId),
@@ -137,10 +137,10 @@ export async function loadDemoData(admin: AdminService, baseUrl: string, o: Demo
   };
 
   const reseller = await create(RESELLER, operatorPlan, null);
-  reseller.legacy_password = await admin.setGeneratedLegacyPassword(reseller.customerId);
+  reseller.legacy_password = await admin.customers.setGeneratedLegacyPassword(reseller.customerId);
   // The reseller sells its own plan to its end customers.
   const resellerPlan = (
-    await admin.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })
+    await admin.packages.createPlan({ name: 'Reseller Starter', resellerId: reseller.customerId, maxDatabases: 2, maxEmailAddresses: 20, maxSubdomains: 10, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })
   ).planId;
   const ends = [];
   for (const spec of END_CUSTOMERS) ends.push(await create(spec, resellerPlan, reseller.customerId));

@@ -8,7 +8,8 @@ import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { AppError, AppErrors } from '../errors.js';
 import { openStore, type Store } from '../db/index.js';
-import { AdminService } from '../admin/admin.service.js';
+import { buildAdmin, type Admin } from '../admin/index.js';
+import { serviceDeps } from '../resources/service-deps.js';
 
 /** A failure the user can act on; printed as one line without a stack trace. `code` names it in JSON. */
 export class CliError extends Error {
@@ -71,7 +72,7 @@ function formatTable(rows: Record<string, unknown>[], columns: string[]): string
 export interface CommandContext {
   config: Config;
   store: Store;
-  admin: AdminService;
+  admin: Admin;
   out: Output;
 }
 
@@ -80,7 +81,7 @@ export async function withStore<T>(io: CliIo, fn: (ctx: CommandContext) => Promi
   const config = loadConfig(io.env);
   const store = await openStore(config.databaseUrl);
   try {
-    return await fn({ config, store, admin: new AdminService(store, config), out: output(io.stdout) });
+    return await fn({ config, store, admin: buildAdmin(serviceDeps(store, config)), out: output(io.stdout) });
   } finally {
     await store.close();
   }

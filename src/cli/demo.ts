@@ -59,7 +59,7 @@ export function demoCommand(io: CliIo): Command {
     .action((o: { json?: boolean }) =>
       withStore(io, async ({ config, store, admin, out }) => {
         await migrate(store);
-        if (!(await admin.isEmpty())) {
+        if (!(await admin.customers.isEmpty())) {
           throw new CliError(
             `the database ${store.where} already has customers; \`hostplane demo\` loads the demo dataset only into a new database (point DATABASE_URL at a new one).`,
             'invalid_state',

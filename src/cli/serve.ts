@@ -11,7 +11,8 @@ import { buildApp } from '../app.js';
 import { loadPasswordDictionaries } from '../security/password-policy.js';
 import { MemoryLimiter, type Limiter } from '../limits/limiter.js';
 import { RedisLimiter } from '../limits/redis-limiter.js';
-import { AdminService } from '../admin/admin.service.js';
+import { buildAdmin } from '../admin/index.js';
+import { serviceDeps } from '../resources/service-deps.js';
 import { loadDemoData, type DemoLoad } from '../admin/demo.js';
 import { formatDemo } from './demo.js';
 import { Worker, workerSettings } from '../queue/worker.js';
@@ -63,8 +64,8 @@ export async function serve(env: Record<string, string | undefined> = process.en
     if (config.webServer) stopReconciler = startWebReconciler({ store, web: drivers.web, name: config.webServer, log: app.log.child({ component: 'web' }) });
     // Only once the port is ours: tokens created for a server that then fails to start would
     // never be shown, and the database would no longer count as new.
-    const admin = new AdminService(store, config);
-    if (wantsDemoData(config) && (await admin.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
+    const admin = buildAdmin(serviceDeps(store, config));
+    if (wantsDemoData(config) && (await admin.customers.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
   } catch (err) {
     await stopReconciler?.().catch(() => {});
     await worker?.stop().catch(() => {});

@@ -3,6 +3,7 @@
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import type { DnsDriver } from '../provisioning/dns/driver.js';
+import { buildDnsDriver } from '../provisioning/drivers.js';
 
 export interface ServiceDeps {
   store: Store;
@@ -12,3 +13,6 @@ export interface ServiceDeps {
   /** The clock of rules that depend on the date (tests set it). */
   now?: () => Date;
 }
+
+/** The deps of a process's services: `new DatabasesService(serviceDeps(store, config))`. */
+export const serviceDeps = (store: Store, config: Config, now?: () => Date): ServiceDeps => ({ store, config, dns: buildDnsDriver({ config, store }), now });

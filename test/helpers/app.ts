@@ -11,7 +11,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openStore, type Store } from '../../src/db/index.js';
 import { migrate } from '../../src/db/migrate.js';
 import { MemoryLimiter, type Limiter } from '../../src/limits/limiter.js';
-import { AdminService } from '../../src/admin/admin.service.js';
+import { buildAdmin, type Admin } from '../../src/admin/index.js';
+import { serviceDeps } from '../../src/resources/service-deps.js';
 import { Worker, workerSettings } from '../../src/queue/worker.js';
 import { buildJobs } from '../../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../../src/provisioning/drivers.js';
@@ -84,7 +85,7 @@ export async function freshStore(engine: EngineName, { migrated = true, poolSize
 export interface TestApp {
   app: FastifyInstance;
   store: Store;
-  admin: AdminService;
+  admin: Admin;
   config: Config;
   limiter: Limiter;
   /** The job worker of this app's store, when asked for with `{ worker: true }`. */
@@ -121,7 +122,7 @@ export async function createTestApp(
   return {
     app,
     store: ts.store,
-    admin: new AdminService(ts.store, config),
+    admin: buildAdmin(serviceDeps(ts.store, config)),
     config,
     limiter,
     worker,

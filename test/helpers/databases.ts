@@ -58,9 +58,9 @@ export function useDatabasesSuite(engine: EngineName, { worker = true } = {}): D
       created_at: nowIso(),
     });
     s.newPackage = async (o = {}) => {
-      const { planId } = await s.t.admin.createPlan({ name: names.next('plan'), maxDatabases: o.maxDatabases ?? 5, databaseVersions: o.versions ?? [`mariadb-${s.version}`] });
+      const { planId } = await s.t.admin.packages.createPlan({ name: names.next('plan'), maxDatabases: o.maxDatabases ?? 5, databaseVersions: o.versions ?? [`mariadb-${s.version}`] });
       const linuxUser = names.next();
-      const { packageId } = await s.t.admin.createPackage({ customerId: Number(s.x.end1.customerId), planId, name: linuxUser, linuxUser });
+      const { packageId } = await s.t.admin.packages.createPackage({ customerId: Number(s.x.end1.customerId), planId, name: linuxUser, linuxUser });
       return { id: String(packageId), linuxUser };
     };
     s.created = async (packageId, description) => {

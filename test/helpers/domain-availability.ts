@@ -114,9 +114,9 @@ export function useAvailability(engine: EngineName) {
     Object.assign(x, await seedTenants(t.admin));
     // Presence only: used with solo's package, registered with another registrar. An IDN,
     // registered with the service, for end2.
-    await t.admin.createDomain({ name: 'elsewhere.example', customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
-    await t.admin.createDomain({ name: 'münchen.example', customerId: Number(x.end2.customerId), registered: true });
-    await t.admin.setLegacyPassword(Number(x.reseller.customerId), LEGACY_PASSWORD);
+    await t.admin.domains.createDomain({ name: 'elsewhere.example', customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
+    await t.admin.domains.createDomain({ name: 'münchen.example', customerId: Number(x.end2.customerId), registered: true });
+    await t.admin.customers.setLegacyPassword(Number(x.reseller.customerId), LEGACY_PASSWORD);
   });
   afterAll(async () => {
     await t.close?.();

@@ -14,11 +14,11 @@ export function useDomains(engine: EngineName) {
   beforeAll(async () => {
     const end1 = Number(x.end1.customerId);
     // Registered elsewhere, used with end1's package (presence only); an IDN.
-    await t.admin.createDomain({ name: 'Bücher.example', customerId: end1, packageId: Number(x.end1.packageId) });
+    await t.admin.domains.createDomain({ name: 'Bücher.example', customerId: end1, packageId: Number(x.end1.packageId) });
     // Registered with the service, not used with a package (registration only).
-    await t.admin.createDomain({ name: 'registered-only.example', customerId: end1, registered: true, expiresAt: '2031-01-02T03:04:05.000Z' });
+    await t.admin.domains.createDomain({ name: 'registered-only.example', customerId: end1, registered: true, expiresAt: '2031-01-02T03:04:05.000Z' });
     // For PATCH tests, so the other tests see unchanged flags.
-    await t.admin.createDomain({ name: 'flags.example', customerId: end1, packageId: Number(x.end1.packageId) });
+    await t.admin.domains.createDomain({ name: 'flags.example', customerId: end1, packageId: Number(x.end1.packageId) });
   });
 
   return {

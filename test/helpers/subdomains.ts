@@ -55,12 +55,12 @@ export function useSubdomainsSuite(engine: EngineName): SubdomainsSuite {
     await s.t.app.listen({ host: '127.0.0.1', port });
     s.customer = async (o = {}) => {
       const key = `c${++n}`;
-      const { customerId, contactId } = await s.t.admin.createCustomer({ organization: `${key} AG`, contact: { name: key, email: `admin@${key}.example`, phone: '+49 30 1234567' } });
-      const { planId } = await s.t.admin.createPlan({ name: `${key} plan`, maxSubdomains: o.maxSubdomains ?? 20, phpVersions: o.phpVersions ?? [PHP_VERSION] });
+      const { customerId, contactId } = await s.t.admin.customers.createCustomer({ organization: `${key} AG`, contact: { name: key, email: `admin@${key}.example`, phone: '+49 30 1234567' } });
+      const { planId } = await s.t.admin.packages.createPlan({ name: `${key} plan`, maxSubdomains: o.maxSubdomains ?? 20, phpVersions: o.phpVersions ?? [PHP_VERSION] });
       const linuxUser = `web_${key}`;
-      const { packageId } = await s.t.admin.createPackage({ customerId, planId, name: key, linuxUser });
-      const { domain } = await s.t.admin.createDomain({ name: `${key}-site.example`, customerId, packageId, registered: true });
-      const { token } = await s.t.admin.issueToken(contactId, 'test');
+      const { packageId } = await s.t.admin.packages.createPackage({ customerId, planId, name: key, linuxUser });
+      const { domain } = await s.t.admin.domains.createDomain({ name: `${key}-site.example`, customerId, packageId, registered: true });
+      const { token } = await s.t.admin.customers.issueToken(contactId, 'test');
       return { token, domain, packageId: String(packageId), linuxUser, home: path.join(s.web.homeRoot, linuxUser) };
     };
   }, 120_000);

@@ -1,6 +1,6 @@
 // The standard fixture: one reseller with two end customers, one independent customer, each with a
 // plan, a package, a presence domain and a token (the shape of the demo dataset).
-import type { AdminService } from '../../src/admin/admin.service.js';
+import type { Admin } from '../../src/admin/index.js';
 
 export interface Tenant {
   customerId: string;
@@ -19,23 +19,23 @@ export interface Tenants {
   resellerPlanId: string;
 }
 
-async function tenant(admin: AdminService, key: string, opts: { reseller?: boolean; resellerId?: number; planId?: number }): Promise<Tenant> {
-  const { customerId, contactId } = await admin.createCustomer({
+async function tenant(admin: Admin, key: string, opts: { reseller?: boolean; resellerId?: number; planId?: number }): Promise<Tenant> {
+  const { customerId, contactId } = await admin.customers.createCustomer({
     organization: `${key} GmbH`,
     reseller: opts.reseller,
     resellerId: opts.resellerId ?? null,
     contact: { name: `${key} Admin`, email: `admin@${key}.example`, phone: '+49 30 1234567' },
   });
-  const planId = opts.planId ?? (await admin.createPlan({ name: `${key} plan` })).planId;
-  const { packageId } = await admin.createPackage({ customerId, planId, name: `${key} package`, linuxUser: `u_${key}` });
-  const { domain } = await admin.createDomain({ name: `${key}.example`, customerId, packageId, registered: true });
-  const { token } = await admin.issueToken(contactId, 'test');
+  const planId = opts.planId ?? (await admin.packages.createPlan({ name: `${key} plan` })).planId;
+  const { packageId } = await admin.packages.createPackage({ customerId, planId, name: `${key} package`, linuxUser: `u_${key}` });
+  const { domain } = await admin.domains.createDomain({ name: `${key}.example`, customerId, packageId, registered: true });
+  const { token } = await admin.customers.issueToken(contactId, 'test');
   return { customerId: String(customerId), contactId, token, planId: String(planId), packageId: String(packageId), domain };
 }
 
-export async function seedTenants(admin: AdminService): Promise<Tenants> {
+export async function seedTenants(admin: Admin): Promise<Tenants> {
   const reseller = await tenant(admin, 'reseller', { reseller: true });
-  const { planId: resellerPlanId } = await admin.createPlan({ name: 'reseller sells this', resellerId: Number(reseller.customerId) });
+  const { planId: resellerPlanId } = await admin.packages.createPlan({ name: 'reseller sells this', resellerId: Number(reseller.customerId) });
   const end1 = await tenant(admin, 'end1', { resellerId: Number(reseller.customerId), planId: resellerPlanId });
   const end2 = await tenant(admin, 'end2', { resellerId: Number(reseller.customerId), planId: resellerPlanId });
   const solo = await tenant(admin, 'solo', {});

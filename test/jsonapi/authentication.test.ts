@@ -36,7 +36,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
     });
 
     it('the reseller\'s legacy password is refused on /customers (spec §5.6)', async () => {
-      await t.admin.setLegacyPassword(Number(x.reseller.customerId), 'legacy-password-1234');
+      await t.admin.customers.setLegacyPassword(Number(x.reseller.customerId), 'legacy-password-1234');
       const r = await call(t.app, 'GET', '/customers', { headers: { authorization: basic(x.reseller.customerId, 'legacy-password-1234') } });
       expect(r.status).toBe(401);
       expect(r.headers['www-authenticate']).toBe(WWW);
@@ -51,9 +51,9 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
     });
 
     it('a revoked token → 401 at once', async () => {
-      const { tokenId, token } = await t.admin.issueToken(x.solo.contactId, 'to revoke');
+      const { tokenId, token } = await t.admin.customers.issueToken(x.solo.contactId, 'to revoke');
       expect((await call(t.app, 'GET', '/customers', { token })).status).toBe(200);
-      await t.admin.revokeToken(tokenId);
+      await t.admin.customers.revokeToken(tokenId);
       for (const authorization of [`token ${token}`, basic('token', token)]) {
         const r = await call(t.app, 'GET', '/customers', { headers: { authorization } });
         expect(r.status).toBe(401);
@@ -65,12 +65,12 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
     });
 
     it('deleting a contact invalidates its token at once (spec §5.5)', async () => {
-      const { contactId } = await t.admin.createContact(Number(x.solo.customerId), { name: 'Second', email: 'second@solo.example' });
-      const { token } = await t.admin.issueToken(contactId, 'second');
+      const { contactId } = await t.admin.customers.createContact(Number(x.solo.customerId), { name: 'Second', email: 'second@solo.example' });
+      const { token } = await t.admin.customers.issueToken(contactId, 'second');
       const before = await call(t.app, 'GET', '/customers', { token });
       expect(before.status).toBe(200);
       expect(before.json).toEqual({ links: { self: `${BASE}/customers` }, data: [customer('solo', x.solo, null)], meta: { total: 1 } });
-      await t.admin.deleteContact(contactId);
+      await t.admin.customers.deleteContact(contactId);
       const r = await call(t.app, 'GET', '/customers', { token });
       expect(r.status).toBe(401);
       expect(r.headers['www-authenticate']).toBe(WWW);

@@ -93,7 +93,7 @@ describe.each(ENGINES)('hardening on %s', (engine) => {
   });
 
   it('availability answers every taken name alike: a name hosted here tells nothing more', async () => {
-    await t.admin.createDomain({ name: 'secret-project.example', customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
+    await t.admin.domains.createDomain({ name: 'secret-project.example', customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
     const r = await call(t.app, 'GET', `/domain-availability/secret-project.example,${x.end2.domain}`, { token: x.end1.token });
     expect(r.status).toBe(200);
     expect(r.json.data.map((d: any) => d.attributes)).toEqual([

@@ -23,7 +23,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
       const { lines, logged } = await loggedApp(engine, ts);
       try {
         const legacy = 'legacy-password-5678';
-        await logged.admin.setLegacyPassword(Number(x.reseller.customerId), legacy);
+        await logged.admin.customers.setLegacyPassword(Number(x.reseller.customerId), legacy);
         const secrets = [
           x.reseller.token,
           x.end1.token,

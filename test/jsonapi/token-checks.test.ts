@@ -97,23 +97,23 @@ describe.each(ENGINES)('token checks on %s', (engine) => {
   });
 
   it('a token revoked through one instance is refused by the other on its next request, the hot reads included', async () => {
-    const { tokenId, token } = await a.admin.issueToken(x.reseller.contactId, 'revoked between two requests');
+    const { tokenId, token } = await a.admin.customers.issueToken(x.reseller.contactId, 'revoked between two requests');
     // The reads as they are cached anywhere they could be: the same token, the same URLs, just before.
     expect(await statuses(token)).toEqual(all(null));
-    await a.admin.revokeToken(tokenId);
+    await a.admin.customers.revokeToken(tokenId);
     expect(await statuses(token)).toEqual(all(401));
   });
 
   it('deleting a contact stops its token on both instances at once (spec §5.5)', async () => {
-    const { contactId } = await a.admin.createContact(Number(x.reseller.customerId), { name: 'Second', email: 'second@reseller.example' });
-    const { token } = await a.admin.issueToken(contactId, 'second contact');
+    const { contactId } = await a.admin.customers.createContact(Number(x.reseller.customerId), { name: 'Second', email: 'second@reseller.example' });
+    const { token } = await a.admin.customers.issueToken(contactId, 'second contact');
     expect(await statuses(token)).toEqual(all(null));
-    await b.admin.deleteContact(contactId);
+    await b.admin.customers.deleteContact(contactId);
     expect(await statuses(token)).toEqual(all(401));
   });
 
   it('a read on the path of the hot reads never sees another transaction\'s uncommitted revoke', async () => {
-    const { tokenId, token } = await a.admin.issueToken(x.reseller.contactId, 'revoke rolled back');
+    const { tokenId, token } = await a.admin.customers.issueToken(x.reseller.contactId, 'revoke rolled back');
     const url = `/domains/${x.end1.domain}`;
     let answered: Promise<{ status: number }> | undefined;
     await a.store.db
@@ -135,7 +135,7 @@ describe.each(ENGINES)('token checks on %s', (engine) => {
 
   it('a revoke committed by a transaction of either instance stops the token on both at once', async () => {
     for (const revoker of [a, b]) {
-      const { tokenId, token } = await a.admin.issueToken(x.reseller.contactId, 'revoked in a transaction');
+      const { tokenId, token } = await a.admin.customers.issueToken(x.reseller.contactId, 'revoked in a transaction');
       expect(await statuses(token)).toEqual(all(null));
       await revoker.store.db.transaction().execute(async (trx) => {
         await trx.selectFrom('api_tokens').select('id').where('id', '=', tokenId).execute();

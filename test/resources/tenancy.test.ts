@@ -51,7 +51,7 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
   beforeAll(async () => {
     t = await createTestApp(engine);
     x = await seedTenants(t.admin);
-    unusedSoldPlanId = String((await t.admin.createPlan({ name: 'sold, unused', resellerId: Number(x.reseller.customerId) })).planId);
+    unusedSoldPlanId = String((await t.admin.packages.createPlan({ name: 'sold, unused', resellerId: Number(x.reseller.customerId) })).planId);
     const jobs = new QueueRepository(t.store.db);
     // Database rows as POST /databases stores them; no worker runs, so the server is never contacted.
     await new DatabaseServersRepository(t.store.db).add({

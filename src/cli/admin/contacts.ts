@@ -12,8 +12,8 @@ export function contactCommand(io: CliIo): Command {
     .option('--phone <phone>', 'contact phone number')
     .action((o: Json & { customer: number; name: string; email: string; phone?: string }) =>
       withStore(io, async ({ admin, out }) => {
-        const { contactId } = await admin.createContact(o.customer, { name: o.name, email: o.email, phone: o.phone ?? null });
-        const c = contactView(await admin.contact(contactId));
+        const { contactId } = await admin.customers.createContact(o.customer, { name: o.name, email: o.email, phone: o.phone ?? null });
+        const c = contactView(await admin.customers.contact(contactId));
         printResult(out, o, c, `Created contact ${c.id} of customer ${c.customer_id}.\n`);
       }),
     );
@@ -21,7 +21,7 @@ export function contactCommand(io: CliIo): Command {
     .option('--customer <id>', 'only this customer\'s contacts', parseId)
     .action((o: Json & { customer?: number }) =>
       withStore(io, async ({ admin, out }) => {
-        const rows = (await admin.listContacts(o.customer)).map(contactView);
+        const rows = (await admin.customers.listContacts(o.customer)).map(contactView);
         printList(out, o, rows, ['id', 'customer_id', 'name', 'email', 'phone', 'is_main']);
       }),
     );
@@ -29,7 +29,7 @@ export function contactCommand(io: CliIo): Command {
     .argument('<id>', 'contact id', parseId)
     .action((id: number, o: Json) =>
       withStore(io, async ({ admin, out }) => {
-        await admin.deleteContact(id);
+        await admin.customers.deleteContact(id);
         printResult(out, o, { id: String(id), deleted: true }, `Deleted contact ${id}; its tokens no longer work.\n`);
       }),
     );
@@ -39,7 +39,7 @@ export function contactCommand(io: CliIo): Command {
     .action(async (id: number, o: Json) => {
       const password = await readSecret(io, '--password-stdin');
       await withStore(io, async ({ admin, out }) => {
-        await admin.setPortalPassword(id, password);
+        await admin.customers.setPortalPassword(id, password);
         printResult(out, o, { id: String(id), portal_password: true }, `Set the customer-portal password of contact ${id}.\n`);
       });
     });

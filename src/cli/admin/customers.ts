@@ -14,17 +14,17 @@ export function customerCommand(io: CliIo): Command {
     .option('--reseller-id <id>', 'make it an end customer of this reseller', parseId)
     .action((o: Json & { org?: string; name: string; email: string; phone?: string; reseller?: boolean; resellerId?: number }) =>
       withStore(io, async ({ admin, out }) => {
-        const { customerId } = await admin.createCustomer({
+        const { customerId } = await admin.customers.createCustomer({
           organization: o.org ?? null,
           reseller: o.reseller ?? false,
           resellerId: o.resellerId ?? null,
           contact: { name: o.name, email: o.email, phone: o.phone ?? null },
         });
-        const c = customerView(await admin.customer(customerId));
+        const c = customerView(await admin.customers.customer(customerId));
         printResult(out, o, c, `Created customer ${c.id} (main contact ${c.main_contact_id}).\n`);
       }),
     );
-  listLeaf(customer, io, 'list customers', async (admin) => (await admin.listCustomers()).map(customerView), [
+  listLeaf(customer, io, 'list customers', async (admin) => (await admin.customers.listCustomers()).map(customerView), [
     'id', 'organization', 'name', 'email', 'is_reseller', 'reseller_id', 'main_contact_id', 'has_legacy_password',
   ]);
   return customer;

@@ -13,13 +13,13 @@ export function domainCommand(io: CliIo): Command {
     .option('--registered', 'registered with the service (expires in one year)')
     .action((o: Json & { name: string; customer: number; package?: number; registered?: boolean }) =>
       withStore(io, async ({ admin, out }) => {
-        const { domain: name } = await admin.createDomain({ name: o.name, customerId: o.customer, packageId: o.package ?? null, registered: o.registered ?? false });
-        const d = domainView(await admin.domain(name));
+        const { domain: name } = await admin.domains.createDomain({ name: o.name, customerId: o.customer, packageId: o.package ?? null, registered: o.registered ?? false });
+        const d = domainView(await admin.domains.domain(name));
         const parts = [d.registered && 'registered', d.presence && `in package ${d.package_id}`].filter(Boolean).join(', ');
         printResult(out, o, d, `Created domain ${d.id} (${parts}).\n`);
       }),
     );
-  listLeaf(domain, io, 'list domains', async (admin) => (await admin.listDomains()).map(domainView), [
+  listLeaf(domain, io, 'list domains', async (admin) => (await admin.domains.listDomains()).map(domainView), [
     'id', 'name', 'customer_id', 'package_id', 'registered', 'presence', 'expires_at',
   ]);
   return domain;

@@ -1,5 +1,5 @@
 // `hostplane admin …`: the operator's customer menu (spec §5.4–§5.6, issue 2 item 6), one file per
-// noun. Thin over AdminService: parse, call, print. Every command prints for people by default and
+// noun. Thin over Admin: parse, call, print. Every command prints for people by default and
 // one compact JSON value with `--json` (ids as strings, like the API; views.ts). A create command
 // prints the object as the matching list command shows it, plus any one-time secret (`token`,
 // `legacy_password`).

@@ -14,8 +14,8 @@ export function packageCommand(io: CliIo): Command {
     .option('--mail-server <name>', 'the mail server of its e-mail addresses [the default mail server at its first address]')
     .action((o: Json & { customer: number; plan: number; name: string; linuxUser?: string; webServer?: string; mailServer?: string }) =>
       withStore(io, async ({ admin, out }) => {
-        const { packageId } = await admin.createPackage({ customerId: o.customer, planId: o.plan, name: o.name, linuxUser: o.linuxUser, webServer: o.webServer, mailServer: o.mailServer });
-        const p = packageView(await admin.package(packageId));
+        const { packageId } = await admin.packages.createPackage({ customerId: o.customer, planId: o.plan, name: o.name, linuxUser: o.linuxUser, webServer: o.webServer, mailServer: o.mailServer });
+        const p = packageView(await admin.packages.package(packageId));
         printResult(out, o, p, `Created package ${p.id} (Linux user ${p.linux_user}).\n`);
       }),
     );
@@ -24,7 +24,7 @@ export function packageCommand(io: CliIo): Command {
     .requiredOption('--plan <id>', 'the new plan', parseId)
     .action((o: Json & { package: number; plan: number }) =>
       withStore(io, async ({ admin, out }) => {
-        const r = await admin.setPackagePlan(o.package, o.plan);
+        const r = await admin.packages.setPackagePlan(o.package, o.plan);
         if (o.json) return out.json({ package_id: String(r.packageId), plan_id: String(r.planId), domains: r.domains });
         out.text(`Package ${r.packageId} now uses plan ${r.planId}.\n`);
         for (const d of r.domains) {
@@ -36,7 +36,7 @@ export function packageCommand(io: CliIo): Command {
         }
       }),
     );
-  listLeaf(pkg, io, 'list packages', async (admin) => (await admin.listPackages()).map(packageView), [
+  listLeaf(pkg, io, 'list packages', async (admin) => (await admin.packages.listPackages()).map(packageView), [
     'id', 'name', 'customer_id', 'plan_id', 'linux_user',
   ]);
   return pkg;

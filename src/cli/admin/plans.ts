@@ -34,7 +34,7 @@ export function planCommand(io: CliIo): Command {
         webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number; dnsTemplate?: unknown[];
       }) =>
         withStore(io, async ({ admin, out }) => {
-          const { planId } = await admin.createPlan({
+          const { planId } = await admin.packages.createPlan({
             name: o.name,
             resellerId: o.resellerId ?? null,
             maxDatabases: o.maxDatabases,
@@ -46,11 +46,11 @@ export function planCommand(io: CliIo): Command {
             phpVersions: o.phpVersions,
             dnsTemplate: o.dnsTemplate,
           });
-          const p = planView(await admin.plan(planId));
+          const p = planView(await admin.packages.plan(planId));
           printResult(out, o, p, `Created plan ${p.id} (${p.name}).\n`);
         }),
     );
-  listLeaf(plan, io, 'list plans', async (admin) => (await admin.listPlans()).map(planView), [
+  listLeaf(plan, io, 'list plans', async (admin) => (await admin.packages.listPlans()).map(planView), [
     'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions',
   ]);
   return plan;

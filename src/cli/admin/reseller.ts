@@ -16,8 +16,8 @@ export function resellerCommand(io: CliIo): Command {
       const chosen = o.passwordStdin ? await readSecret(io, '--password-stdin') : o.password;
       await withStore(io, async ({ admin, out }) => {
         let generated: string | null = null;
-        if (chosen !== undefined) await admin.setLegacyPassword(o.customer, chosen);
-        else generated = await admin.setGeneratedLegacyPassword(o.customer);
+        if (chosen !== undefined) await admin.customers.setLegacyPassword(o.customer, chosen);
+        else generated = await admin.customers.setGeneratedLegacyPassword(o.customer);
         const customerId = String(o.customer);
         printResult(
           out,

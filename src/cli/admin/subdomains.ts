@@ -18,7 +18,7 @@ export function subdomainCommand(io: CliIo): Command {
     .option('--description <text>', 'free text')
     .action((o: Json & { domain: string; subdomain: string; type: string; target?: string; dynamic?: boolean; path?: string; php?: string; description?: string }) =>
       withStore(io, async ({ admin, out }) => {
-        const { row, job } = await admin.createSubdomain(o);
+        const { row, job } = await admin.domains.createSubdomain(o);
         const fqdn = `${row.name}.${row.domain}`;
         const view = { id: String(row.id), fqdn, subdomain_type: row.kind, initialized: row.kind !== 'redirect' || row.redirect_target !== null, queue_job: String(job.id) };
         printResult(out, o, view, `Created subdomain ${row.id} (${fqdn}, ${row.kind}${view.initialized ? '' : ', no target yet'}); job ${job.id} makes it live.\n`);

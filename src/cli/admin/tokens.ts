@@ -11,8 +11,8 @@ export function tokenCommand(io: CliIo): Command {
     .option('--label <label>', 'what the token is for')
     .action((o: Json & { contact: number; label?: string }) =>
       withStore(io, async ({ admin, out }) => {
-        const { tokenId, token: secret } = await admin.issueToken(o.contact, o.label ?? null);
-        const t = tokenView(await admin.token(tokenId));
+        const { tokenId, token: secret } = await admin.customers.issueToken(o.contact, o.label ?? null);
+        const t = tokenView(await admin.customers.token(tokenId));
         printResult(
           out,
           o,
@@ -26,8 +26,8 @@ export function tokenCommand(io: CliIo): Command {
     .option('--contact <id>', 'only this contact\'s tokens', parseId)
     .action((o: Json & { contact?: number }) =>
       withStore(io, async ({ admin, out }) => {
-        if (o.contact !== undefined) await admin.contact(o.contact);
-        const rows = (await admin.listTokens(o.contact)).map(tokenView);
+        if (o.contact !== undefined) await admin.customers.contact(o.contact);
+        const rows = (await admin.customers.listTokens(o.contact)).map(tokenView);
         printList(out, o, rows, ['id', 'contact_id', 'customer_id', 'prefix', 'label', 'created_at', 'revoked_at']);
       }),
     );
@@ -35,8 +35,8 @@ export function tokenCommand(io: CliIo): Command {
     .argument('<id>', 'token id', parseId)
     .action((id: number, o: Json) =>
       withStore(io, async ({ admin, out }) => {
-        await admin.revokeToken(id);
-        const t = tokenView(await admin.token(id));
+        await admin.customers.revokeToken(id);
+        const t = tokenView(await admin.customers.token(id));
         printResult(out, o, t, `Revoked token ${t.id} (${t.prefix}…).\n`);
       }),
     );

@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import type { Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { planAttributes } from '../../resources/plans/plans.schema.js';
-import type { AdminService } from '../../admin/admin.service.js';
+import type { Admin } from '../../admin/index.js';
 import { withStore, type CliIo, type Output } from '../context.js';
 
 type Row<T extends keyof Database> = Selectable<Database[T]>;
@@ -111,7 +111,7 @@ export function listLeaf(
   parent: Command,
   io: CliIo,
   description: string,
-  rows: (admin: AdminService) => Promise<Record<string, unknown>[]>,
+  rows: (admin: Admin) => Promise<Record<string, unknown>[]>,
   columns: string[],
 ) {
   return leaf(parent.command('list').description(description)).action((o: Json) =>

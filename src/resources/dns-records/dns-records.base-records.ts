@@ -1,7 +1,7 @@
 // Base records of a presence domain (spec §4.3.6; API-NOTES §6 dns-record; issue 3 item 4): the
 // plan's template (apex and www A/AAAA, MX, SPF TXT by default), tagged `base`, and the managed
 // DKIM key TXT, written when the domain is created; a plan change resets the base records of each
-// domain whose dns_update_lock is off (AdminService.setPackagePlan).
+// domain whose dns_update_lock is off (Admin.setPackagePlan).
 //
 // Template: the plan's `dns_template` (a JSON array of records with the API's attribute names,
 // `[{"name":"","record_type":"A","data":"192.0.2.10","ttl":3600}, …]`, ttl optional) or, when it

@@ -89,9 +89,9 @@ requireMariadb()('databases', () => {
       const other = linuxUser.replace(/_q$/, '-q');
       const part = `${linuxUser}_`;
       const customerId = Number(s.x.end1.customerId);
-      const { planId } = await s.t.admin.createPlan({ name: s.names.next('plan'), maxDatabases: 5, databaseVersions: [`mariadb-${s.version}`] });
-      const { packageId } = await s.t.admin.createPackage({ customerId, planId, name: linuxUser, linuxUser });
-      const { packageId: otherId } = await s.t.admin.createPackage({ customerId, planId, name: other, linuxUser: other });
+      const { planId } = await s.t.admin.packages.createPlan({ name: s.names.next('plan'), maxDatabases: 5, databaseVersions: [`mariadb-${s.version}`] });
+      const { packageId } = await s.t.admin.packages.createPackage({ customerId, planId, name: linuxUser, linuxUser });
+      const { packageId: otherId } = await s.t.admin.packages.createPackage({ customerId, planId, name: other, linuxUser: other });
       // Rows as a create stores them (nothing on the server): a number after the part in each
       // package, one being deleted; endings that are no number; a name that only an unescaped
       // LIKE `_` would match.
@@ -110,7 +110,7 @@ requireMariadb()('databases', () => {
 
       // 26 characters of the Linux user make the part; a sixth digit would make the name 33 long.
       const long = `${s.names.next('_')}${'l'.repeat(32)}`.slice(0, 32);
-      const full = await s.t.admin.createPackage({ customerId, planId, name: long, linuxUser: long });
+      const full = await s.t.admin.packages.createPackage({ customerId, planId, name: long, linuxUser: long });
       const longPart = `${long.slice(0, 26)}_`;
       await row(full.packageId, `${longPart}99999`);
       const jobs = () => s.t.store.db.selectFrom('queue_jobs').select('id').execute();

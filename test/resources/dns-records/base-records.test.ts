@@ -61,22 +61,22 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
 
     it('a domain without presence gets no records and no key', async () => {
-      await t.admin.createDomain({ name: 'registered-only.example', customerId: Number(x.end1.customerId), registered: true });
+      await t.admin.domains.createDomain({ name: 'registered-only.example', customerId: Number(x.end1.customerId), registered: true });
       expect(await t.store.db.selectFrom('dns_records').select('id').where('domain', '=', 'registered-only.example').execute()).toEqual([]);
       const dom = await t.store.db.selectFrom('domains').select('dkim_private_key').where('name', '=', 'registered-only.example').executeTakeFirstOrThrow();
       expect(dom.dkim_private_key).toBeNull();
     });
 
     it("a plan's DNS template replaces the operator default", async () => {
-      const { planId } = await t.admin.createPlan({
+      const { planId } = await t.admin.packages.createPlan({
         name: 'templated',
         dnsTemplate: [
           { name: '@', record_type: 'A', data: '198.51.100.7', ttl: 600 },
           { name: 'shop', record_type: 'CNAME', data: 'shops.example.net.' },
         ],
       });
-      const { packageId } = await t.admin.createPackage({ customerId: Number(x.solo.customerId), planId, name: 'templated', linuxUser: 'u_templated' });
-      await t.admin.createDomain({ name: 'templated.example', customerId: Number(x.solo.customerId), packageId });
+      const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.solo.customerId), planId, name: 'templated', linuxUser: 'u_templated' });
+      await t.admin.domains.createDomain({ name: 'templated.example', customerId: Number(x.solo.customerId), packageId });
       const ids = await idsOf('templated.example');
       const r = await list('?filter[domain]=templated.example&filter[record_type]=A,CNAME', x.solo.token);
       expect(r.json.data).toEqual([
@@ -87,11 +87,11 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
 
     it('a template is checked by the API rules when the plan is created', async () => {
-      await expect(t.admin.createPlan({ name: 'bad', dnsTemplate: [{ name: 'www', record_type: 'CNAME', data: 'x' }] })).rejects.toThrow(
+      await expect(t.admin.packages.createPlan({ name: 'bad', dnsTemplate: [{ name: 'www', record_type: 'CNAME', data: 'x' }] })).rejects.toThrow(
         'DNS template: record 1: CNAME data must be a fully qualified domain name (it is always absolute).',
       );
       await expect(
-        t.admin.createPlan({
+        t.admin.packages.createPlan({
           name: 'bad',
           dnsTemplate: [
             { name: 'www', record_type: 'A', data: '192.0.2.1' },
@@ -99,10 +99,10 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
           ],
         }),
       ).rejects.toThrow('DNS template: record 2: Other records exist at this name; a CNAME must be the only record at its name.');
-      await expect(t.admin.createPlan({ name: 'bad', dnsTemplate: [{ record_type: 'TXT', name: 'default._domainkey', data: 'v=DKIM1; p=' }] })).rejects.toThrow(
+      await expect(t.admin.packages.createPlan({ name: 'bad', dnsTemplate: [{ record_type: 'TXT', name: 'default._domainkey', data: 'v=DKIM1; p=' }] })).rejects.toThrow(
         'DNS template: record 1: default._domainkey is reserved for the managed DKIM key.',
       );
-      await expect(t.admin.createPlan({ name: 'bad', dnsTemplate: [{ type: 'A', data: '192.0.2.1' }] })).rejects.toThrow(
+      await expect(t.admin.packages.createPlan({ name: 'bad', dnsTemplate: [{ type: 'A', data: '192.0.2.1' }] })).rejects.toThrow(
         'DNS template: record 1 must be {"name":…,"record_type":…,"data":…,"ttl":…} (name and ttl optional).',
       );
     });
@@ -111,7 +111,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   describe('admin package set-plan (spec §4.3.6)', () => {
     let planB: number;
     beforeAll(async () => {
-      ({ planId: planB } = await t.admin.createPlan({
+      ({ planId: planB } = await t.admin.packages.createPlan({
         name: 'plan B',
         dnsTemplate: [
           { name: '', record_type: 'A', data: '203.0.113.1' },
@@ -122,12 +122,12 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
 
     it('resets base records of each domain of the package; keeps custom and managed; respects dns_update_lock', async () => {
-      const { customerId } = await t.admin.createCustomer({ contact: { name: 'P', email: 'p@plan.example' } });
-      const { token } = await t.admin.issueToken((await t.admin.listContacts(customerId))[0].id);
-      const { planId } = await t.admin.createPlan({ name: 'plan A' });
-      const { packageId } = await t.admin.createPackage({ customerId, planId, name: 'p', linuxUser: 'u_plan' });
-      await t.admin.createDomain({ name: 'reset.example', customerId, packageId });
-      await t.admin.createDomain({ name: 'locked.example', customerId, packageId });
+      const { customerId } = await t.admin.customers.createCustomer({ contact: { name: 'P', email: 'p@plan.example' } });
+      const { token } = await t.admin.customers.issueToken((await t.admin.customers.listContacts(customerId))[0].id);
+      const { planId } = await t.admin.packages.createPlan({ name: 'plan A' });
+      const { packageId } = await t.admin.packages.createPackage({ customerId, planId, name: 'p', linuxUser: 'u_plan' });
+      await t.admin.domains.createDomain({ name: 'reset.example', customerId, packageId });
+      await t.admin.domains.createDomain({ name: 'locked.example', customerId, packageId });
       const lock = await call(t.app, 'PATCH', '/domains/locked.example', {
         token,
         body: { data: { type: 'domain', id: 'locked.example', attributes: { presence: { dns_update_lock: true } } } },
@@ -139,7 +139,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       const serial = async (d: string) => (await t.store.db.selectFrom('domains').select('dns_serial').where('name', '=', d).executeTakeFirstOrThrow()).dns_serial;
       const serials = { reset: await serial('reset.example'), locked: await serial('locked.example') };
 
-      const result = await t.admin.setPackagePlan(packageId, planB);
+      const result = await t.admin.packages.setPackagePlan(packageId, planB);
       expect(result).toEqual({
         packageId,
         planId: planB,
@@ -148,7 +148,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
           { domain: 'reset.example', base_records: 'reset', removed: 6, inserted: 2, skipped: 1 },
         ],
       });
-      expect((await t.admin.package(packageId)).plan_id).toBe(planB);
+      expect((await t.admin.packages.package(packageId)).plan_id).toBe(planB);
       const ids = await idsOf('reset.example');
       const l = await list('?filter[domain]=reset.example', token);
       const dkim = l.json.data.find((d: any) => d.attributes.name === 'default._domainkey');
@@ -165,14 +165,14 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
 
     it('a plan change leaves out template records that a customer\'s delegation cut would hide', async () => {
-      const { customerId } = await t.admin.createCustomer({ contact: { name: 'Q', email: 'q@plan.example' } });
-      const { token } = await t.admin.issueToken((await t.admin.listContacts(customerId))[0].id);
-      const { planId } = await t.admin.createPlan({ name: 'plan Q' });
-      const { packageId } = await t.admin.createPackage({ customerId, planId, name: 'q', linuxUser: 'u_cut' });
-      await t.admin.createDomain({ name: 'cut.example', customerId, packageId });
+      const { customerId } = await t.admin.customers.createCustomer({ contact: { name: 'Q', email: 'q@plan.example' } });
+      const { token } = await t.admin.customers.issueToken((await t.admin.customers.listContacts(customerId))[0].id);
+      const { planId } = await t.admin.packages.createPlan({ name: 'plan Q' });
+      const { packageId } = await t.admin.packages.createPackage({ customerId, planId, name: 'q', linuxUser: 'u_cut' });
+      await t.admin.domains.createDomain({ name: 'cut.example', customerId, packageId });
       // The customer delegates app.cut.example; plan B's template has an A record at app.
       const ns = recordIdOf(await post({ record_type: 'NS', name: 'app', domain: 'cut.example', data: 'ns1.elsewhere.example' }, token));
-      const result = await t.admin.setPackagePlan(packageId, planB);
+      const result = await t.admin.packages.setPackagePlan(packageId, planB);
       expect(result.domains).toEqual([{ domain: 'cut.example', base_records: 'reset', removed: 6, inserted: 2, skipped: 1 }]);
       const l = await list('?filter[domain]=cut.example', token);
       expect(l.json.data.filter((d: any) => d.attributes.name === 'app').map((d: any) => [d.id, d.attributes.record_type])).toEqual([[ns, 'NS']]);
@@ -184,7 +184,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       const app = await createTestApp(engine, {}, { store: ts });
       try {
         const y = await seedTenants(app.admin);
-        const { planId } = await app.admin.createPlan({ name: 'cli plan', dnsTemplate: [{ name: '', record_type: 'A', data: '203.0.113.9' }] });
+        const { planId } = await app.admin.packages.createPlan({ name: 'cli plan', dnsTemplate: [{ name: '', record_type: 'A', data: '203.0.113.9' }] });
         let databaseUrl = ts.url;
         if (ts.schema) {
           const u = new URL(ts.url);

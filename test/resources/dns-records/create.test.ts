@@ -202,7 +202,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   describe('the domain (spec §2.6: a presence domain of the caller, without subdomains)', () => {
     // A domain of end1 that is registered only, without presence (no package).
     beforeAll(async () => {
-      await t.admin.createDomain({ name: 'registered-only.example', customerId: Number(x.end1.customerId), registered: true });
+      await t.admin.domains.createDomain({ name: 'registered-only.example', customerId: Number(x.end1.customerId), registered: true });
     });
 
     it('another tenant\'s domain and an unknown domain answer 404', async () => {
@@ -245,7 +245,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
 
     it('an IDN domain: domain is its id (ACE), fqdn in Unicode', async () => {
-      await t.admin.createDomain({ name: 'Bücher.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
+      await t.admin.domains.createDomain({ name: 'Bücher.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
       const r = await post({ record_type: 'A', name: 'Straße', domain: 'bücher.example', data: '192.0.2.7' });
       expect(r.status).toBe(202);
       const id = recordIdOf(r);

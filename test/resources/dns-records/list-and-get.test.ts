@@ -112,8 +112,8 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   describe('tenancy (DESIGN "Tenancy is enforced in one place")', () => {
     // A second zone of end1 (an IDN) and of solo, so that "each tenant sees its own zones" spans two.
     beforeAll(async () => {
-      await t.admin.createDomain({ name: 'Bücher.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
-      await t.admin.createDomain({ name: 'templated.example', customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
+      await t.admin.domains.createDomain({ name: 'Bücher.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
+      await t.admin.domains.createDomain({ name: 'templated.example', customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
     });
 
     it('lists never leak: each tenant sees its own zones, a reseller also its end customers\'', async () => {

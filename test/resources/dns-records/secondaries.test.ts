@@ -95,7 +95,7 @@ requirable(secondaryMissing('knot'))('a secondary that reads the catalog zone', 
 
     it('serves every zone the catalog lists, and a domain added later by itself; that domain’s jobs are done once it answers', async () => {
       for (const zone of ['end2.example', 'solo.example']) await holds(ns.port, zone);
-      await t.admin.createDomain({ name: 'later.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
+      await t.admin.domains.createDomain({ name: 'later.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
       await holds(ns.port, 'later.example');
       const r = await postTxt(t, x, 'fresh', 'listed by the catalog', 'later.example');
       expect(r.status, r.body).toBe(202);

@@ -39,8 +39,8 @@ describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
     await servers.add({ name: 'mx-a', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'doveadm-key-a', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 1, created_at: nowIso() });
     await servers.add({ name: 'mx-b', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'doveadm-key-b', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 0, created_at: nowIso() });
     // end1's package goes to mx-a (the default) at its first address; a second package of end1 lives on mx-b.
-    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'on b', mailServer: 'mx-b' });
-    await t.admin.createDomain({ name: 'on-b.example', customerId: Number(x.end1.customerId), packageId, registered: true });
+    const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'on b', mailServer: 'mx-b' });
+    await t.admin.domains.createDomain({ name: 'on-b.example', customerId: Number(x.end1.customerId), packageId, registered: true });
     const post = async (key: string, attributes: Record<string, unknown>) => {
       const r = await postEmail(t, x.end1.token, attributes);
       expect(r.status, r.body).toBe(202);
@@ -48,7 +48,7 @@ describe.each(ENGINES)('GET /internal/rspamd-settings on %s', (engine) => {
     };
     await post('junk', { address: 'Junk@end1.example', address_type: 'mailbox', antispam: 'junk-folder' });
     await post('rewrite', { address: 'rewrite@end1.example', address_type: 'mailbox', antispam: 'subject-rewrite' });
-    await t.admin.createDomain({ name: 'bücher-end1.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
+    await t.admin.domains.createDomain({ name: 'bücher-end1.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
     await post('idn', { address: 'Info@Bücher-end1.example', address_type: 'mailbox', antispam: 'junk-folder' });
     await post('rewrite2', { address: 'a.rewrite@end1.example', address_type: 'forward', forward_to: ['x@elsewhere.example'], antispam: 'subject-rewrite' });
     await post('none', { address: 'none@end1.example', address_type: 'forward', forward_to: ['x@elsewhere.example'], antispam: 'none' });

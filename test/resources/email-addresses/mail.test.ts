@@ -176,8 +176,8 @@ describeMailStack('e-mail addresses on Dovecot and Postfix', () => {
       await new MailServersRepository(s.t.store.db).add({
         name: 'mx-elsewhere', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'k', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 0, created_at: new Date().toISOString(),
       });
-      const { packageId } = await s.t.admin.createPackage({ customerId: Number(s.x.end1.customerId), planId: Number(s.x.end1.planId), name: 'elsewhere', mailServer: 'mx-elsewhere' });
-      const { domain } = await s.t.admin.createDomain({ name: 'elsewhere-end1.example', customerId: Number(s.x.end1.customerId), packageId });
+      const { packageId } = await s.t.admin.packages.createPackage({ customerId: Number(s.x.end1.customerId), planId: Number(s.x.end1.planId), name: 'elsewhere', mailServer: 'mx-elsewhere' });
+      const { domain } = await s.t.admin.domains.createDomain({ name: 'elsewhere-end1.example', customerId: Number(s.x.end1.customerId), packageId });
       const r = await postEmail(s.t, token(), { address: `info@${domain}`, address_type: 'mailbox' });
       expect(r.status).toBe(202);
       secrets.push(r.json.data.attributes.password);

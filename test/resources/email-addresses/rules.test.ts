@@ -135,7 +135,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
 
   it('§4.3.2 the portal password of the contact with that address is refused (create and PATCH)', async () => {
     const address = `portal${++n}@${domain()}`;
-    const { contactId } = await t.admin.createContact(Number(x.end1.customerId), { name: 'Portal User', email: address.toUpperCase() });
+    const { contactId } = await t.admin.customers.createContact(Number(x.end1.customerId), { name: 'Portal User', email: address.toUpperCase() });
     const portal = 'Zq8#nW3!yC5?tL2&';
     const set = await runCli(['admin', 'contact', 'set-portal-password', String(contactId), '--password-stdin'], { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, { stdin: `${portal}\n` });
     expect(set.code, set.stderr).toBe(0);
@@ -233,7 +233,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
   });
 
   it('§2.9 IDN domains: stored in ACE, shown in Unicode with an address_ace twin; filters take either', async () => {
-    const { domain: idn } = await t.admin.createDomain({ name: 'bücher-end1.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
+    const { domain: idn } = await t.admin.domains.createDomain({ name: 'bücher-end1.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
     const r = await mailbox({ address: 'Info@Bücher-End1.example' });
     expect(r.json.data.attributes).toMatchObject({ address: 'info@bücher-end1.example', address_ace: 'info@xn--bcher-end1-9db.example' });
     expect(r.json.data.relationships.domain).toEqual({ data: { type: 'domain', id: idn } });
@@ -264,10 +264,10 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
 
   it('API-NOTES §10 placement: a package without a mail server is placed on the default at its first address; one that names a server keeps it', async () => {
     await new MailServersRepository(t.store.db).add({ name: 'mx-named', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'k2', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 0, created_at: new Date().toISOString() });
-    const bad = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'nowhere', mailServer: 'mx-none' }).catch((e) => e);
+    const bad = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'nowhere', mailServer: 'mx-none' }).catch((e) => e);
     expect(bad).toMatchObject({ code: 'resource_not_found', message: 'No mail server is named "mx-none" (see `hostplane admin mail-server list`).' });
-    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'named', mailServer: 'mx-named' });
-    const { domain: d } = await t.admin.createDomain({ name: 'named-end1.example', customerId: Number(x.end1.customerId), packageId });
+    const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'named', mailServer: 'mx-named' });
+    const { domain: d } = await t.admin.domains.createDomain({ name: 'named-end1.example', customerId: Number(x.end1.customerId), packageId });
     const r = await postEmail(t, token(), { address: `info@${d}`, address_type: 'forward', forward_to: ['a@b.example'] });
     const row = await t.store.db.selectFrom('email_addresses').select('mail_server_name').where('id', '=', Number(r.json.data.id)).executeTakeFirstOrThrow();
     expect(row.mail_server_name).toBe('mx-named');
@@ -276,12 +276,12 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
   });
 
   it('a plan change gives the package\'s mailboxes the new plan\'s quota, in the API and in the mail directory', async () => {
-    const { planId } = await t.admin.createPlan({ name: 'bigger boxes', mailboxQuotaMb: 4096 });
-    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'moving', linuxUser: 'u_moving' });
-    const { domain: d } = await t.admin.createDomain({ name: 'moving-end1.example', customerId: Number(x.end1.customerId), packageId });
+    const { planId } = await t.admin.packages.createPlan({ name: 'bigger boxes', mailboxQuotaMb: 4096 });
+    const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'moving', linuxUser: 'u_moving' });
+    const { domain: d } = await t.admin.domains.createDomain({ name: 'moving-end1.example', customerId: Number(x.end1.customerId), packageId });
     const r = await mailbox({ address: `info@${d}` });
     expect(r.json.data.attributes.quota.limit_bytes).toBe(2048 * MB);
-    await t.admin.setPackagePlan(packageId, planId);
+    await t.admin.packages.setPackagePlan(packageId, planId);
     const g = await call(t.app, 'GET', `/email-addresses/${r.json.data.id}`, { token: token() });
     expect(g.json.data.attributes.quota).toEqual({ limit_bytes: 4096 * MB, used_bytes: null, updated_at: null });
     expect((await directory(`info@${d}`)).user?.quota_bytes).toBe(4096 * MB);
@@ -317,7 +317,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
       .insertInto('subdomains')
       .values({ customer_id: Number(x.end1.customerId), package_id: Number(x.end1.packageId), domain: domain(), name: 'taken', kind: 'email', description: '', webspace_https: 0, redirect_dynamic: 0, redirect_https: 0, state: 'live', created_at: now, updated_at: now })
       .execute();
-    await t.admin.createDomain({ name: `taken.${domain()}`, customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
+    await t.admin.domains.createDomain({ name: `taken.${domain()}`, customerId: Number(x.solo.customerId), packageId: Number(x.solo.packageId) });
     const r = await postEmail(t, token(), { address: `info@taken.${domain()}`, address_type: 'forward', forward_to: ['a@b.example'] });
     expect(r.json).toEqual(notFoundAt(`${BASE}/email-addresses`, 'domain'));
     const own = await postEmail(t, x.solo.token, { address: `info@taken.${domain()}`, address_type: 'forward', forward_to: ['a@b.example'] });
@@ -325,9 +325,9 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
   });
 
   it('§4.3 at max_email_addresses → 409 limit_reached; parallel POSTs never pass it', async () => {
-    const { planId } = await t.admin.createPlan({ name: 'two addresses', maxEmailAddresses: 2 });
-    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId, name: 'small', linuxUser: 'u_small' });
-    const { domain: d } = await t.admin.createDomain({ name: 'small-end1.example', customerId: Number(x.end1.customerId), packageId });
+    const { planId } = await t.admin.packages.createPlan({ name: 'two addresses', maxEmailAddresses: 2 });
+    const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId, name: 'small', linuxUser: 'u_small' });
+    const { domain: d } = await t.admin.domains.createDomain({ name: 'small-end1.example', customerId: Number(x.end1.customerId), packageId });
     const tries = await Promise.all(Array.from({ length: 5 }, (_, i) => postEmail(t, token(), { address: `p${i}@${d}`, address_type: 'forward', forward_to: ['a@b.example'] })));
     expect(tries.map((r) => r.status).sort()).toEqual([202, 202, 409, 409, 409]);
     for (const r of tries.filter((y) => y.status === 409)) {

@@ -15,7 +15,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     t = await createTestApp(engine);
     x = await seedTenants(t.admin);
     // A second package of end1 on the reseller's own plan.
-    const { packageId } = await t.admin.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.reseller.planId), name: 'end1 second', linuxUser: 'u_end1b' });
+    const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.reseller.planId), name: 'end1 second', linuxUser: 'u_end1b' });
     extraPackageId = String(packageId);
   });
   afterAll(() => t.close());

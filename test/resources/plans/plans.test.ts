@@ -21,7 +21,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
   beforeAll(async () => {
     t = await createTestApp(engine);
     x = await seedTenants(t.admin);
-    const custom = await t.admin.createPlan({
+    const custom = await t.admin.packages.createPlan({
       name: 'Pro 2025',
       maxDatabases: 12,
       maxEmailAddresses: 300,
@@ -32,11 +32,11 @@ describe.each(ENGINES)('plans on %s', (engine) => {
       phpVersions: ['8.2', '8.3'],
     });
     customPlanId = String(custom.planId);
-    await t.admin.createPackage({ customerId: Number(x.solo.customerId), planId: custom.planId, name: 'solo pro', linuxUser: 'u_solo_pro' });
+    await t.admin.packages.createPackage({ customerId: Number(x.solo.customerId), planId: custom.planId, name: 'solo pro', linuxUser: 'u_solo_pro' });
     // Sold by the reseller, not (yet) used by any package.
-    unusedSoldPlanId = String((await t.admin.createPlan({ name: 'reseller unused', resellerId: Number(x.reseller.customerId) })).planId);
+    unusedSoldPlanId = String((await t.admin.packages.createPlan({ name: 'reseller unused', resellerId: Number(x.reseller.customerId) })).planId);
     // Nobody's: neither sold nor used.
-    orphanPlanId = String((await t.admin.createPlan({ name: 'orphan' })).planId);
+    orphanPlanId = String((await t.admin.packages.createPlan({ name: 'orphan' })).planId);
   });
   afterAll(() => t.close());
 

@@ -37,11 +37,11 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     await web('web1', true, { '8.2': '/usr/sbin/php-fpm8.2' }, 1);
     await web('web-plain', false, {}, 0);
     const customer = async (key: string, webServer?: string) => {
-      const { customerId, contactId } = await t.admin.createCustomer({ organization: key, contact: { name: key, email: `a@${key}.example`, phone: '+49 30 1234567' } });
-      const { planId } = await t.admin.createPlan({ name: key, maxSubdomains: 3, phpVersions: ['8.2', '8.3'] });
-      const { packageId } = await t.admin.createPackage({ customerId, planId, name: key, linuxUser: `u_${key}`, webServer });
-      const { domain } = await t.admin.createDomain({ name: `${key}.example`, customerId, packageId, registered: true });
-      const { token } = await t.admin.issueToken(contactId, 'test');
+      const { customerId, contactId } = await t.admin.customers.createCustomer({ organization: key, contact: { name: key, email: `a@${key}.example`, phone: '+49 30 1234567' } });
+      const { planId } = await t.admin.packages.createPlan({ name: key, maxSubdomains: 3, phpVersions: ['8.2', '8.3'] });
+      const { packageId } = await t.admin.packages.createPackage({ customerId, planId, name: key, linuxUser: `u_${key}`, webServer });
+      const { domain } = await t.admin.domains.createDomain({ name: `${key}.example`, customerId, packageId, registered: true });
+      const { token } = await t.admin.customers.issueToken(contactId, 'test');
       return { token, domain, packageId: String(packageId) };
     };
     c = await customer('rules');
@@ -198,8 +198,8 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     const own = () => t.store.db.selectFrom('dns_records').select(['record_type', 'data']).where('subdomain_id', '=', Number(sub)).orderBy('record_type').execute();
     const before = await own();
     expect(before.map((r) => r.record_type)).toEqual(['MX']);
-    const { planId } = await t.admin.createPlan({ name: 'next', maxSubdomains: 3, phpVersions: ['8.2'] });
-    const r = await t.admin.setPackagePlan(Number(c.packageId), planId);
+    const { planId } = await t.admin.packages.createPlan({ name: 'next', maxSubdomains: 3, phpVersions: ['8.2'] });
+    const r = await t.admin.packages.setPackagePlan(Number(c.packageId), planId);
     expect(r.domains).toEqual([expect.objectContaining({ domain: c.domain, base_records: 'reset' })]);
     expect(await own()).toEqual(before);
   });

@@ -1,0 +1,130 @@
+// Operator actions on plans and packages (`hostplane admin plan|package …`): a plan's DNS template
+// is checked and a package's base records are reset by the dns-records service handed in.
+import { AppError } from '../errors.js';
+import { nowIso } from '../db/time.js';
+import { isUniqueViolation } from '../db/dialect.js';
+import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
+import { MailServersRepository } from '../provisioning/mail/servers.repository.js';
+import { WebServersRepository } from '../provisioning/web/servers.repository.js';
+import type { BaseRecordReset, DnsRecordsService } from '../resources/dns-records/dns-records.service.js';
+import { EmailAddressesRepository } from '../resources/email-addresses/email-addresses.repository.js';
+import { MailDirectoryRepository } from '../resources/email-addresses/email-addresses.mail-directory.repository.js';
+import { AdminRepository } from './admin.repository.js';
+import type { CustomersAdminService } from './customers.service.js';
+
+export interface NewPlan {
+  name: string;
+  resellerId?: number | null;
+  maxDatabases?: number;
+  maxEmailAddresses?: number;
+  mailboxQuotaMb?: number;
+  maxSubdomains?: number;
+  webspaceMb?: number;
+  databaseVersions?: string[];
+  phpVersions?: string[];
+  /** Base records of the plan's presence domains (records with the API's attribute names); null → operator default. */
+  dnsTemplate?: unknown[] | null;
+}
+
+const invalid = (detail: string) => new AppError('invalid_api_data', detail);
+
+export class PackagesAdminService {
+  constructor(
+    private readonly repo: AdminRepository,
+    private readonly customers: CustomersAdminService,
+    private readonly dnsRecords: DnsRecordsService,
+  ) {}
+
+  async plan(planId: number) {
+    const p = await this.repo.plan(planId);
+    if (!p) throw new AppError('resource_not_found', `No plan ${planId}.`);
+    return p;
+  }
+
+  listPlans() {
+    return this.repo.plans();
+  }
+
+  async package(packageId: number) {
+    const p = await this.repo.package(packageId);
+    if (!p) throw new AppError('resource_not_found', `No package ${packageId}.`);
+    return p;
+  }
+
+  listPackages() {
+    return this.repo.packages();
+  }
+
+  async createPlan(p: NewPlan) {
+    const unknown = (p.phpVersions ?? []).filter((v) => !(PHP_VERSIONS as readonly string[]).includes(v));
+    if (unknown.length) {
+      throw invalid(`Unknown PHP version${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; choose from ${PHP_VERSIONS.join(', ')}.`);
+    }
+    if (p.resellerId != null) await this.customers.reseller(p.resellerId);
+    if (p.dnsTemplate != null) this.dnsRecords.checkTemplate(p.dnsTemplate);
+    const { id } = await this.repo.insertPlan({
+      reseller_id: p.resellerId ?? null,
+      name: p.name,
+      max_databases: p.maxDatabases ?? 5,
+      max_email_addresses: p.maxEmailAddresses ?? 50,
+      mailbox_quota_mb: p.mailboxQuotaMb ?? 2048,
+      max_subdomains: p.maxSubdomains ?? 20,
+      webspace_mb: p.webspaceMb ?? 10240,
+      database_versions: JSON.stringify(p.databaseVersions ?? ['mariadb-10.11']),
+      php_versions: JSON.stringify(p.phpVersions ?? DEFAULT_PHP_VERSIONS),
+      dns_template: p.dnsTemplate == null ? null : JSON.stringify(p.dnsTemplate),
+      created_at: nowIso(),
+    });
+    return { planId: id };
+  }
+
+  /**
+   * A package; `webServer` places its sites and `mailServer` its e-mail addresses (else the default
+   * server at its first subdomain or address, API-NOTES §10 "Placement").
+   */
+  async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string; webServer?: string; mailServer?: string }) {
+    if (!(await this.repo.customer(p.customerId))) throw new AppError('resource_not_found', `No customer ${p.customerId}.`);
+    if (!(await this.repo.plan(p.planId))) throw new AppError('resource_not_found', `No plan ${p.planId}.`);
+    if (p.webServer !== undefined && !(await new WebServersRepository(this.repo.db).byName(p.webServer))) {
+      throw new AppError('resource_not_found', `No web server is named "${p.webServer}" (see \`hostplane admin web-server list\`).`);
+    }
+    if (p.mailServer !== undefined && !(await new MailServersRepository(this.repo.db).byName(p.mailServer))) {
+      throw new AppError('resource_not_found', `No mail server is named "${p.mailServer}" (see \`hostplane admin mail-server list\`).`);
+    }
+    const linuxUser = p.linuxUser ?? `u${p.customerId}-${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+    if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(linuxUser)) throw invalid('linux user: lower-case letters, digits, _ and -, at most 32 characters.');
+    try {
+      const { id } = await this.repo.insertPackage({
+        customer_id: p.customerId, plan_id: p.planId, name: p.name, linux_user: linuxUser, created_at: nowIso(), web_server_name: p.webServer ?? null,
+        mail_server_name: p.mailServer ?? null,
+      });
+      return { packageId: id, linuxUser };
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new AppError('conflict', `Linux user ${linuxUser} exists.`);
+      throw e;
+    }
+  }
+
+  /**
+   * Moves a package to another plan (`hostplane admin package set-plan`) and resets the base
+   * records of each of its presence domains to the new plan's template, except where the domain's
+   * dns_update_lock is on (spec §4.3.6). Custom and managed records stay; template records that
+   * clash with them are left out. The package's mailboxes get the new plan's quota (live at the
+   * next login or delivery). One transaction; one DNS change per reset domain.
+   */
+  async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
+    await this.package(packageId);
+    const plan = await this.plan(planId);
+    const template = this.dnsRecords.planTemplate(plan);
+    const domains = await this.repo.db.transaction().execute(async (trx) => {
+      const repo = new AdminRepository(trx);
+      await repo.setPackagePlan(packageId, planId);
+      const quota = plan.mailbox_quota_mb * 1024 * 1024;
+      await new EmailAddressesRepository(trx).setPackageQuota(packageId, quota);
+      await new MailDirectoryRepository(trx).setPackageQuota(packageId, quota);
+      const zones = await repo.lockPresenceDomainsOfPackage(packageId);
+      return this.dnsRecords.resetBaseRecords(trx, zones, template);
+    });
+    return { packageId, planId, domains };
+  }
+}
