@@ -2,7 +2,7 @@
 // on each registered server in chunks, store the figures, and carry on past a server that does not
 // answer (its objects keep their last figures; the run then fails so that it is retried).
 import { nowIso } from '../db/time.js';
-import { shortError } from './worker.js';
+import { shortError } from './short-error.js';
 
 /** What one refresh did: objects measured per server, and the servers that did not answer. */
 export interface UsageRefresh {
