@@ -58,6 +58,27 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
     expect(started - t0).toBeLessThan(1_000);
   });
 
+  it('in-process wake-ups stay within one Store: a worker on another Store of the same database hears NOTIFY (PostgreSQL) or nothing until its poll (SQLite)', async () => {
+    let started = 0;
+    const handlers = new TestJobs().register('dns-record', 'create', async () => {
+      started = Date.now();
+      return { status: 'done' };
+    });
+    const other = await secondStore();
+    await startWorker(handlers, { store: other, drivers: testDrivers(other), pollMs: 60_000 });
+    await sleep(50);
+    const t0 = Date.now();
+    const id = await enqueue();
+    if (engine === 'postgres') {
+      await settled(id);
+      expect(started - t0).toBeLessThan(1_000);
+    } else {
+      // As a worker of another process: the Store that enqueued has no way to reach it.
+      await sleep(300);
+      expect((await row(id)).status).toBe('pending');
+    }
+  });
+
   it('wait: the lease is released, run_after moves, no attempt counts, progress carries over', async () => {
     const runs: unknown[] = [];
     let t = 0;
