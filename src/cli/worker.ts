@@ -3,7 +3,7 @@
 // share the jobs through leases. Handlers still running after the grace period, and the jobs of a
 // worker that died, are taken over by another worker (docs/decisions/0005-dead-workers.md).
 import { Worker, workerSettings } from '../queue/worker.js';
-import { webQueue } from '../queue/jobs.js';
+import { webQueue } from '../provisioning/web/servers.repository.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { NewQueueJob, QueueJobRow } from './jobs.js';
-import { notifyEnqueued, reserveLocally, type Reservation } from './notify.js';
+import { notifyEnqueued, reserveLocally, type Reservation } from './wakeups.js';
 import { QueueRepository, type JobKey, type ObjectInsert } from './queue.repository.js';
 
 /** Enqueues in the transaction it was handed with (withJobs). */

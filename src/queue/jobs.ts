@@ -20,7 +20,6 @@ export const DONE_JOB_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export type QueueJobRow = Selectable<QueueJobsTable>;
 
-export { webQueue } from '../provisioning/web/servers.repository.js';
 
 /**
  * Which jobs a worker claims: the general ones (queue null) unless `general` is false, and those

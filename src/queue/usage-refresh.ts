@@ -3,7 +3,7 @@
 // answer (its objects keep their last figures; the run then fails so that it is retried).
 import { Type } from 'typebox';
 import { nowIso } from '../db/time.js';
-import { shortError } from './worker.js';
+import { shortError } from './short-error.js';
 import { defineJob, DONE, type JobContext } from './types.js';
 import type { JobType } from './jobs.js';
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { QueueRepository } from '../../src/queue/queue.repository.js';
-import { notifyEnqueued } from '../../src/queue/notify.js';
+import { notifyEnqueued } from '../../src/queue/wakeups.js';
 import { ENGINES, freshStore, type TestStore } from '../helpers/app.js';
 import { sleep } from '../helpers/wait.js';
 

@@ -1,4 +1,4 @@
-// Fresh jobs (src/queue/enqueue.ts withJobs, Worker.reserve): a job whose object is created in the
+// Fresh jobs (src/queue/enqueue.ts withJobs, src/queue/reservations.ts): a job whose object is created in the
 // enqueueing transaction is stored already leased to a worker of the same process that has a free
 // slot, and runs when the transaction commits, without a claim. Otherwise (rolled back, no slot,
 // another queue, a worker stopping) everything is as for any other job.

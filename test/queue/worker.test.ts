@@ -8,8 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { QueueRepository } from '../../src/queue/queue.repository.js';
-import { notifyEnqueued } from '../../src/queue/notify.js';
-import { DEFAULT_LEASE_MS, FREE_FOR_MS, Worker, shortError } from '../../src/queue/worker.js';
+import { notifyEnqueued } from '../../src/queue/wakeups.js';
+import { FREE_FOR_MS } from '../../src/queue/dead-workers.js';
+import { shortError } from '../../src/queue/short-error.js';
+import { DEFAULT_LEASE_MS, Worker } from '../../src/queue/worker.js';
 import { LeaseLostError, PermanentJobError, type JobContext } from '../../src/queue/types.js';
 import { ENGINES, createTestApp } from '../helpers/app.js';
 import { TestJobs, testDrivers, type JobRun } from '../helpers/jobs.js';
@@ -54,6 +56,27 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
     await settled(id);
     // Far below the 60 s poll: the wake-up did it.
     expect(started - t0).toBeLessThan(1_000);
+  });
+
+  it('in-process wake-ups stay within one Store: a worker on another Store of the same database hears NOTIFY (PostgreSQL) or nothing until its poll (SQLite)', async () => {
+    let started = 0;
+    const handlers = new TestJobs().register('dns-record', 'create', async () => {
+      started = Date.now();
+      return { status: 'done' };
+    });
+    const other = await secondStore();
+    await startWorker(handlers, { store: other, drivers: testDrivers(other), pollMs: 60_000 });
+    await sleep(50);
+    const t0 = Date.now();
+    const id = await enqueue();
+    if (engine === 'postgres') {
+      await settled(id);
+      expect(started - t0).toBeLessThan(1_000);
+    } else {
+      // As a worker of another process: the Store that enqueued has no way to reach it.
+      await sleep(300);
+      expect((await row(id)).status).toBe('pending');
+    }
   });
 
   it('wait: the lease is released, run_after moves, no attempt counts, progress carries over', async () => {
