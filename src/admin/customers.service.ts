@@ -1,6 +1,7 @@
 // Operator actions on customers, contacts, API tokens and their passwords (`hostplane admin
 // customer|contact|token|reseller …`, the demo loader, test factories).
 import { AppError } from '../errors.js';
+import { found, invalid } from './operator-errors.js';
 import { nowIso } from '../db/time.js';
 import { generateToken, hashToken, tokenPrefix } from '../auth/tokens.js';
 import { hashLegacyPassword } from '../auth/legacy-password.js';
@@ -14,8 +15,6 @@ export interface NewCustomer {
   resellerId?: number | null;
   contact: { name: string; email: string; phone?: string | null };
 }
-
-const invalid = (detail: string) => new AppError('invalid_api_data', detail);
 
 /** The contact rules of the customer menu: a name and an address that can receive mail. */
 function checkContact(c: { name: string; email: string }) {
@@ -58,7 +57,7 @@ export class CustomersAdminService {
 
   async createContact(customerId: number, c: { name: string; email: string; phone?: string | null }) {
     checkContact(c);
-    if (!(await this.repo.customer(customerId))) throw new AppError('resource_not_found', `No customer ${customerId}.`);
+    found(await this.repo.customer(customerId), `customer ${customerId}`);
     const { id } = await this.repo.insertContact({ customer_id: customerId, name: c.name, email: c.email, phone: c.phone ?? null, is_main: 0, created_at: nowIso() });
     return { contactId: id };
   }
@@ -72,7 +71,7 @@ export class CustomersAdminService {
 
   /** Issues a token for a contact (spec §5.4); the token is returned once and stored only as a hash. */
   async issueToken(contactId: number, label: string | null = null) {
-    if (!(await this.repo.contact(contactId))) throw new AppError('resource_not_found', `No contact ${contactId}.`);
+    found(await this.repo.contact(contactId), `contact ${contactId}`);
     const token = generateToken();
     const { id } = await this.repo.insertToken({ contact_id: contactId, token_hash: hashToken(token), token_prefix: tokenPrefix(token), label, created_at: nowIso(), revoked_at: null });
     return { tokenId: id, token };
@@ -118,15 +117,11 @@ export class CustomersAdminService {
   }
 
   async contact(contactId: number) {
-    const c = await this.repo.contact(contactId);
-    if (!c) throw new AppError('resource_not_found', `No contact ${contactId}.`);
-    return c;
+    return found(await this.repo.contact(contactId), `contact ${contactId}`);
   }
 
   async token(tokenId: number) {
-    const t = await this.repo.token(tokenId);
-    if (!t) throw new AppError('resource_not_found', `No token ${tokenId}.`);
-    return t;
+    return found(await this.repo.token(tokenId), `token ${tokenId}`);
   }
 
   /**
@@ -134,7 +129,7 @@ export class CustomersAdminService {
    * a slow hash; null removes it. A mailbox with that address may not use it (spec §4.3.2).
    */
   async setPortalPassword(contactId: number, password: string | null) {
-    if (!(await this.repo.contact(contactId))) throw new AppError('resource_not_found', `No contact ${contactId}.`);
+    found(await this.repo.contact(contactId), `contact ${contactId}`);
     if (password !== null && password.length < 12) throw invalid('A portal password needs at least 12 characters.');
     await this.repo.setPortalPassword(contactId, password === null ? null : await hashLegacyPassword(password));
   }

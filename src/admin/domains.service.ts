@@ -2,6 +2,7 @@
 // base records and DKIM key from the dns-records service, a menu subdomain goes through the
 // subdomains service as its owner's would.
 import { AppError } from '../errors.js';
+import { found, invalid } from './operator-errors.js';
 import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
 import { aceOf, toUnicode } from '../domain-name.js';
@@ -20,8 +21,6 @@ export interface NewDomain {
   expiresAt?: string;
 }
 
-const invalid = (detail: string) => new AppError('invalid_api_data', detail);
-
 export class DomainsAdminService {
   constructor(
     private readonly repo: AdminRepository,
@@ -31,9 +30,7 @@ export class DomainsAdminService {
   ) {}
 
   async domain(name: string) {
-    const d = await this.repo.domain(name);
-    if (!d) throw new AppError('resource_not_found', `No domain ${name}.`);
-    return d;
+    return found(await this.repo.domain(name), `domain ${name}`);
   }
 
   listDomains() {

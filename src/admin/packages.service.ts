@@ -1,6 +1,7 @@
 // Operator actions on plans and packages (`hostplane admin plan|package …`): a plan's DNS template
 // is checked and a package's base records are reset by the dns-records service handed in.
 import { AppError } from '../errors.js';
+import { found, invalid } from './operator-errors.js';
 import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
@@ -26,8 +27,6 @@ export interface NewPlan {
   dnsTemplate?: unknown[] | null;
 }
 
-const invalid = (detail: string) => new AppError('invalid_api_data', detail);
-
 export class PackagesAdminService {
   constructor(
     private readonly repo: AdminRepository,
@@ -36,9 +35,7 @@ export class PackagesAdminService {
   ) {}
 
   async plan(planId: number) {
-    const p = await this.repo.plan(planId);
-    if (!p) throw new AppError('resource_not_found', `No plan ${planId}.`);
-    return p;
+    return found(await this.repo.plan(planId), `plan ${planId}`);
   }
 
   listPlans() {
@@ -46,9 +43,7 @@ export class PackagesAdminService {
   }
 
   async package(packageId: number) {
-    const p = await this.repo.package(packageId);
-    if (!p) throw new AppError('resource_not_found', `No package ${packageId}.`);
-    return p;
+    return found(await this.repo.package(packageId), `package ${packageId}`);
   }
 
   listPackages() {
@@ -83,8 +78,8 @@ export class PackagesAdminService {
    * server at its first subdomain or address, API-NOTES §10 "Placement").
    */
   async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string; webServer?: string; mailServer?: string }) {
-    if (!(await this.repo.customer(p.customerId))) throw new AppError('resource_not_found', `No customer ${p.customerId}.`);
-    if (!(await this.repo.plan(p.planId))) throw new AppError('resource_not_found', `No plan ${p.planId}.`);
+    found(await this.repo.customer(p.customerId), `customer ${p.customerId}`);
+    found(await this.repo.plan(p.planId), `plan ${p.planId}`);
     if (p.webServer !== undefined && !(await new WebServersRepository(this.repo.db).byName(p.webServer))) {
       throw new AppError('resource_not_found', `No web server is named "${p.webServer}" (see \`hostplane admin web-server list\`).`);
     }
