@@ -34,11 +34,8 @@ export interface Enqueue {
  *  return enqueue({ customerId, jobType: 'database', action: 'create', objectId: String(id), payload }) })`.
  * A transaction that enqueued nothing wakes nobody.
  *
- * A `fresh` job (its object is created in this transaction) that a worker of this process has a
- * free slot for is stored already leased to that worker, which runs it as soon as the transaction
- * has committed: no claim, no wake-up; its `prefetched` goes to that run in memory. Were this
- * process to die first, the lease ends as any lease of a dead worker does
- * (docs/decisions/0005-dead-workers.md).
+ * A `fresh` job goes to a worker of this process with a free slot, already leased, and runs at
+ * commit (docs/decisions/0010-fresh-jobs.md).
  */
 export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, enqueue: Enqueue) => Promise<T>): Promise<T> {
   let enqueued = 0;
@@ -82,11 +79,8 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
   // Not awaited: the in-process wake-up happens at once, the NOTIFY needs no answer, and the
   // response should not wait for it (a lost wake-up only means the next poll finds the job).
   if (enqueued) void notifyEnqueued(store);
-  // A handed job has begun, up to its first wait for the database; that wait is scheduled on the
-  // tick queue (the pool hands out a connection in process.nextTick), which runs only once every
-  // promise continuation has, so without this the caller would render and send its whole answer
-  // (≈ 1 ms for a 202) before the job's first statement goes out. One turn of the event loop
-  // lets it go first: its round trip then overlaps the rendering (docs/decisions/0010-fresh-jobs.md).
+  // One turn of the event loop lets a handed job's first statement go out before the answer is
+  // rendered (docs/decisions/0010-fresh-jobs.md).
   if (taken.some((t) => t.row)) await new Promise((resolve) => setImmediate(resolve));
   return result;
 }
