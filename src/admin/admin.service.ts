@@ -5,7 +5,7 @@ import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
 import { generateToken, hashToken, tokenPrefix } from '../auth/tokens.js';
 import { hashLegacyPassword } from '../auth/legacy-password.js';
-import { aceOf, toUnicode } from '../domain-name.js';
+import { aceOf, notADomainName, toUnicode } from '../domain-name.js';
 import type { Store } from '../db/index.js';
 import { AdminRepository } from './admin.repository.js';
 import { loadConfig } from '../config.js';
@@ -320,7 +320,7 @@ export class AdminService {
 
   async createDomain(d: NewDomain) {
     const ace = aceOf(d.name);
-    if (!ace) throw invalid(`${d.name}: not ACE-encodable.`);
+    if (!ace) throw invalid(notADomainName(d.name));
     if (!d.registered && d.packageId == null) throw invalid('A domain is registered, assigned to a package (presence), or both.');
     // A presence domain is served by our DNS servers from the start (spec §4.3.6, issue 3 item 4).
     let base: PreparedBaseRecords | null = null;

@@ -21,7 +21,7 @@ export function domainAvailabilityRoutes(app: TypedApp, service: DomainAvailabil
     params: DomainNamesParam,
     success: { status: 200, document: DomainAvailabilitySchemas.list, description: 'One answer per distinct name, in the order given; never paged' },
     errors: {
-      invalid_api_data: `no name, more than ${MAX_NAMES} distinct names, or a name that is not ACE-encodable; \`source.parameter\` is \`domains\``,
+      invalid_api_data: `no name, more than ${MAX_NAMES} distinct names, or a name that is no domain name (the detail says why); \`source.parameter\` is \`domains\``,
     },
   });
   app.get(
