@@ -18,8 +18,8 @@ const OneOf = <T extends string>(values: readonly T[], description: string): Set
 
 const SETTINGS = {
   PORT: Int('HTTP port [8080]'),
-  HOST: Str('listen address [0.0.0.0]'),
-  DATABASE_URL: Str('file path, sqlite: URL or postgres:// URL [./data/hostplane.db]'),
+  HOST: Str('listen address [127.0.0.1 for the demo (DEMO_DATA on, or auto with the default database), else 0.0.0.0]'),
+  DATABASE_URL: Str('file path (its directory must exist), sqlite: URL or postgres:// URL [./data/hostplane.db, its directory created]'),
   PUBLIC_BASE_URL: Str('absolute base of every link [http://localhost:<PORT>]', { pattern: '^https?://[^\\s]+$' }),
   API_VENDOR: Str('vendor word of the Accept version [hostplane]', { pattern: '^[a-z0-9][a-z0-9-]*$' }),
   REDIS_URL: Str('shared rate-limit store', { pattern: '^rediss?://' }),
@@ -183,10 +183,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mx: baseSetting('DNS_BASE_MX', 'mail.hostplane.test', (v) => /^(?=.{1,253}\.?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]\.?$/i.test(v)),
   };
 
+  const databaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
+  const urlProblem = databaseUrlProblem(databaseUrl);
+  if (urlProblem) problems.push(`DATABASE_URL: ${urlProblem}`);
+  const demoData = e.DEMO_DATA ?? 'auto';
+
   const config: Config = {
     port,
-    host: e.HOST ?? '0.0.0.0',
-    databaseUrl: e.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    // The demo's tokens are printed for anyone to read: its API stays on this machine unless HOST says otherwise.
+    host: e.HOST ?? (demoWanted(demoData, databaseUrl) ? '127.0.0.1' : '0.0.0.0'),
+    databaseUrl,
     publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     apiVendor: e.API_VENDOR ?? 'hostplane',
     redisUrl: e.REDIS_URL ?? null,
@@ -213,7 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       headersTimeoutMs: positive('HEADERS_TIMEOUT_MS', num(e.HEADERS_TIMEOUT_MS, 5_000)),
       keepAliveTimeoutMs: positive('KEEP_ALIVE_TIMEOUT_MS', num(e.KEEP_ALIVE_TIMEOUT_MS, 5_000)),
     },
-    demoData: e.DEMO_DATA ?? 'auto',
+    demoData,
     webServer: e.WEB_SERVER ?? null,
     webTlsIssuer: e.WEB_TLS_ISSUER ?? 'acme',
     demoMariadbUrl: e.DEMO_MARIADB_URL ?? null,
@@ -249,4 +255,25 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): string[] 
 
 export function isDefaultDatabase(config: Config): boolean {
   return config.databaseUrl === DEFAULT_DATABASE_URL;
+}
+
+/** Whether `serve` loads the demo dataset into a new database: DEMO_DATA on, or auto on the embedded default database. */
+function demoWanted(demoData: Config['demoData'], databaseUrl: string): boolean {
+  return demoData === 'on' || (demoData === 'auto' && databaseUrl === DEFAULT_DATABASE_URL);
+}
+
+/** `serve` loads the demo dataset into a new database (DEMO_DATA), and then listens on loopback unless HOST is set. */
+export const wantsDemoData = (config: Config) => demoWanted(config.demoData, config.databaseUrl);
+
+/**
+ * What is wrong with the form of DATABASE_URL, or null. Any other scheme would be taken for a
+ * relative file name (`mysql://db/x` a SQLite file `./mysql:/db/x`).
+ */
+function databaseUrlProblem(url: string): string | null {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === undefined || scheme === 'sqlite') return null;
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    return url.slice(scheme.length + 1).startsWith('//') ? null : `a PostgreSQL URL is ${scheme}://user:password@host:port/database`;
+  }
+  return `"${scheme}:" is not a database hostplane can use: give a file path for SQLite (e.g. ./data/hostplane.db or /var/lib/hostplane/hostplane.db), a sqlite: URL, or a postgres:// URL`;
 }

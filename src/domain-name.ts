@@ -9,6 +9,9 @@ const LABEL_WITH_UNDERSCORE = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 /** A host name label (RFC 1123): letters, digits, hyphens; no hyphen at either end. */
 const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** ASCII characters other than letters, digits, '.' and '-': none is in a domain name. */
+const NOT_IN_NAME = /[\u0000-\u002c\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f]/;
+
 /**
  * The ACE form of `name`, or null when it is not ACE-encodable as a host name (underscores,
  * empty labels, over-long names): `toAce('Bücher.de')` → `'xn--bcher-kva.de'`.
@@ -18,7 +21,7 @@ export function toAce(name: string): string | null {
   const trimmed = name.endsWith('.') ? name.slice(0, -1) : name;
   // domainToASCII parses URL host syntax (it cuts at / ? # and percent-decodes): among ASCII
   // characters only letters, digits, '.' and '-' may reach it.
-  if (/[\u0000-\u002c\u002f\u003a-\u0040\u005b-\u0060\u007b-\u007f]/.test(trimmed)) return null;
+  if (NOT_IN_NAME.test(trimmed)) return null;
   const ace = domainToASCII(trimmed);
   if (!ace || ace.length > 253) return null;
   const labels = ace.split('.');
@@ -26,6 +29,54 @@ export function toAce(name: string): string | null {
   if (/^[0-9]+$/.test(labels[labels.length - 1])) return null; // an IP address, not a domain
   return ace;
 }
+
+/** What a domain name may be, for the messages that refuse one. */
+export const DOMAIN_NAME_RULE =
+  'A domain name is two or more labels separated by dots, e.g. example.com; a label is 1 to 63 letters, ' +
+  'digits and hyphens (letters of any script, as in bücher.de), not starting or ending with a hyphen; ' +
+  'the whole name has at most 253 characters.';
+
+const shown = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 77)}...` : s);
+
+function characterName(c: string): string {
+  if (c === ' ') return 'a space';
+  if (c < ' ' || c === '\u007f') return 'a control character';
+  return `"${c}"`;
+}
+
+/**
+ * Why `name` (any case) is no domain name, the first rule it breaks, or null when it is one:
+ * `domainNameProblem('bad_domain')` → `'it contains "_"'`, `domainNameProblem('localhost')` →
+ * `'it has one label only'`. `aceOf` decides; this only explains.
+ */
+export function domainNameProblem(name: string): string | null {
+  if (aceOf(name) !== null) return null;
+  if (name === '') return 'it is empty';
+  const trimmed = name.endsWith('.') ? name.slice(0, -1) : name;
+  const bad = NOT_IN_NAME.exec(trimmed);
+  if (bad) return `it contains ${characterName(bad[0])}`;
+  const labels = trimmed.split('.');
+  if (labels.some((l) => l === '')) return 'it has an empty label (a dot at the start, or two in a row)';
+  if (labels.length < 2) return 'it has one label only';
+  const aces: string[] = [];
+  for (const label of labels) {
+    // ASCII labels as they are: domainToASCII alone would read `1` or `0x10` as IPv4 addresses.
+    const ace = /^[\x21-\x7e]*$/.test(label) ? label.toLowerCase() : domainToASCII(label.toLowerCase());
+    if (!ace || ace.includes('.')) return `the label ${shown(label)} is not a valid international name`;
+    if (ace.length > 63) return `the label ${shown(label)} is longer than 63 characters${ace === label.toLowerCase() ? '' : ' in ACE form'}`;
+    if (ace.startsWith('-') || ace.endsWith('-')) return `the label ${shown(label)} starts or ends with a hyphen`;
+    aces.push(ace);
+  }
+  if (aces.join('.').length > 253) return 'it is longer than 253 characters';
+  if (/^[0-9]+$/.test(aces[aces.length - 1])) return 'its last label is a number, as in an IP address';
+  return 'it is not a valid international name';
+}
+
+/**
+ * The sentence that refuses `name`: `notADomainName('bad_domain')` →
+ * `'"bad_domain" is not a domain name: it contains "_". A domain name is …'`.
+ */
+export const notADomainName = (name: string) => `${shown(name)} is not a domain name: ${domainNameProblem(name) ?? 'it is not valid'}. ${DOMAIN_NAME_RULE}`;
 
 /** The Unicode form of an ACE name for display, or the name itself: `toUnicode('xn--bcher-kva.de')` → `'bücher.de'`. */
 export const toUnicode = (ace: string) => domainToUnicode(ace) || ace;

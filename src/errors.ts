@@ -10,6 +10,7 @@ export const ERRORS = {
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   not_acceptable: { status: 406, title: 'Not acceptable' },
   request_timeout: { status: 408, title: 'Request timeout' },
+  gone: { status: 410, title: 'Endpoint switched off' },
   id_mismatch: { status: 409, title: 'Identifier mismatch' },
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Not allowed in the current state' },

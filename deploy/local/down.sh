@@ -21,6 +21,11 @@
 # registered for another stack meanwhile is left alone. When the store cannot be reached, down.sh
 # says so, prints the command to run, and stops the rest. Then Knot (<dir>/dns/knot.pid) is stopped.
 #
+# The web server and mail server up.sh registered stay registered (up.sh on the same <dir> uses
+# them again); when it stopped the stack, or with --purge, down.sh prints the commands that
+# unregister them (<dir>/registration.json names them and the store), which a stack in another
+# <dir> under the same name needs first.
+#
 # Stop `npm start` (WEB_SERVER=<name>) first: its web worker starts PHP-FPM again on its next job.
 set -euo pipefail
 
@@ -222,6 +227,21 @@ if [[ -f $dir/mail/run/master.pid ]]; then stop_one "$dir/mail/run/master.pid" d
 if [[ -f $dir/dns/knot.pid ]]; then stop_one "$dir/dns/knot.pid" knotd; fi
 
 ((stopped)) || printf '%s: nothing was running in %s.\n' "$prog" "$dir"
+
+# --- the servers up.sh registered: how to unregister them ---------------------------------------------
+if [[ -f $dir/registration.json ]] && ((stopped)) || [[ -n $purge && -f $dir/registration.json ]]; then
+  reg_store=$(jq -r '.database_url // empty' -- "$dir/registration.json" 2>/dev/null || true)
+  reg_web=$(jq -r '.web_server // empty' -- "$dir/registration.json" 2>/dev/null || true)
+  reg_mail=$(jq -r '.mail_server // empty' -- "$dir/registration.json" 2>/dev/null || true)
+  q_reg_store=$(printf '%q' "${reg_store:-<store>}")
+  if [[ -n $reg_web ]]; then
+    what="web server \"$reg_web\"${reg_mail:+ and mail server \"$reg_mail\"}"
+    printf '%s: %s stay%s registered (up.sh on this <dir> uses %s again). To unregister %s (refused while a package lives there):\n' \
+      "$prog" "$what" "$([[ -n $reg_mail ]] || printf 's')" "$([[ -n $reg_mail ]] && printf 'them' || printf 'it')" "$([[ -n $reg_mail ]] && printf 'them' || printf 'it')"
+    printf '  DATABASE_URL=%s hostplane admin web-server remove %s\n' "$q_reg_store" "$(printf '%q' "$reg_web")"
+    if [[ -n $reg_mail ]]; then printf '  DATABASE_URL=%s hostplane admin mail-server remove %s\n' "$q_reg_store" "$(printf '%q' "$reg_mail")"; fi
+  fi
+fi
 if ((failed)); then
   exit 1
 fi

@@ -31,8 +31,9 @@
 # (dovecot/, postfix/), Dovecot's base_dir run/ (master.pid), state/ and dovecot.log, Postfix's
 # queue spool/ (pid/master.pid), data/ and postfix.log, the mailboxes vmail/<domain>/<local part>
 # (owned by the system user mail) and doveadm.key (the doveadm HTTP API key, mode 0600). Dovecot
-# reports logins to the hostplane API at $HOSTPLANE_URL (default http://127.0.0.1:8080, where `npm
-# start` listens): that is how application passwords get their last_used_at.
+# reports logins to the hostplane API at $HOSTPLANE_URL (default http://127.0.0.1:$PORT, or port 8080
+# without PORT: where `npm start` listens with the same PORT): that is how application passwords
+# get their last_used_at.
 # This is a test and development tool: logins fail without Dovecot's 2-second delay
 # (auth_failure_delay = 0) and without its growing penalty for repeated failures (anvil), everything
 # listens on loopback without TLS, and on SQLite the SQL readers (Dovecot's auth-worker, Postfix's
@@ -86,6 +87,17 @@ if ! [[ $base =~ ^[1-9][0-9]{0,4}$ ]] || ((base + 2 > 65535)); then
   die "port-base must be a port number from 1 to 65533 (the stack uses it and the next two); got '$base'."
 fi
 [[ -n ${DATABASE_URL:-} ]] || die "DATABASE_URL is not set: name the store to register the stack in, e.g. DATABASE_URL=/tmp/hostplane.db (migrated with \`hostplane migrate\`)."
+# Where Dovecot (login reports) and rspamd (antispam modes) reach the API: `npm start` with the same
+# PORT listens there. A wrong one would only show as logins and spam modes that silently stop.
+if [[ -n ${PORT:-} ]] && ! { [[ $PORT =~ ^[1-9][0-9]{0,4}$ ]] && ((PORT <= 65535)); }; then
+  die "PORT must be the API's port, 1 to 65535 (as for npm start); got '$PORT'."
+fi
+hostplane_url=${HOSTPLANE_URL:-http://127.0.0.1:${PORT:-8080}}
+hostplane_url=${hostplane_url%/}
+[[ $hostplane_url =~ ^https?://.+$ ]] || die "HOSTPLANE_URL must be an http:// or https:// URL; got '$hostplane_url'."
+# What down.sh prints to unregister the stack: the store, absolute as the CLI reads it here.
+store_url=$DATABASE_URL
+if ! [[ $store_url =~ ^[A-Za-z][A-Za-z0-9+.-]*: || $store_url == /* ]]; then store_url=$PWD/$store_url; fi
 for tool in caddy curl jq setsid nohup; do
   command -v "$tool" >/dev/null || die "$tool is not installed (needed to run the stack)."
 done
@@ -429,7 +441,7 @@ if [[ -n $existing ]]; then
       (if .home_root != $r then "home root \(.home_root)" else empty end),
       (if .state_dir != $d then "state dir \(.state_dir)" else empty end) ] | join(", ")' <<<"$existing")
   if [[ -n $differs ]]; then
-    die "web server \"$name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..."
+    die "web server \"$name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..., or unregister it: hostplane admin web-server remove $name"
   fi
   registration="web server \"$name\" was registered in this store already: not added again"
 else
@@ -616,7 +628,7 @@ if [[ -z $mail_missing ]]; then
     BASE_DIR "$mail/run" STATE_DIR "$mail/state" LOG_PATH "$mail/dovecot.log" CONF_DIR "$mail/dovecot"
     INSTANCE "hostplane-stack-$base" LISTEN 127.0.0.1 IMAP_PORT "$imap_port" LMTP_PORT "$lmtp_port"
     DOVEADM_PORT "$doveadm_port" DOVEADM_KEY_FILE "$mail/doveadm.key" MAIL_HOME "$mail/vmail/%d/%n"
-    POLICY_URL "${HOSTPLANE_URL:-http://127.0.0.1:8080}/internal/mail-auth-report" POLICY_HEADER_FILE "$mail/policy-header"
+    POLICY_URL "$hostplane_url/internal/mail-auth-report" POLICY_HEADER_FILE "$mail/policy-header"
     MAIL_USER mail MAIL_GROUP mail FIRST_VALID_UID "$(id -u mail)" FIRST_VALID_GID "$(id -g mail)"
     AUTH_WORKER_USER "$auth_worker_user" DICT_USER "$auth_worker_user" SUBMISSION_HOST "127.0.0.1:$smtp_port" MYHOSTNAME mail.hostplane.test
     AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
@@ -674,7 +686,7 @@ $(tail -n 20 -- "$mail/postfix.log")"
         (if .smtp != $s then "SMTP \(.smtp)" else empty end),
         (if .imap != $i then "IMAP \(.imap)" else empty end) ] | join(", ")' <<<"$mail_existing")
     [[ -z $differs ]] ||
-      die "mail server \"$name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..."
+      die "mail server \"$name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..., or unregister it: hostplane admin mail-server remove $name"
     registration+="; mail server \"$name\" was registered already"
   else
     "${hostplane[@]}" admin mail-server add --name "$name" --doveadm-url "http://127.0.0.1:$doveadm_port" --doveadm-key-file "$mail/doveadm.key" \
@@ -711,8 +723,7 @@ if [[ -z $mail_missing && -z $rspamd_missing ]]; then
     chown _rspamd: -- "$hs_cache"
   fi
   # The settings map names this mail server and its report key as HTTP Basic credentials.
-  hostplane_url=${HOSTPLANE_URL:-http://127.0.0.1:8080}
-  [[ $hostplane_url =~ ^(https?://)(.+)$ ]] || die "HOSTPLANE_URL must be an http:// or https:// URL; got '$hostplane_url'."
+  [[ $hostplane_url =~ ^(https?://)(.+)$ ]]
   settings_url="${BASH_REMATCH[1]}$(jq -rn --arg n "$name" '$n | @uri'):$report_key@${BASH_REMATCH[2]%/}/internal/rspamd-settings"
   subst=(MILTER "127.0.0.1:$rspamd_milter_port" CONTROLLER "127.0.0.1:$rspamd_controller_port" LOG_FILE "$rspamd_dir/rspamd.log")
   render "$rspamd_conf/rspamd.conf.in" "$rspamd_dir/rspamd.conf" _rspamd
@@ -866,8 +877,6 @@ KNOT
     registration+="; registered DNS secondary \"$secondary_name\""
   fi
   # What down.sh needs to remove the registration: the store, absolute as the CLI read it here.
-  store_url=$DATABASE_URL
-  if ! [[ $store_url =~ ^[A-Za-z][A-Za-z0-9+.-]*: || $store_url == /* ]]; then store_url=$PWD/$store_url; fi
   (umask 077 && jq -n --arg n "$secondary_name" --arg a "$knot_listen" --arg k "$key_name" --arg d "$store_url" \
     '{name: $n, address: $a, tsig_key: $k, database_url: $d}' >"$dns/registration.json.tmp" &&
     mv -f -- "$dns/registration.json.tmp" "$dns/registration.json")
@@ -946,6 +955,20 @@ elif [[ -n $dns_secondary ]]; then
   dig @127.0.0.1 -p $knot_port <zone> SOA
       a presence domain as the secondary serves it (dig @$primary_host -p $primary_port: as hostplane does)"
 fi
+port_env=
+if [[ -n ${PORT:-} ]]; then port_env=" PORT=$PORT"; fi
+# Where the mail part reaches the API (HOSTPLANE_URL), only when it runs.
+mail_use=
+if [[ -z $mail_missing ]]; then
+  mail_use="
+      Dovecot reports logins to it$([[ -n $rspamd_missing ]] || printf ' and rspamd asks it for the antispam modes') at $hostplane_url
+      (HOSTPLANE_URL, else port PORT or 8080): npm start must listen there"
+fi
+
+# What down.sh prints to unregister the servers (mode 0600: the store's URL may hold a password).
+(umask 077 && jq -n --arg d "$store_url" --arg w "$name" --arg m "$([[ -n $mail_missing ]] || printf '%s' "$name")" \
+  '{database_url: $d, web_server: $w, mail_server: (if $m == "" then null else $m end)}' >"$dir/registration.json.tmp" &&
+  mv -f -- "$dir/registration.json.tmp" "$dir/registration.json")
 finished=1
 cat <<EOF
 hostplane local stack in $dir; $registration.
@@ -955,9 +978,9 @@ hostplane local stack in $dir; $registration.
   homes    $home_root/<linux user>; details in $dir/stack.json
 
 Use it:
-  WEB_SERVER=$(printf '%q' "$name") WEB_TLS_ISSUER=internal DATABASE_URL=$(printf '%q' "$DATABASE_URL")$dns_env npm start
+  WEB_SERVER=$(printf '%q' "$name") WEB_TLS_ISSUER=internal DATABASE_URL=$(printf '%q' "$DATABASE_URL")$port_env$dns_env npm start
       the API (npm run build first); its worker runs the jobs of web server "$name" (Caddy config,
-      PHP-FPM pools); HTTPS certificates from Caddy's own CA, as ACME cannot reach 127.0.0.1
+      PHP-FPM pools); HTTPS certificates from Caddy's own CA, as ACME cannot reach 127.0.0.1$mail_use
   curl -s -H 'Host: <fqdn>' http://$http_listen/
       a subdomain's site, as a browser would ask for it$dns_use
   $(printf '%q' "$here/down.sh") $(printf '%q' "$dir")

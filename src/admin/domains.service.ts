@@ -5,7 +5,7 @@ import { AppError } from '../errors.js';
 import { found, invalid } from './operator-errors.js';
 import { nowIso } from '../db/time.js';
 import { isUniqueViolation } from '../db/dialect.js';
-import { aceOf, toUnicode } from '../domain-name.js';
+import { aceOf, notADomainName, toUnicode } from '../domain-name.js';
 import type { DnsRecordsService, PreparedBaseRecords } from '../resources/dns-records/dns-records.service.js';
 import type { SubdomainsService } from '../resources/subdomains/subdomains.service.js';
 import { AdminRepository } from './admin.repository.js';
@@ -39,7 +39,7 @@ export class DomainsAdminService {
 
   async createDomain(d: NewDomain) {
     const ace = aceOf(d.name);
-    if (!ace) throw invalid(`${d.name}: not ACE-encodable.`);
+    if (!ace) throw invalid(notADomainName(d.name));
     if (!d.registered && d.packageId == null) throw invalid('A domain is registered, assigned to a package (presence), or both.');
     // A presence domain is served by our DNS servers from the start (spec §4.3.6, issue 3 item 4).
     let base: PreparedBaseRecords | null = null;

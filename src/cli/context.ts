@@ -5,7 +5,7 @@
 // cannot be reached); 2 the settings are invalid (every problem is listed). With `--json`, the
 // failure is one JSON line on stderr, {"error":{"code":…,"message":…}} (issue 7 item 13).
 import { InvalidArgumentError } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, isDefaultDatabase, loadConfig, type Config } from '../config.js';
 import { AppError, AppErrors } from '../errors.js';
 import { openStore, type Store } from '../db/index.js';
 import { buildAdmin, type Admin } from '../admin/index.js';
@@ -76,10 +76,17 @@ export interface CommandContext {
   out: Output;
 }
 
+/**
+ * The store DATABASE_URL names. Only the embedded default's directory (`./data`) is created, so
+ * `npm start` works in a fresh checkout; any other path must be in an existing directory.
+ */
+export const openConfiguredStore = (config: Config): Promise<Store> =>
+  openStore(config.databaseUrl, { createDirectory: isDefaultDatabase(config) });
+
 /** Runs `fn` with an open store (settings from `io.env`) and always closes the store. */
 export async function withStore<T>(io: CliIo, fn: (ctx: CommandContext) => Promise<T>): Promise<T> {
   const config = loadConfig(io.env);
-  const store = await openStore(config.databaseUrl);
+  const store = await openConfiguredStore(config);
   try {
     return await fn({ config, store, admin: buildAdmin(serviceDeps(store, config)), out: output(io.stdout) });
   } finally {

@@ -4,8 +4,9 @@
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../config.js';
-import { openStore, type Store } from '../db/index.js';
+import type { Store } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
+import { openConfiguredStore } from './context.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -29,7 +30,7 @@ export async function runDaemon(
   // pino, as `serve` logs through Fastify (the same JSON lines), without loading Fastify: a DNS
   // server or worker alone needs no HTTP framework in its memory.
   const log = pino({ level: config.logLevel }).child({ component }) as unknown as FastifyBaseLogger;
-  const store = await openStore(config.databaseUrl);
+  const store = await openConfiguredStore(config);
   let part: Part;
   try {
     await migrate(store);

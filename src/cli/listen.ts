@@ -1,5 +1,6 @@
 // Why `serve` or `dns` could not open a port, said with the setting that changes it (issue 7
 // item 8): a newcomer whose port 5300 is taken learns about DNS_LISTEN, not only EADDRINUSE.
+import net from 'node:net';
 import { parseListen } from '../dns/server.js';
 import { hostPort } from '../host-port.js';
 import { CliError } from './context.js';
@@ -44,4 +45,16 @@ export function dnsListenFailure(err: unknown, dnsListen: string, canTurnOff: bo
   if (!bind) return err;
   const { host, port } = bind;
   return listenFailure(err, 'DNS', host, port, (code) => `${DNS_FIXES[code](host, port)}${canTurnOff ? ', or DNS_LISTEN=off to run without it' : ''}.`);
+}
+
+/**
+ * Resolves when HOST:PORT can be listened on now (it is bound and at once released), rejects with
+ * the error listening would meet: for checks before work that only makes sense if `serve` starts.
+ */
+export function probeListen(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }

@@ -4,8 +4,8 @@
 // tokens); listens on HOST:PORT; runs the job worker (src/queue/worker.ts) and the DNS server
 // (src/dns, unless DNS_LISTEN=off); shuts down gracefully on SIGINT/SIGTERM.
 import type { FastifyInstance } from 'fastify';
-import { isDefaultDatabase, loadConfig, type Config } from '../config.js';
-import { openStore, type Store } from '../db/index.js';
+import { loadConfig, wantsDemoData } from '../config.js';
+import type { Store } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { buildApp } from '../app.js';
 import { loadPasswordDictionaries } from '../security/password-policy.js';
@@ -13,27 +13,26 @@ import { MemoryLimiter, type Limiter } from '../limits/limiter.js';
 import { RedisLimiter } from '../limits/redis-limiter.js';
 import { buildAdmin } from '../admin/index.js';
 import { serviceDeps } from '../resources/service-deps.js';
-import { loadDemoData, type DemoLoad } from '../admin/demo.js';
+import { loadDemoData } from '../admin/demo.js';
 import { formatDemo } from './demo.js';
 import { Worker, workerSettings } from '../queue/worker.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
 import { DnsServer } from '../dns/server.js';
-import { dnsListenFailure, httpListenFailure } from './listen.js';
+import { dnsListenFailure, httpListenFailure, probeListen } from './listen.js';
+import { openConfiguredStore } from './context.js';
+import { hostPort } from '../host-port.js';
+
+export { wantsDemoData };
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-export function wantsDemoData(config: Config): boolean {
-  return config.demoData === 'on' || (config.demoData === 'auto' && isDefaultDatabase(config));
-}
-
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(env);
-  const store = await openStore(config.databaseUrl);
+  const store = await openConfiguredStore(config);
   let limiter: Limiter | null = null;
   let app: FastifyInstance | null = null;
-  let demo: DemoLoad | null = null;
   let worker: Worker | null = null;
   let dns: DnsServer | null = null;
   let drivers: Drivers | null = null;
@@ -47,25 +46,37 @@ export async function serve(env: Record<string, string | undefined> = process.en
     app = await buildApp(config, { store, limiter });
     // The password rules' dictionaries (~0.4 s) load now, not in the first request that sets a password.
     loadPasswordDictionaries();
-    await app.listen({ host: config.host, port: config.port }).catch((err) => {
-      throw httpListenFailure(err, config.host, config.port);
-    });
     // Before the worker: DNS jobs are done only once a live DNS server answers their change.
     if (config.dnsListen !== 'off') {
       dns = await DnsServer.start({ store, config, log: app.log.child({ component: 'dns' }) }).catch((err) => {
         throw dnsListenFailure(err, config.dnsListen, true);
       });
     }
+    const admin = buildAdmin(serviceDeps(store, config));
+    if (wantsDemoData(config) && (await admin.customers.isEmpty())) {
+      // The demo's tokens are printed before the API answers, so a client that waits for the port
+      // finds them; and only once both ports are known to be free: tokens created for a server
+      // that then fails to start would be lost with a database that no longer counts as new.
+      await probeListen(config.host, config.port).catch((err) => {
+        throw httpListenFailure(err, config.host, config.port);
+      });
+      const demo = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
+      const loopback = /^(127\.|::1$|localhost$)/.test(config.host)
+        ? `It listens on ${hostPort(config.host, config.port)} only, for this machine; HOST=0.0.0.0 serves other machines too.\n`
+        : '';
+      // Plain text for the person at the terminal, next to the JSON log lines (which pino writes
+      // asynchronously, so they may land just before or after it).
+      process.stdout.write(`\nhostplane serves ${config.publicBaseUrl} (API docs: ${config.publicBaseUrl}/docs)\n${loopback}\n${formatDemo(demo)}\n`);
+    }
+    await app.listen({ host: config.host, port: config.port }).catch((err) => {
+      throw httpListenFailure(err, config.host, config.port);
+    });
     // The job worker runs next to the API (issue 3 item 2); `hostplane worker` runs more of them.
     drivers = buildDrivers({ config, store });
     worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
     await worker.start();
     // The web server of this host (WEB_SERVER) is held to its desired state between jobs.
     if (config.webServer) stopReconciler = startWebReconciler({ store, web: drivers.web, name: config.webServer, log: app.log.child({ component: 'web' }) });
-    // Only once the port is ours: tokens created for a server that then fails to start would
-    // never be shown, and the database would no longer count as new.
-    const admin = buildAdmin(serviceDeps(store, config));
-    if (wantsDemoData(config) && (await admin.customers.isEmpty())) demo = await loadDemoData(admin, config.publicBaseUrl, { mariadbUrl: config.demoMariadbUrl, db: store.db });
   } catch (err) {
     await stopReconciler?.().catch(() => {});
     await worker?.stop().catch(() => {});
@@ -77,12 +88,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     throw err;
   }
 
-  app.log.info({ database: store.where, baseUrl: config.publicBaseUrl, limiter: config.redisUrl ? 'redis' : 'memory' }, 'hostplane ready');
-  if (demo) {
-    // Plain text for the person at the terminal, next to the JSON log lines (which pino writes
-    // asynchronously, so they may land just before or after it).
-    process.stdout.write(`\nhostplane serves ${config.publicBaseUrl} (API docs: ${config.publicBaseUrl}/docs)\n\n${formatDemo(demo)}\n`);
-  }
+  app.log.info({ database: store.where, listen: hostPort(config.host, config.port), baseUrl: config.publicBaseUrl, limiter: config.redisUrl ? 'redis' : 'memory' }, 'hostplane ready');
   handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler);
 }
 

@@ -9,6 +9,7 @@ import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 import { registerDirectReader, statementName } from './precompiled.js';
 import { sqliteReads, type StatementSource } from './sqlite-reads.js';
 import { Signals } from './signals.js';
+import { ConfigError } from '../config.js';
 
 // count(*) and bigint columns come back as strings from pg; every number we store fits a double.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -64,6 +65,11 @@ export interface StoreOptions {
   /** PostgreSQL only: use (and create) this schema; tests get a fresh one each. */
   schema?: string;
   poolSize?: number;
+  /**
+   * SQLite: create the file's missing directories. Only for the embedded default database
+   * (`./data/hostplane.db` of a fresh checkout); any other file must be in an existing directory.
+   */
+  createDirectory?: boolean;
 }
 
 export function engineOf(url: string): Engine {
@@ -202,7 +208,11 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     return { db, engine: 'postgres', where, signals: new Signals(), listen, holdLock, close: () => db.destroy() };
   }
   const file = sqlitePath(url);
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:') {
+    const dir = path.dirname(path.resolve(file));
+    if (opts.createDirectory) fs.mkdirSync(dir, { recursive: true });
+    else checkDirectory(dir);
+  }
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
@@ -214,6 +224,21 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   registerDirectReader(db, reader);
   return { db, engine: 'sqlite', where: file, signals: new Signals(), close: () => db.destroy() };
+}
+
+/**
+ * The directory of a SQLite file must exist: a typo in DATABASE_URL would otherwise make a new,
+ * empty database somewhere (and its directories) instead of failing.
+ */
+function checkDirectory(dir: string): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new ConfigError([`DATABASE_URL: the directory ${dir} does not exist; create it first (mkdir -p ${dir}) or name a file in an existing directory`]);
+  }
+  if (!stat.isDirectory()) throw new ConfigError([`DATABASE_URL: ${dir} is not a directory`]);
 }
 
 /**

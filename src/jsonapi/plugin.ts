@@ -10,6 +10,14 @@ import { parseJsonBody } from './json-body.js';
 const NEGOTIATED = Symbol('negotiated');
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Answers `410 gone` with `detail` for every method on `path` and below it: an endpoint of the
+     * original service that was switched off, whose detail names the replacement. Like an unknown
+     * path, it needs no credentials. `app.retirePath('/getDomainStatus', 'Use …')`.
+     */
+    retirePath(path: string, detail: string): void;
+  }
   interface FastifyRequest {
     /** Response is `application/vnd.api+json` (else `application/json`). */
     jsonApi: boolean;
@@ -150,6 +158,13 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
   const { links } = opts;
   app.decorateRequest('jsonApi', false);
   app.decorateRequest(NEGOTIATED, false);
+  const retired = new Map<string, string>();
+  app.decorate('retirePath', (path: string, detail: string) => void retired.set(path.replace(/\/+$/, ''), detail));
+  /** The detail of the retired endpoint `path` is, or is below. */
+  const retiredDetail = (path: string) => {
+    for (const [at, detail] of retired) if (path === at || path.startsWith(`${at}/`)) return detail;
+    return undefined;
+  };
 
   // JSON bodies only; an empty body is allowed (acme.sh sends a JSON Content-Type on DELETE, §1.7).
   app.removeAllContentTypeParsers();
@@ -206,6 +221,8 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
 
   app.setNotFoundHandler((request, reply) => {
     const path = originForm(request.url).split('?')[0].replace(/\/{2,}/g, '/');
+    const gone = retiredDetail(path);
+    if (gone) return sendErrors(request, reply, links, [new AppError('gone', gone)]);
     const allowed = [...new Set(routes.filter((r) => r.re.test(path)).map((r) => r.method))];
     // CONNECT asks for a tunnel, which nothing here offers, whatever its target (usually host:port,
     // naming no resource: then Allow is empty, "no method").

@@ -20,6 +20,7 @@ import { verifyLegacyPassword } from '../../src/auth/legacy-password.js';
 import { wantsDemoData } from '../../src/cli/serve.js';
 import { ENGINES, call } from '../helpers/app.js';
 import { apiOn, freePort, newDatabase, runCli, spawnCli, type CliRun, type TestDb } from '../helpers/cli.js';
+import { waitFor } from '../helpers/wait.js';
 
 const BASE_URL = 'http://cli.test';
 
@@ -293,7 +294,9 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
         exited.then(() => reject(new Error(`serve exited early: ${stderr}`)));
       });
       expect(curl).toMatch(new RegExp(`^curl -s -H 'Authorization: token hp_[A-Za-z0-9]{40}' '${base}/customers'$`));
-      // Pasted into a shell, as a newcomer would.
+      // The banner comes before the API answers (test/cli/serve-start.test.ts): a moment later,
+      // pasted into a shell, as a newcomer would.
+      await waitFor('serve to answer', () => fetch(`${base}/healthz`).then((r) => r.ok, () => false), 60_000);
       const { stdout } = await promisify(exec)(curl);
       const body = JSON.parse(stdout);
       expect(body.links).toEqual({ self: `${base}/customers` });

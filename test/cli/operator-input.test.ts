@@ -96,6 +96,39 @@ describe.each(ENGINES)('operator CLI input on %s', { timeout: 60_000 }, (engine)
     });
   });
 
+  describe('domain names', () => {
+    const RULE =
+      'A domain name is two or more labels separated by dots, e.g. example.com; a label is 1 to 63 letters, ' +
+      'digits and hyphens (letters of any script, as in bücher.de), not starting or ending with a hyphen; ' +
+      'the whole name has at most 253 characters.';
+
+    it.each([
+      ['bad_domain', 'it contains "_"'],
+      ['localhost', 'it has one label only'],
+      ['shop..example', 'it has an empty label (a dot at the start, or two in a row)'],
+      ['-shop.example', 'the label "-shop" starts or ends with a hyphen'],
+      [`${'a'.repeat(64)}.example`, `the label "${'a'.repeat(64).slice(0, 77)}" is longer than 63 characters`],
+      ['192.0.2.1', 'its last label is a number, as in an IP address'],
+      ['https://shop.example/', 'it contains ":"'],
+    ])('domain create --name %s says why it is no domain name and what one is, and creates nothing', async (name, why) => {
+      const before = await json(['admin', 'domain', 'list']);
+      const shown = name.length > 80 ? `${name.slice(0, 77)}...` : name;
+      const message = `"${shown}" is not a domain name: ${why}. ${RULE}`;
+      expect(await run(['admin', 'domain', 'create', '--name', name, '--customer', customer.id, '--registered'])).toEqual(failed(`hostplane: ${message}\n`));
+      expect(await run(['admin', 'domain', 'create', '--name', name, '--customer', customer.id, '--registered', '--json'])).toEqual(
+        jsonFailed('invalid_api_data', message),
+      );
+      expect(await json(['admin', 'domain', 'list'])).toEqual(before);
+    });
+
+    it('an international name is a domain name', async () => {
+      expect(await json(['admin', 'domain', 'create', '--name', 'Bücher-Carl.example', '--customer', customer.id, '--registered'])).toMatchObject({
+        id: 'xn--bcher-carl-9db.example',
+        name: 'bücher-carl.example',
+      });
+    });
+  });
+
   describe('reseller ids', () => {
     it('an unknown reseller id says "No customer N"; a customer that is no reseller says that', async () => {
       const before = await Promise.all([json(['admin', 'customer', 'list']), json(['admin', 'plan', 'list'])]);

@@ -20,7 +20,7 @@ import { runCli, type CliRun } from '../helpers/cli.js';
 import { txt } from '../helpers/dns-records.js';
 import { query, udp } from '../helpers/dns.js';
 import { jobDone } from '../helpers/jobs.js';
-import { DOWN, UP, describeKnotStack, freeBase, script, upOnFreePorts } from '../helpers/stack.js';
+import { DOWN, UP, describeKnotStack, freeBase, script, unregisterHint, upOnFreePorts } from '../helpers/stack.js';
 import { seedTenants, type Tenants } from '../helpers/tenants.js';
 import { pollUntil } from '../helpers/wait.js';
 import { alive, argv0 } from '../helpers/procs.js';
@@ -157,7 +157,10 @@ describeKnotStack('the local stack\'s DNS secondary: Knot reading hostplane\'s c
       expect(down.stderr).toBe('');
       expect(down.code).toBe(0);
       expect(down.stdout.split('\n').sort()).toEqual(
-        ['', 'down.sh: removed DNS secondary "local-knot" from the store.', `down.sh: stopped caddy (pid ${caddyPid}).`, `down.sh: stopped knotd (pid ${pid}).`].sort(),
+        [
+          '', 'down.sh: removed DNS secondary "local-knot" from the store.', `down.sh: stopped caddy (pid ${caddyPid}).`, `down.sh: stopped knotd (pid ${pid}).`,
+          ...unregisterHint(databaseUrl, 'local').trimEnd().split('\n'),
+        ].sort(),
       );
       expect(await alive(pid)).toBe(false);
       expect(await secondaries()).toEqual([]);

@@ -6,7 +6,7 @@
 // deploy/local/down.sh stopping Caddy and the PHP-FPM master hostplane started by their pids and
 // keeping the customers' files, and up.sh again on the same dir and store. Needs caddy, bash, jq,
 // curl and a /usr/sbin/php-fpm<version>; skipped without, failed under CI_REQUIRE_ALL=1.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
@@ -18,7 +18,8 @@ import { PhpFpmRegistry } from '../../src/provisioning/web/php-fpm-registry.js';
 import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { ENGINES } from '../helpers/app.js';
 import { newDatabase, runCli, type TestDb } from '../helpers/cli.js';
-import { DOWN, PHP, UP, describeStack, freeBase, script, upOnFreePorts } from '../helpers/stack.js';
+import { ROOT, scriptEnv } from '../helpers/stack-scripts.js';
+import { DOWN, PHP, UP, describeStack, freeBase, script, unregisterHint, upOnFreePorts } from '../helpers/stack.js';
 import { alive, argv0 } from '../helpers/procs.js';
 
 const STEP_MS = 60_000;
@@ -252,7 +253,11 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       const down = await script(DOWN, [dir], {});
       expect(down.stderr).toBe('');
       expect(down.code).toBe(0);
-      expect(down.stdout.split('\n').sort()).toEqual(['', `down.sh: stopped caddy (pid ${caddyPid}).`, `down.sh: stopped php-fpm (pid ${phpPid}).`]);
+      // The stops (in no particular order), then how to unregister the server, which stays.
+      const hint = unregisterHint(db.url, 'local');
+      expect(down.stdout.endsWith(hint)).toBe(true);
+      expect(down.stdout.slice(0, -hint.length).split('\n').sort()).toEqual(['', `down.sh: stopped caddy (pid ${caddyPid}).`, `down.sh: stopped php-fpm (pid ${phpPid}).`]);
+      expect(await listServers(db.url)).toEqual([expectedServer()]);
       expect(await alive(caddyPid)).toBe(false);
       expect(await alive(phpPid)).toBe(false);
       expect(existsSync(path.join(dir, 'caddy/caddy.pid'))).toBe(false);
@@ -294,7 +299,7 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       expect(await caddyConfig(admin)).toEqual({ status: 200, body: { admin: { listen: `127.0.0.1:${base}` } } });
       expect(await fs.readFile(path.join(dir, 'www/hp_stack/index.html'), 'utf8')).toBe('customer file');
 
-      expect(await script(DOWN, [dir], {})).toEqual({ code: 0, stdout: `down.sh: stopped caddy (pid ${pid}).\n`, stderr: '' });
+      expect(await script(DOWN, [dir], {})).toEqual({ code: 0, stdout: `down.sh: stopped caddy (pid ${pid}).\n${unregisterHint(db.url, 'local')}`, stderr: '' });
       expect(await alive(pid)).toBe(false);
     }, STEP_MS);
 
@@ -307,20 +312,45 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       expect(run.stderr).toBe(
         `up.sh: web server "local" is registered in this store already, but for another stack (caddy admin ${admin}, HTTP 127.0.0.1:${base + 1}, ` +
           `HTTPS 127.0.0.1:${base + 2}, home root ${dir}/www, state dir ${dir}/web); use the same <dir> and port-base, or another name: ` +
-          `STACK_WEB_NAME=<name> ${UP} ...\nup.sh: stopped the Caddy it had started.\n`,
+          `STACK_WEB_NAME=<name> ${UP} ..., or unregister it: hostplane admin web-server remove local\nup.sh: stopped the Caddy it had started.\n`,
       );
       expect(existsSync(path.join(other, 'caddy/caddy.pid'))).toBe(false);
       await expect(caddyConfig(`http://127.0.0.1:${otherBase}`)).rejects.toThrow();
       expect(await listServers(db.url)).toEqual([expectedServer()]);
     }, STEP_MS);
 
-    it('down.sh --purge removes the stack\'s dir', async () => {
-      expect(await script(DOWN, [dir, '--purge'], {})).toEqual({
+    it('down.sh --purge removes the stack\'s dir and prints how to unregister; pasted, that frees the name for a stack elsewhere', async () => {
+      const purge = await script(DOWN, [dir, '--purge'], {});
+      expect(purge).toEqual({
         code: 0,
-        stdout: `down.sh: nothing was running in ${dir}.\ndown.sh: removed ${dir}.\n`,
+        stdout: `down.sh: nothing was running in ${dir}.\n${unregisterHint(db.url, 'local')}down.sh: removed ${dir}.\n`,
         stderr: '',
       });
       expect(existsSync(dir)).toBe(false);
-    });
+
+      // The printed command as an operator pastes it, with `hostplane` on PATH.
+      const command = purge.stdout.split('\n').find((l) => l.includes('hostplane admin web-server remove'))!.trim();
+      const bin = await tempRoot();
+      const tsx = execFileSync(process.execPath, ['--input-type=module', '-e', 'console.log(import.meta.resolve("tsx"))'], { cwd: ROOT, encoding: 'utf8' }).trim();
+      await fs.writeFile(path.join(bin, 'hostplane'), `#!/bin/sh\nexec "${process.execPath}" --import "${tsx}" "${ROOT}/src/main.ts" "$@"\n`, { mode: 0o755 });
+      expect(spawnSync('bash', ['-c', command], { env: scriptEnv({ PATH: `${bin}:${process.env.PATH}` }), encoding: 'utf8' })).toMatchObject({
+        status: 0,
+        stdout: 'Removed web server local; nothing on the server itself was changed.\n',
+        stderr: '',
+      });
+      expect(await listServers(db.url)).toEqual([]);
+
+      // A stack in another dir now registers under the name; with PORT, its npm start line says so.
+      const other = path.join(await fs.realpath(root), 'other');
+      stackDirs.push(other);
+      const { run } = await upOnFreePorts(other, { DATABASE_URL: db.url, PORT: '18123' });
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(run.stdout).toMatch(new RegExp(`^hostplane local stack in ${other}; registered web server "local" in this store\\.\n`));
+      expect(run.stdout).toMatch(/\n {2}WEB_SERVER=local WEB_TLS_ISSUER=internal DATABASE_URL=\S+ PORT=18123 npm start\n/);
+      expect(await listServers(db.url)).toEqual([expect.objectContaining({ name: 'local', home_root: path.join(other, 'www') })]);
+      const down = await script(DOWN, [other, '--purge'], {});
+      expect(down.stdout).toMatch(/^down\.sh: stopped caddy \(pid [0-9]+\)\.\n/);
+      expect(down.stdout).toContain(unregisterHint(db.url, 'local'));
+    }, STEP_MS);
   });
 });

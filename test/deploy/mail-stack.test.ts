@@ -27,7 +27,8 @@ import {
   setPassword,
 } from '../helpers/mail-directory.js';
 import { sendMail } from '../helpers/smtp.js';
-import { DOWN, describeMailStack, rspamdMissing, script, upOnFreePorts } from '../helpers/stack.js';
+import { DOWN, describeMailStack, rspamdMissing, script, unregisterHint, upOnFreePorts } from '../helpers/stack.js';
+import { freePort } from '../helpers/ports.js';
 import { pollUntil } from '../helpers/wait.js';
 import { alive } from '../helpers/procs.js';
 
@@ -50,6 +51,8 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
     let smtp: string;
     let appPassword: { id: number; secret: string };
     let reader: string | null = null;
+    /** The API's port up.sh is given (PORT): Dovecot and rspamd are to reach the API there. */
+    let apiPort: number;
 
     /** Sends one message from a sender outside; returns the session's reply codes. */
     const send = (to: string[], subject: string) =>
@@ -91,7 +94,8 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
     }, STEP_MS);
 
     it('up.sh starts Dovecot and Postfix and adds "mail" to stack.json', async () => {
-      const up = await upOnFreePorts(dir, { DATABASE_URL: processUrl(ts) });
+      apiPort = await freePort();
+      const up = await upOnFreePorts(dir, { DATABASE_URL: processUrl(ts), PORT: String(apiPort) });
       base = up.base;
       expect(up.run.stderr).toBe('');
       expect(up.run.code).toBe(0);
@@ -124,11 +128,20 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
         expect(up.run.stdout).toContain(`they read the mail directory from\n           SQLite ${ts.url}\n`);
       }
       expect((await fs.stat(path.join(dir, 'mail/doveadm.key'))).mode & 0o777).toBe(0o600);
+      // The API they reach is where `npm start` with the same PORT listens, and the "Use it:" lines say so.
+      expect(await fs.readFile(path.join(dir, 'mail/dovecot/dovecot.conf'), 'utf8')).toContain(
+        `\nauth_policy_server_url = http://127.0.0.1:${apiPort}/internal/mail-auth-report\n`,
+      );
+      expect(up.run.stdout).toMatch(new RegExp(` DATABASE_URL=\\S+ PORT=${apiPort} npm start\n`));
+      expect(up.run.stdout).toContain(
+        `\n      Dovecot reports logins to it${RSPAMD ? ' and rspamd asks it for the antispam modes' : ''} at http://127.0.0.1:${apiPort}\n` +
+          '      (HOSTPLANE_URL, else port PORT or 8080): npm start must listen there\n',
+      );
       if (RSPAMD) {
         const rspamdPid = await pidOf(path.join(dir, 'mail/rspamd/rspamd.pid'));
         expect(up.run.stdout).toContain(
           `  rspamd   milter 127.0.0.1:${base + 14} (Postfix's), controller http://127.0.0.1:${base + 15} (pid ${rspamdPid},\n` +
-            `           log ${dir}/mail/rspamd/rspamd.log); antispam modes from http://127.0.0.1:8080/internal/rspamd-settings\n`,
+            `           log ${dir}/mail/rspamd/rspamd.log); antispam modes from http://127.0.0.1:${apiPort}/internal/rspamd-settings\n`,
         );
         // Its log names the settings map's URL with the report key: only rspamd reads it.
         expect((await fs.stat(path.join(dir, 'mail/rspamd/rspamd.log'))).mode & 0o777).toBe(0o600);
@@ -275,7 +288,8 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       expect(down.stdout).toBe(
         `down.sh: stopped caddy (pid ${caddyPid}).\ndown.sh: stopped postfix (pid ${postfixPid}).\n` +
           (RSPAMD ? `down.sh: stopped rspamd (pid ${rspamdPid}).\n` : '') +
-          `down.sh: stopped dovecot (pid ${dovecotPid}).\n`,
+          `down.sh: stopped dovecot (pid ${dovecotPid}).\n` +
+          unregisterHint(processUrl(ts), 'local', 'local'),
       );
       if (RSPAMD) {
         expect(await alive(rspamdPid)).toBe(false);

@@ -1,7 +1,7 @@
 // The local stack's scripts (deploy/local/up.sh, down.sh) run as an operator's shell runs them,
 // and a port-base whose ports are free: for the tests (through test/helpers/stack.ts) and the
 // subdomains bench. Nothing here needs vitest.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { EnvSchema } from '../../src/config.js';
@@ -17,6 +17,25 @@ export function scriptEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = { ...process.env };
   for (const key of [...Object.keys(EnvSchema.properties), 'HOSTPLANE', 'STACK_WEB_NAME', 'STACK_DNS_SECONDARY', 'HOSTPLANE_DNS']) delete clean[key];
   return { ...clean, ...env };
+}
+
+/** A value as bash's printf %q quotes it (how the scripts print paths and URLs to paste). */
+export function shellQuoted(value: string): string {
+  return spawnSync('bash', ['-c', 'printf %q "$1"', '_', value], { encoding: 'utf8' }).stdout;
+}
+
+/**
+ * What down.sh prints after it stopped a stack that up.sh registered in store `url` as web server
+ * `web` (and mail server `mail`): the commands that unregister them.
+ */
+export function unregisterHint(url: string, web: string, mail?: string): string {
+  const what = mail ? `web server "${web}" and mail server "${mail}" stay` : `web server "${web}" stays`;
+  const them = mail ? 'them' : 'it';
+  return (
+    `down.sh: ${what} registered (up.sh on this <dir> uses ${them} again). To unregister ${them} (refused while a package lives there):\n` +
+    `  DATABASE_URL=${shellQuoted(url)} hostplane admin web-server remove ${web}\n` +
+    (mail ? `  DATABASE_URL=${shellQuoted(url)} hostplane admin mail-server remove ${mail}\n` : '')
+  );
 }
 
 /** Runs a script of deploy/local to its end: exit code and output. */

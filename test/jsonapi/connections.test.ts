@@ -1,12 +1,33 @@
 // Every request that reaches the server gets a JSON:API document (issue 7 item 2), seen from a raw
-// TCP client of a listening app: CONNECT (405), HTTP/1.1 without Host (400), and a client that
-// half-closes its socket right after the request, which on PostgreSQL got no answer at all.
+// TCP client of a listening app: CONNECT (405), HTTP/1.1 without Host (400), a client that
+// half-closes its socket right after the request, which on PostgreSQL got no answer at all, and a
+// client still sending a body over the limit, which got a reset (EPIPE) instead of its 413.
+import net from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { LINGER_MAX_BYTES } from '../../src/http/server.js';
 import { BASE, ENGINES } from '../helpers/app.js';
 import { VND, customer, errorDoc, listen, rawRequest, useHttpCore } from '../helpers/http-core.js';
 
 /** The status line of an HTTP/1.1 answer with `status`. */
 const statusLine = (status: number) => new RegExp(`^HTTP/1\\.1 ${status} `);
+
+/**
+ * A PATCH of `size` bytes written in one go, as a client that sends the whole body
+ * before it reads: what it read until the connection closed, and the error its socket met, if any.
+ */
+function postWholeBody(port: number, path: string, token: string, size: number): Promise<{ text: string; error: string | null }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let error: string | null = null;
+    const socket = net.connect(port, '127.0.0.1', () => {
+      socket.write(`PATCH ${path} HTTP/1.1\r\nHost: api.test\r\nAuthorization: token ${token}\r\nContent-Type: ${VND}\r\nContent-Length: ${size}\r\n\r\n`);
+      socket.write(Buffer.alloc(size, ' '));
+    });
+    socket.on('data', (d) => chunks.push(d));
+    socket.on('error', (err: NodeJS.ErrnoException) => (error ??= err.code ?? err.message));
+    socket.on('close', () => resolve({ text: Buffer.concat(chunks).toString(), error }));
+  });
+}
 
 describe.each(ENGINES)('connections on %s', (engine) => {
   const { t, x } = useHttpCore(engine);
@@ -56,6 +77,24 @@ describe.each(ENGINES)('connections on %s', (engine) => {
     expect(r.statusLine).toMatch(statusLine(200));
     expect(r.headers['content-type']).toBe(VND);
     expect(JSON.parse(r.body)).toEqual({ data: customer('end1', x.end1, x.reseller), links: { self: `${BASE}/customers/${x.end1.customerId}` } });
+  });
+
+  it('a client still sending a body over the limit reads its whole 413, then the connection closes without a reset', async () => {
+    const path = `/customers/${x.end1.customerId}`;
+    // Far more than the socket buffers hold: the client is still writing when the 413 comes.
+    const { text, error } = await postWholeBody(port, path, x.end1.token, 8 * 1024 * 1024);
+    expect(error).toBeNull();
+    const split = text.indexOf('\r\n\r\n');
+    expect(text.slice(0, split)).toMatch(statusLine(413));
+    expect(text.slice(0, split).toLowerCase()).toContain('\r\nconnection: close');
+    expect(JSON.parse(text.slice(split + 4))).toEqual(
+      errorDoc(path, { id: 'payload_too_large', status: '413', title: 'Payload too large', detail: 'The request body is too large.' }),
+    );
+  });
+
+  it('…but what is read after the answer is bounded: a client that sends far more is cut off', async () => {
+    const { error } = await postWholeBody(port, `/customers/${x.end1.customerId}`, x.end1.token, LINGER_MAX_BYTES + 32 * 1024 * 1024);
+    expect(['EPIPE', 'ECONNRESET']).toContain(error);
   });
 
   it('a half-closed client with a PATCH body gets the answer of its write, and the write is done', async () => {

@@ -62,5 +62,14 @@ export function mailServerCommand(io: CliIo): Command {
         printResult(out, o, s, `${s.name} is now the default mail server.\n`);
       }),
     );
+
+  leaf(cmd.command('remove').description('forget a mail server (Dovecot, Postfix and the mail stay); refused while a package lives on it'))
+    .argument('<name>', 'server name')
+    .action((name: string, o: Json) =>
+      withStore(io, async ({ store, out }) => {
+        await new MailServersService(store.db).remove(name);
+        printResult(out, o, { name, removed: true }, `Removed mail server ${name}; nothing on the server itself was changed.\n`);
+      }),
+    );
   return cmd;
 }

@@ -53,5 +53,14 @@ export function webServerCommand(io: CliIo): Command {
         printResult(out, o, s, `${s.name} is now the default web server.\n`);
       }),
     );
+
+  leaf(cmd.command('remove').description('forget a web server (Caddy, PHP-FPM and the files stay); refused while a package lives on it'))
+    .argument('<name>', 'server name')
+    .action((name: string, o: Json) =>
+      withStore(io, async ({ store, out }) => {
+        await new WebServersService(store.db).remove(name);
+        printResult(out, o, { name, removed: true }, `Removed web server ${name}; nothing on the server itself was changed.\n`);
+      }),
+    );
   return cmd;
 }

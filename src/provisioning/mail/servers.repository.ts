@@ -48,4 +48,14 @@ export class MailServersRepository {
     await this.db.updateTable('mail_servers').set({ is_default: 0 }).where('is_default', '=', 1).where('name', '!=', name).execute();
     await this.db.updateTable('mail_servers').set({ is_default: 1 }).where('name', '=', name).execute();
   }
+
+  /** The ids of the packages placed on server `name` (their mailboxes are there), in id order. */
+  async packagesOn(name: string): Promise<number[]> {
+    const rows = await this.db.selectFrom('packages').select('id').where('mail_server_name', '=', name).orderBy('id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.db.deleteFrom('mail_servers').where('name', '=', name).execute();
+  }
 }

@@ -46,4 +46,14 @@ export class WebServersRepository {
     await this.db.updateTable('web_servers').set({ is_default: 0 }).where('is_default', '=', 1).where('name', '!=', name).execute();
     await this.db.updateTable('web_servers').set({ is_default: 1 }).where('name', '=', name).execute();
   }
+
+  /** The ids of the packages placed on server `name` (their sites and files are there), in id order. */
+  async packagesOn(name: string): Promise<number[]> {
+    const rows = await this.db.selectFrom('packages').select('id').where('web_server_name', '=', name).orderBy('id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  async remove(name: string): Promise<void> {
+    await this.db.deleteFrom('web_servers').where('name', '=', name).execute();
+  }
 }

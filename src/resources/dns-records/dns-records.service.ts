@@ -16,7 +16,7 @@ import type { Database } from '../../db/schema.js';
 import { AppError, AppErrors, invalidField, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues } from '../../db/ids.js';
-import { aceOf, parentDomains } from '../../domain-name.js';
+import { aceOf, notADomainName, parentDomains } from '../../domain-name.js';
 import { withJobs } from '../../queue/enqueue.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 import type { DnsDriver } from '../../provisioning/dns/driver.js';
@@ -95,7 +95,7 @@ export class DnsRecordsService {
       const full = name === '' || name === '@' ? sub : `${name}.${sub}`;
       throw invalidField('domain', `domain takes the domain without subdomains: use domain "${parent}" and ${member} "${full}".`);
     }
-    if (ace === null) throw invalidField('domain', 'Not ACE-encodable.');
+    if (ace === null) throw invalidField('domain', notADomainName(input));
     throw notFound('domain');
   }
 

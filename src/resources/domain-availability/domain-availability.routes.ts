@@ -21,9 +21,15 @@ export function domainAvailabilityRoutes(app: TypedApp, service: DomainAvailabil
     params: DomainNamesParam,
     success: { status: 200, document: DomainAvailabilitySchemas.list, description: 'One answer per distinct name, in the order given; never paged' },
     errors: {
-      invalid_api_data: `no name, more than ${MAX_NAMES} distinct names, or a name that is not ACE-encodable; \`source.parameter\` is \`domains\``,
+      invalid_api_data: `no name, more than ${MAX_NAMES} distinct names, or a name that is no domain name (the detail says why); \`source.parameter\` is \`domains\``,
     },
   });
+  // The original service's status endpoint, switched off on 2026-08-01 (API guide "Domain availability").
+  app.retirePath(
+    '/getDomainStatus',
+    '/getDomainStatus was switched off on 2026-08-01. Use GET /domain-availability/{names} instead: ' +
+      "up to 10 comma-separated domain names, with an API token or the reseller's legacy password.",
+  );
   app.get(
     '/domain-availability/:domains',
     { config: { auth: 'token-or-legacy' }, schema },

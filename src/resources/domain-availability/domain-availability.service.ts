@@ -2,7 +2,7 @@
 // names; the service's own domain registry answers first, RDAP (when configured) for the rest,
 // all lookups in parallel under one timeout; a failed lookup is `available: null` with a reason.
 import { AppError, AppErrors } from '../../errors.js';
-import { aceOf } from '../../domain-name.js';
+import { aceOf, notADomainName } from '../../domain-name.js';
 import { DomainAvailabilityRepository } from './domain-availability.repository.js';
 import { RdapClient } from './domain-availability.rdap.js';
 import { MAX_NAMES, type Availability } from './domain-availability.schema.js';
@@ -32,7 +32,7 @@ export class DomainAvailabilityService {
   /**
    * The distinct ACE names of a comma-separated list in request order (`"Bücher.de,xn--bcher-kva.de"`
    * → `["xn--bcher-kva.de"]`), or 422 invalid_api_data: no name, more than 10 distinct names, or
-   * one error per name that is not ACE-encodable.
+   * one error per name that is no domain name.
    */
   parseNames(list: string): string[] {
     const raw = list.split(',').map((s) => s.trim());
@@ -47,7 +47,7 @@ export class DomainAvailabilityService {
       if (seen.has(key)) continue;
       seen.add(key);
       if (ace !== null) names.push(ace);
-      else bad.push(invalidList(name === '' ? 'Empty domain name in the list.' : `"${name}" is not ACE-encodable.`));
+      else bad.push(invalidList(name === '' ? 'Empty domain name in the list.' : notADomainName(name)));
     }
     if (seen.size > MAX_NAMES) {
       throw invalidList(`At most ${MAX_NAMES} domain names per request; ${seen.size} given.`);

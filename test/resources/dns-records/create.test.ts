@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { errorBody, invalidAttribute } from '../../helpers/errors.js';
+import { DOMAIN_NAME_RULE } from '../../../src/domain-name.js';
 import { HEX64, dnsRecordsSuite, jobBody, record, recordIdOf, txt, type Rec } from '../../helpers/dns-records.js';
 
 describe.each(ENGINES)('dns-records on %s', (engine) => {
@@ -241,7 +242,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
 
     it('a name that cannot be a domain answers 422', async () => {
       const r = await post({ record_type: 'A', name: 'x', domain: 'not a domain', data: '192.0.2.1' });
-      expect(r.json).toEqual(invalidAttribute('/dns-records', 'domain', 'Not ACE-encodable.'));
+      expect(r.json).toEqual(invalidAttribute('/dns-records', 'domain', `"not a domain" is not a domain name: it contains a space. ${DOMAIN_NAME_RULE}`));
     });
 
     it('an IDN domain: domain is its id (ACE), fqdn in Unicode', async () => {

@@ -1,8 +1,9 @@
 // The name list of /domain-availability/{names} (spec §4.3.7, §8; API-NOTES §1.10): at most 10
-// distinct names, duplicates counted once, names that are not ACE-encodable, empty lists.
+// distinct names, duplicates counted once, names that are no domain names, empty lists.
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../../helpers/app.js';
 import { REASON, doc, errorDoc, invalid, result, useAvailability } from '../../helpers/domain-availability.js';
+import { DOMAIN_NAME_RULE as RULE } from '../../../src/domain-name.js';
 
 describe.each(ENGINES)('domain-availability on %s', (engine) => {
   const { rdap, t, get } = useAvailability(engine);
@@ -41,7 +42,7 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
       expect(r.json).toEqual(errorDoc(url, invalid('At most 10 domain names per request; 11 given.')));
     });
 
-    it('names that are not ACE-encodable → 422, one error per bad name, nothing looked up (API-NOTES §1.10)', async () => {
+    it('names that are no domain names → 422, one error per bad name saying why, nothing looked up', async () => {
       const url = '/domain-availability/free.test,_acme-challenge.www.example.com,localhost,a..b.test,free.test,localhost';
       const before = rdap.requests.length;
       const r = await get(t, url);
@@ -49,9 +50,9 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
       expect(r.json).toEqual(
         errorDoc(
           url,
-          invalid('"_acme-challenge.www.example.com" is not ACE-encodable.'),
-          invalid('"localhost" is not ACE-encodable.'),
-          invalid('"a..b.test" is not ACE-encodable.'),
+          invalid(`"_acme-challenge.www.example.com" is not a domain name: it contains "_". ${RULE}`),
+          invalid(`"localhost" is not a domain name: it has one label only. ${RULE}`),
+          invalid(`"a..b.test" is not a domain name: it has an empty label (a dot at the start, or two in a row). ${RULE}`),
         ),
       );
       expect(rdap.requests.length).toBe(before);
@@ -68,7 +69,7 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
       expect(r.json).toEqual(errorDoc(url, invalid(detail)));
     });
 
-    it('a 253-character name is checked; one of 254 is not ACE-encodable', async () => {
+    it('a 253-character name is checked; one of 254 is no domain name', async () => {
       const n253 = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(56)}.test`;
       const n254 = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.test`;
       expect([n253.length, n254.length]).toEqual([253, 254]);
@@ -77,7 +78,7 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
       expect(ok.json).toEqual(doc(`/domain-availability/${n253}`, result(n253, true, REASON.rdapFree)));
       const bad = await get(t, `/domain-availability/${n254}`);
       expect(bad.status).toBe(422);
-      expect(bad.json).toEqual(errorDoc(`/domain-availability/${n254}`, invalid(`"${n254}" is not ACE-encodable.`)));
+      expect(bad.json).toEqual(errorDoc(`/domain-availability/${n254}`, invalid(`"${n254.slice(0, 77)}..." is not a domain name: it is longer than 253 characters. ${RULE}`)));
     });
   });
 });
