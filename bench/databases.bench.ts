@@ -68,7 +68,7 @@ const LOGIN_LIMIT_MS = 10_000;
 const MARIADB_URL = process.env.BENCH_MARIADB_URL ?? process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
 const BASE_URL = 'https://api.example.com';
 const SERVER = 'bench-db';
-/** Targets of issue 8. */
+/** Targets of the databases bench (docs/performance.md). */
 const TARGET_P50_MS = 300;
 const TARGET_X_FLOOR = 3;
 

@@ -221,7 +221,7 @@ interface QpsRow {
 async function qpsRun(h: Instance): Promise<QpsRow> {
   const dns = h.dns!;
   const queries: Buffer[] = [];
-  // Existing names only: the demo zones' base records (spec §4.3.6 default template).
+  // Existing names only: the demo zones' base records (API guide "DNS records").
   const questions = h.data.customers.flatMap((c) => [
     { name: c.domain, type: 'A' },
     { name: `www.${c.domain}`, type: 'A' },
@@ -450,7 +450,7 @@ async function main() {
     console.log(JSON.stringify({ changes: changeRows.map(summary), qps: qpsRows, list: listRows }, null, 1));
   }
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
-  // Side by side with PowerDNS and NSD (issue 12), in processes of their own: bench/dns-peers.ts.
+  // Side by side with PowerDNS and NSD, in processes of their own: bench/dns-peers.ts.
   const peers = await import('./dns-peers.js');
   console.log();
   if (peers.peersWanted()) await peers.runPeers();

@@ -80,7 +80,7 @@ const BULK_STALL_MS = 120_000;
 /** The name up.sh registers the stack's web server under. */
 const WEB = 'local';
 const DOMAIN = 'bench-sites.example';
-/** Target of issue 9, at 1,000 sites. */
+/** Target of the subdomains bench, at 1,000 sites (docs/performance.md). */
 const TARGET_P50_MS = 500;
 const TARGET_AT_SITES = 1000;
 

@@ -98,7 +98,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   // Response schemas document the API; the bytes come from JSON.stringify of documents whose key
-  // order we control (API-NOTES §1), so nothing is silently dropped or reordered.
+  // order we control (API guide "Compatibility with existing clients"), so nothing is silently
+  // dropped or reordered.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // Callback style: these never wait (src/jsonapi/plugin.ts says why).
   app.addHook('onSend', (request, reply, payload, done) => {

@@ -1,8 +1,8 @@
-// All settings, read from the environment once (API-NOTES §8). One table (SETTINGS) describes the
-// raw environment; every problem is collected and reported together, so an operator fixes a
-// broken deployment in one round. Checked by hand, not by TypeBox: every command starts with this,
-// and loading TypeBox's validator cost each start ~0.3 s (docs/performance.md "DNS side by side
-// with NSD and PowerDNS").
+// All settings, read from the environment once (docs/operator-guide.md "Settings"). One table
+// (SETTINGS) describes the raw environment; every problem is collected and reported together, so an
+// operator fixes a broken deployment in one round. Checked by hand, not by TypeBox: every command
+// starts with this, and loading TypeBox's validator cost each start ~0.3 s (docs/performance.md
+// "DNS side by side with NSD and PowerDNS").
 import { isIP } from 'node:net';
 import net from 'node:net';
 

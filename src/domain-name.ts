@@ -1,7 +1,8 @@
-// Domain names in their ACE (punycode) and Unicode forms (API-NOTES §1.10, spec §2.6): the one home
-// of the name rules. Two rule sets on purpose: `toAce` says what can be a domain (the whole name
-// IDNA-mapped, no underscores, at least two labels); `aceLabel` checks the labels of DNS owner names
-// and of host names in record data one by one (underscores where the record allows them).
+// Domain names in their ACE (punycode) and Unicode forms (API guide "Compatibility with existing
+// clients", "DNS records"): the one home of the name rules. Two rule sets on purpose: `toAce` says
+// what can be a domain (the whole name IDNA-mapped, no underscores, at least two labels); `aceLabel`
+// checks the labels of DNS owner names and of host names in record data one by one (underscores
+// where the record allows them).
 import { domainToASCII, domainToUnicode } from 'node:url';
 
 /** Letters, digits, hyphens and underscores; no hyphen at either end. */

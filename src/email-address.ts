@@ -1,5 +1,5 @@
 // E-mail addresses a person or a mailbox can have: the one check, used by contacts (operator CLI)
-// today and by e-mail addresses and forwarders (spec §2.9) next.
+// today and by e-mail addresses and forwarders (API guide "E-mail addresses") next.
 import { aceOf } from './domain-name.js';
 
 /** Characters of an e-mail address's local part: RFC 5322 atext, plus any non-ASCII letter or digit (RFC 6531). */

@@ -1,4 +1,4 @@
-// The catalogue of user-facing errors (API-NOTES §3). Ids are stable: clients match on them.
+// The catalogue of user-facing errors (API guide "Errors"). Ids are stable: clients match on them.
 
 export const ERRORS = {
   bad_request: { status: 400, title: 'Bad request' },
@@ -63,7 +63,7 @@ export const notFound = (what = 'resource') => new AppError('resource_not_found'
  * `invalidField('ttl', 'ttl must be 300 to 86400.')`, or with another code:
  * `invalidField('external_customer_id', 'Taken.', 'conflict')`.
  */
-/** 409 `limit_reached` (API-NOTES §3), the id every plan limit answers with. */
+/** 409 `limit_reached` (API guide "Errors"), the id every plan limit answers with. */
 export const limitReached = (detail: string): AppError => new AppError('limit_reached', detail);
 
 export const invalidField = (attribute: string, detail: string, code: ErrorCode = 'invalid_api_data') =>

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The `hostplane` command (DESIGN.md layout; issue 2 items 1 and 6): serve | worker | dns | migrate | demo | admin …
-// Settings come from the environment (API-NOTES §8). Exit codes: 0 done, 1 the command failed,
-// 2 invalid settings (every problem listed); with --json a failure is one JSON line on stderr.
+// The `hostplane` command: serve | worker | dns | migrate | demo | admin …
+// Settings come from the environment (docs/operator-guide.md "The operator CLI"). Exit codes: 0
+// done, 1 the command failed, 2 invalid settings (every problem listed); with --json a failure is
+// one JSON line on stderr.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -47,7 +48,7 @@ class CommanderExit {
   constructor(readonly code: number) {}
 }
 
-/** How a failure is printed: JSON when the command was asked for `--json` (issue 7 item 13). */
+/** How a failure is printed: JSON when the command was asked for `--json`. */
 interface Reporting {
   json: boolean;
 }

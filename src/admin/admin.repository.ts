@@ -1,5 +1,5 @@
-// SQL of operator actions (the "customer menu" side, spec §5.4): creating customers, contacts,
-// tokens, plans, packages and domains, which the API itself cannot create.
+// SQL of operator actions (the "customer menu" side, API guide "Authentication"): creating
+// customers, contacts, tokens, plans, packages and domains, which the API itself cannot create.
 import type { Kysely, Insertable } from 'kysely';
 import type { Database } from '../db/schema.js';
 
@@ -50,7 +50,10 @@ export class AdminRepository {
   revokeToken(id: number, at: string) {
     return this.db.updateTable('api_tokens').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
   }
-  /** Tokens go first, in the same transaction: a deleted contact's token never works again (§5.5). */
+  /**
+   * Tokens go first, in the same transaction: a deleted contact's token never works again (API
+   * guide "Authentication").
+   */
   async deleteContact(id: number) {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('api_tokens').where('contact_id', '=', id).execute();

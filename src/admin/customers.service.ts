@@ -69,7 +69,10 @@ export class CustomersAdminService {
     await this.repo.deleteContact(contactId);
   }
 
-  /** Issues a token for a contact (spec §5.4); the token is returned once and stored only as a hash. */
+  /**
+   * Issues a token for a contact (API guide "Authentication"); the token is returned once and
+   * stored only as a hash.
+   */
   async issueToken(contactId: number, label: string | null = null) {
     found(await this.repo.contact(contactId), `contact ${contactId}`);
     const token = generateToken();
@@ -126,7 +129,8 @@ export class CustomersAdminService {
 
   /**
    * The contact's customer-portal password (its e-mail address is the portal user name), stored as
-   * a slow hash; null removes it. A mailbox with that address may not use it (spec §4.3.2).
+   * a slow hash; null removes it. A mailbox with that address may not use it (API guide "E-mail
+   * addresses", "Password rules").
    */
   async setPortalPassword(contactId: number, password: string | null) {
     found(await this.repo.contact(contactId), `contact ${contactId}`);

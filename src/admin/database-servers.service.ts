@@ -1,10 +1,9 @@
-// The registry of database servers (issue 8 item 1; spec §4.3.1 "the current default server for the
-// version"): operator data, written by `hostplane admin database-server …`. Rules: one default per
-// (db_type, version) — the first server of a pair becomes it —, a dedicated server is never the
-// default (the API never places databases on it), a server is registered only after it answered
-// and said it is what the operator claims, and it is removed only while no database lives on it.
-// The admin URL is stored (the driver connects with it) and never leaves this module: every answer
-// is a `DatabaseServerView`.
+// The registry of database servers (API guide "Databases"): operator data, written by `hostplane
+// admin database-server …`. Rules: one default per (db_type, version) — the first server of a pair
+// becomes it —, a dedicated server is never the default (the API never places databases on it), a
+// server is registered only after it answered and said it is what the operator claims, and it is
+// removed only while no database lives on it. The admin URL is stored (the driver connects with it)
+// and never leaves this module: every answer is a `DatabaseServerView`.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { nowIso } from '../db/time.js';

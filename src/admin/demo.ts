@@ -1,7 +1,8 @@
-// The demo dataset (issue 2 item 6, API-NOTES §8): one reseller with a legacy password, two end
-// customers of it, one independent customer; each with a plan, a package, a domain that is both
-// registered and present, and an API token. Loaded by `hostplane demo` and by `serve` on a new
-// embedded database. Tokens and the password are random and exist in clear only in the result.
+// The demo dataset (docs/operator-guide.md "The operator CLI"): one reseller with a legacy
+// password, two end customers of it, one independent customer; each with a plan, a package, a
+// domain that is both registered and present, and an API token. Loaded by `hostplane demo` and by
+// `serve` on a new embedded database. Tokens and the password are random and exist in clear only in
+// the result.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Admin } from './index.js';
@@ -9,7 +10,10 @@ import { DatabaseServersService, type DatabaseServerView } from './database-serv
 
 export type DemoRole = 'reseller' | 'end-customer' | 'customer';
 
-/** One customer of the dataset; key order is the wire order of API-NOTES §8 (scripts rely on it). */
+/**
+ * One customer of the dataset; key order is the order of `hostplane demo --json`
+ * (docs/operator-guide.md "The operator CLI"; scripts rely on it).
+ */
 export interface DemoCustomer {
   id: string;
   role: DemoRole;

@@ -1,4 +1,4 @@
-// The registry of DNS secondaries (issue 12 item 4; docs/decisions/0013-dns-secondaries.md):
+// The registry of DNS secondaries (docs/decisions/0013-dns-secondaries.md):
 // operator data, written by `hostplane admin dns-secondary …`. A secondary transfers every zone
 // from hostplane's DNS server with its TSIG key, from the host of its address only, and gets a
 // NOTIFY at every change; DNS jobs are done once it serves the change's serial. The secret never

@@ -41,7 +41,7 @@ export class DomainsAdminService {
     const ace = aceOf(d.name);
     if (!ace) throw invalid(notADomainName(d.name));
     if (!d.registered && d.packageId == null) throw invalid('A domain is registered, assigned to a package (presence), or both.');
-    // A presence domain is served by our DNS servers from the start (spec §4.3.6, issue 3 item 4).
+    // A presence domain is served by our DNS servers from the start (API guide "DNS records").
     let base: PreparedBaseRecords | null = null;
     if (d.packageId != null) {
       const pkg = await this.repo.package(d.packageId);
@@ -79,8 +79,9 @@ export class DomainsAdminService {
   }
 
   /**
-   * A subdomain made in the customer menu (API-NOTES §10): as the domain's owner would through the
-   * API, except that a redirect may come without a target (uninitialized). Answers the row and its job.
+   * A subdomain made in the customer menu (API guide "Subdomains"): as the domain's owner would through
+   * the API, except that a redirect may come without a target (uninitialized). Answers the row and its
+   * job.
    */
   async createSubdomain(v: { domain: string; subdomain: string; type: string; target?: string; dynamic?: boolean; path?: string; php?: string; description?: string }) {
     const ace = aceOf(v.domain);

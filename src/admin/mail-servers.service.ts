@@ -1,9 +1,9 @@
-// The registry of mail servers (issue 10 item 4; API-NOTES §11 "a package's addresses live on its
-// mail server"): operator data, written by `hostplane admin mail-server …`. The first server
-// becomes the default; packages that name no mail server are placed on the default at their first
-// address. A server is registered only after its doveadm HTTP API answered with the key given and
-// offers the commands the mail driver uses. The key is stored (the driver sends it) and never
-// leaves this module: every answer is a `MailServerView`.
+// The registry of mail servers (API guide "E-mail addresses";
+// docs/decisions/0009-mail-directory.md): operator data, written by `hostplane admin mail-server
+// …`. The first server becomes the default; packages that name no mail server are placed on the
+// default at their first address. A server is registered only after its doveadm HTTP API answered
+// with the key given and offers the commands the mail driver uses. The key is stored (the driver
+// sends it) and never leaves this module: every answer is a `MailServerView`.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { nowIso } from '../db/time.js';

@@ -75,7 +75,8 @@ export class PackagesAdminService {
 
   /**
    * A package; `webServer` places its sites and `mailServer` its e-mail addresses (else the default
-   * server at its first subdomain or address, API-NOTES §10 "Placement").
+   * server at its first subdomain or address, docs/decisions/0008-web-servers.md "Web servers are
+   * operator data").
    */
   async createPackage(p: { customerId: number; planId: number; name: string; linuxUser?: string; webServer?: string; mailServer?: string }) {
     found(await this.repo.customer(p.customerId), `customer ${p.customerId}`);
@@ -103,9 +104,9 @@ export class PackagesAdminService {
   /**
    * Moves a package to another plan (`hostplane admin package set-plan`) and resets the base
    * records of each of its presence domains to the new plan's template, except where the domain's
-   * dns_update_lock is on (spec §4.3.6). Custom and managed records stay; template records that
-   * clash with them are left out. The package's mailboxes get the new plan's quota (live at the
-   * next login or delivery). One transaction; one DNS change per reset domain.
+   * dns_update_lock is on (API guide "DNS records"). Custom and managed records stay; template
+   * records that clash with them are left out. The package's mailboxes get the new plan's quota
+   * (live at the next login or delivery). One transaction; one DNS change per reset domain.
    */
   async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
     await this.package(packageId);

@@ -1,6 +1,6 @@
-// The registry of web servers (issue 9 item 2; docs/decisions/0008-web-servers.md): operator data,
+// The registry of web servers (docs/decisions/0008-web-servers.md): operator data,
 // written by `hostplane admin web-server …`. The first server becomes the default; packages that
-// name no web server are placed on the default at their first subdomain (API-NOTES §10).
+// name no web server are placed on the default at their first subdomain (API guide "Subdomains").
 // Nothing is asked of the server here: its Caddy admin API listens on the web host's loopback,
 // which the operator's machine need not reach; the web host's worker reports what it cannot do.
 import net from 'node:net';

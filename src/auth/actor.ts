@@ -1,4 +1,4 @@
-// Who is calling (spec §5, API-NOTES §4): resolves the Authorization header to an Actor.
+// Who is calling (API guide "Authentication"): resolves the Authorization header to an Actor.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { AppError } from '../errors.js';
@@ -59,7 +59,8 @@ function parseAuthorization(header: string | undefined): Credentials | null {
 export function actorResolver(db: Kysely<Database>) {
   const repo = new AuthRepository(db);
   // Compared against when there is no such reseller, so the answer takes as long either way and
-  // the timing tells nobody which customer numbers have a legacy password (spec §5.6).
+  // the timing tells nobody which customer numbers have a legacy password (API guide
+  // "Authentication").
   const dummyHash = hashLegacyPassword(crypto.randomBytes(18).toString('base64'));
 
   return async function resolveActor(header: string | undefined, mode: AuthMode): Promise<Actor> {
@@ -72,7 +73,7 @@ export function actorResolver(db: Kysely<Database>) {
     }
     if (mode !== 'token-or-legacy') throw unauthorized('Invalid credentials.');
     const legacy = creds.legacy!;
-    // The user name is the customer number without leading zeros (§5.6).
+    // The user name is the customer number without leading zeros (API guide "Authentication").
     const customerId = parseNumericId(legacy.customerNumber);
     const stored = customerId === null ? null : await repo.resellerLegacyHash(customerId);
     const ok = await verifyLegacyPassword(legacy.password, stored ?? (await dummyHash));

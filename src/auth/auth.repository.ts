@@ -32,7 +32,10 @@ export interface OwnerColumns {
   owner_contact_id: number;
 }
 
-/** Tokens that authenticate: not revoked, of a contact (and customer) that still exists (spec §5.5). */
+/**
+ * Tokens that authenticate: not revoked, of a contact (and customer) that still exists (API guide
+ * "Authentication").
+ */
 function activeTokens(db: Kysely<Database>) {
   return db
     .selectFrom('api_tokens')

@@ -1,4 +1,5 @@
-// A reseller's legacy API password (spec §5.6): stored as scrypt, verified in constant time.
+// A reseller's legacy API password (API guide "Authentication"): stored as scrypt, verified in
+// constant time.
 import crypto from 'node:crypto';
 import { promisify } from 'node:util';
 

@@ -1,5 +1,5 @@
-// Authenticates every API route before its body is read (spec §5); routes opt into the legacy
-// reseller password with `config: { auth: 'token-or-legacy' }`.
+// Authenticates every API route before its body is read (API guide "Authentication"); routes opt
+// into the legacy reseller password with `config: { auth: 'token-or-legacy' }`.
 //
 // Hot reads check the token in their own statement (`config: { tokenRead }`, docs/decisions/
 // 0012-request-path.md): the hook runs one statement that finds the token's owner and what the

@@ -1,4 +1,5 @@
-// API tokens (spec §5, API-NOTES §4): random, prefixed `hp_` for secret scanners, stored as SHA-256.
+// API tokens (API guide "Authentication"): random, prefixed `hp_` for secret scanners, stored as
+// SHA-256.
 import crypto from 'node:crypto';
 import { randomAlnum } from '../security/password-generator.js';
 

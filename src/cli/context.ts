@@ -1,9 +1,9 @@
 // What every CLI command shares: settings, the store, the operator service, output and the one
-// place that turns failures into a message and an exit code (issue 2 items 1 and 6).
+// place that turns failures into a message and an exit code.
 //
 // Exit codes: 0 done; 1 the command failed (user error such as an unknown id, or the database
 // cannot be reached); 2 the settings are invalid (every problem is listed). With `--json`, the
-// failure is one JSON line on stderr, {"error":{"code":…,"message":…}} (issue 7 item 13).
+// failure is one JSON line on stderr, {"error":{"code":…,"message":…}}.
 import { InvalidArgumentError } from 'commander';
 import { ConfigError, isDefaultDatabase, loadConfig, type Config } from '../config.js';
 import { AppError, AppErrors } from '../errors.js';
@@ -33,7 +33,10 @@ export interface CliIo {
   stdin: AsyncIterable<string | Uint8Array>;
   stdout: Writer;
   stderr: Writer;
-  /** The settings (API-NOTES §8) are read from here, never from `process.env` directly. */
+  /**
+   * The settings (docs/operator-guide.md "Settings") are read from here, never from `process.env`
+   * directly.
+   */
   env: Record<string, string | undefined>;
 }
 

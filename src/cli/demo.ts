@@ -1,6 +1,6 @@
-// `hostplane demo [--json]` (API-NOTES §8): migrates a NEW database named by DATABASE_URL, loads
-// the demo dataset and prints it. A database that already has customers is refused, so the
-// command can never mix demo tokens into a real deployment.
+// `hostplane demo [--json]` (docs/operator-guide.md "The operator CLI"): migrates a NEW database
+// named by DATABASE_URL, loads the demo dataset and prints it. A database that already has
+// customers is refused, so the command can never mix demo tokens into a real deployment.
 import { Command } from 'commander';
 import { migrate } from '../db/migrate.js';
 import { loadDemoData, type DemoDataset, type DemoLoad } from '../admin/demo.js';

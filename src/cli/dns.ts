@@ -1,8 +1,8 @@
-// `hostplane dns`: the authoritative DNS server alone, without the API (issue 3 item 3;
-// docs/operator-guide.md "The DNS server"). Run one per address that answers for the zones; every
-// one follows the same store, and jobs wait until all live ones answer a change
-// (docs/decisions/0003-dns-propagation.md). A clean stop removes its dns_servers row so jobs stop
-// waiting for it.
+// `hostplane dns`: the authoritative DNS server alone, without the API
+// (docs/decisions/0003-dns-propagation.md; docs/operator-guide.md "The DNS server"). Run one per
+// address that answers for the zones; every one follows the same store, and jobs wait until all
+// live ones answer a change (docs/decisions/0003-dns-propagation.md). A clean stop removes its
+// dns_servers row so jobs stop waiting for it.
 import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure } from './listen.js';
 import { CliError } from './context.js';

@@ -1,5 +1,5 @@
-// Why `serve` or `dns` could not open a port, said with the setting that changes it (issue 7
-// item 8): a newcomer whose port 5300 is taken learns about DNS_LISTEN, not only EADDRINUSE.
+// Why `serve` or `dns` could not open a port, said with the setting that changes it: a newcomer
+// whose port 5300 is taken learns about DNS_LISTEN, not only EADDRINUSE.
 import net from 'node:net';
 import { parseListen } from '../dns/server.js';
 import { hostPort } from '../host-port.js';

@@ -1,4 +1,4 @@
-// `hostplane serve`: the API server (issue 2 item 1). Migrates at start; on a new database loads
+// `hostplane serve`: the API server. Migrates at start; on a new database loads
 // the demo dataset when DEMO_DATA says so (default `auto`: only for the embedded SQLite default,
 // so `npm install && npm start` is a working playground and a real deployment never gets demo
 // tokens); listens on HOST:PORT; runs the job worker (src/queue/worker.ts) and the DNS server
@@ -71,7 +71,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     await app.listen({ host: config.host, port: config.port }).catch((err) => {
       throw httpListenFailure(err, config.host, config.port);
     });
-    // The job worker runs next to the API (issue 3 item 2); `hostplane worker` runs more of them.
+    // The job worker runs next to the API; `hostplane worker` runs more of them.
     drivers = buildDrivers({ config, store });
     worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
     await worker.start();

@@ -1,4 +1,4 @@
-// `hostplane worker`: the job worker alone, without the API (issue 3 item 2; docs/operator-guide.md
+// `hostplane worker`: the job worker alone, without the API (docs/operator-guide.md
 // "The worker"). Run as many as the load needs, on any machine that reaches the database; they
 // share the jobs through leases. Handlers still running after the grace period, and the jobs of a
 // worker that died, are taken over by another worker (docs/decisions/0005-dead-workers.md).

@@ -79,7 +79,7 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
 /**
  * Runs a read of `db` with each row as an array of its columns in select order, beside Kysely
  * where it can (as precompiled reads do) and never kept: for reads of many rows, where an object
- * per row costs more than the query (a DNS server loading its zones, issue 12 item 2):
+ * per row costs more than the query (a DNS server loading its zones):
  * `const rows = await readArrays(db, db.selectFrom('dns_records').select(['name', 'data']))`.
  */
 export function readArrays(db: Kysely<any>, query: Compilable<unknown>): Promise<unknown[][]> {

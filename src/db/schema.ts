@@ -23,7 +23,10 @@ export interface ContactsTable {
   phone: string | null;
   is_main: Bool;
   created_at: string;
-  /** The customer-portal password (scrypt; migration 008), or null: spec §4.3.2's rule compares mailbox passwords with it. */
+  /**
+   * The customer-portal password (scrypt; migration 008), or null: the customer-portal rule (API
+   * guide "Password rules") compares mailbox passwords with it.
+   */
   portal_password_hash: string | null;
 }
 

@@ -1,4 +1,4 @@
-// Tenancy in one place (DESIGN "Tenancy is enforced in one place"): the customers an actor may see
+// Tenancy in one place (API guide "Authentication"): the customers an actor may see
 // are itself and, for a reseller, its end customers. Every repository query of customer-owned
 // rows filters with `visibleTo`, or with `visibleToOwner` where the caller is a row of the query.
 import type { ExpressionBuilder, Expression, SqlBool, Compilable, Kysely } from 'kysely';

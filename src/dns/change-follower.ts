@@ -265,10 +265,11 @@ export class ChangeFollower {
 
   /**
    * Applies one domain's changes of a batch; returns the zone when its serial moved (secondaries
-   * are told). Changes that name their owners reload just those (issue 12 item 1), provided the
-   * snapshot read is exactly the state after the last of them (its serial): a later change already
-   * committed would otherwise be half seen (serial and history ahead of the records). Anything else
-   * reloads the whole zone, which reads the current state: zones never go back in time.
+   * are told). Changes that name their owners reload just those
+   * (docs/decisions/0014-dns-zones-in-wire-form.md), provided the snapshot read is exactly the
+   * state after the last of them (its serial): a later change already committed would otherwise be
+   * half seen (serial and history ahead of the records). Anything else reloads the whole zone,
+   * which reads the current state: zones never go back in time.
    */
   private async apply(domain: string, changes: ZoneChange[]): Promise<Zone | null> {
     if (!this.serves(domain)) return null;

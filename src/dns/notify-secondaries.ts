@@ -1,4 +1,4 @@
-// NOTIFY (RFC 1996) to the secondaries (issue 12 item 4; docs/decisions/0013-dns-secondaries.md):
+// NOTIFY (RFC 1996) to the secondaries (docs/decisions/0013-dns-secondaries.md):
 // after a DNS server applies a change, it tells every registered secondary that the zone has a new
 // serial, signed with the secondary's TSIG key; the secondary then asks for the SOA and transfers.
 //

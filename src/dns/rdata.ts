@@ -1,4 +1,4 @@
-// From a stored DNS record (spec §2.6; API-NOTES §6 dns-record; migration 002) to the resource
+// From a stored DNS record (API guide "DNS records"; migration 002) to the resource
 // record the DNS server puts on the wire (a dns-packet answer). Pure: no store, no sockets.
 //
 // The store holds owner names relative to the zone ('' apex, '*' / '*.x' wildcards) and `data` in
@@ -276,7 +276,7 @@ export function toWireRecord(rec: StoredRecord, zone: string): WireRecord {
 
 // What most rows are, in the form the API stores them: a lower-case relative owner without
 // wildcard, an A record written as a plain dotted quad, a TXT of at most 255 bytes. Such rows are
-// encoded without toAnswer's objects (issue 12 item 2: a million of them at start); anything else,
+// encoded without toAnswer's objects (a million of them at start); anything else,
 // valid or not, takes wireRecordOf, which alone decides what is refused.
 const PLAIN_RELATIVE = /^[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*$/;
 

@@ -1,4 +1,4 @@
-// The authoritative DNS server (issue 3 item 3; docs/decisions/0003-dns-propagation.md): UDP and
+// The authoritative DNS server (docs/decisions/0003-dns-propagation.md): UDP and
 // TCP on DNS_LISTEN, answering from in-memory zones that follow the store's change log. Three
 // parts share the zones: change-follower.ts loads them and keeps them current (and this server's
 // dns_servers row), sockets.ts listens and answers, transfers.ts serves the secondaries (TSIG,

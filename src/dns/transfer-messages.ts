@@ -1,4 +1,4 @@
-// Zone transfers to secondaries (issue 12 item 4; docs/decisions/0013-dns-secondaries.md): AXFR
+// Zone transfers to secondaries (docs/decisions/0013-dns-secondaries.md): AXFR
 // (RFC 5936) and IXFR (RFC 1995) responses built from the in-memory zones, as a list of unsigned
 // messages (the server signs each with TSIG and writes them on the TCP connection).
 //

@@ -1,5 +1,5 @@
 // TSIG (RFC 8945) over the wire, for zone transfers, NOTIFY and the SOA queries of secondaries
-// (issue 12 item 4; docs/decisions/0013-dns-secondaries.md). dns-packet knows the TSIG type code
+// (docs/decisions/0013-dns-secondaries.md). dns-packet knows the TSIG type code
 // but not its MAC, so the digest is built here from the bytes exactly as RFC 8945 §4.3 lays it out.
 // Only hmac-sha256 is offered (RFC 8945 §6: mandatory to implement; what `tsig-keygen` writes).
 //

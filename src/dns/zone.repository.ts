@@ -1,4 +1,4 @@
-// All SQL of the DNS server (issue 3 item 3; docs/decisions/0003-dns-propagation.md): the served
+// All SQL of the DNS server (docs/decisions/0003-dns-propagation.md): the served
 // zones, the change log it tails, and its row in dns_servers (liveness + what it has applied).
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -35,7 +35,7 @@ function ownersOf(text: string | null): string[] | null {
 
 /**
  * A zone from its rows as `served` reads them (arrays, without the domain on each: a server's start
- * reads every record of the store, issue 12 item 2, and an object per row costs more than the query).
+ * reads every record of the store, and an object per row costs more than the query).
  */
 function zoneRows(domain: string, rows: unknown[][]): ZoneRows | undefined {
   if (!rows.length) return undefined;

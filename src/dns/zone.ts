@@ -1,6 +1,6 @@
-// The in-memory zones one DNS process serves (issue 3 item 3; issue 12 items 1–3;
-// docs/decisions/0003-dns-propagation.md, 0014-dns-zones-in-wire-form.md): the zone store that
-// lookup.ts answers from. Pure: zones are built from rows and changed owner by owner.
+// The in-memory zones one DNS process serves (docs/decisions/0003-dns-propagation.md,
+// 0014-dns-zones-in-wire-form.md): the zone store that lookup.ts answers from. Pure: zones are
+// built from rows and changed owner by owner.
 //
 // Compact form (rrsets.ts): a zone holds each RRset as one latin1 string of its records in wire
 // form, each record's owner written as the pointer C0 0C (the question's name at offset 12 of every
@@ -203,9 +203,10 @@ export class Zone {
 
   /**
    * Puts records that come owner by owner, as the store reads them (by name, type and id), each
-   * owner as soon as the next begins: nothing is held for the whole zone (issue 12 item 2; held by
-   * the thousand, records would outlive V8's young generation and be allocated where only a full
-   * collection frees them). False, with the zone half built, when an owner comes back after another.
+   * owner as soon as the next begins: nothing is held for the whole zone
+   * (docs/decisions/0014-dns-zones-in-wire-form.md; held by the thousand, records would outlive V8's
+   * young generation and be allocated where only a full collection frees them). False, with the zone
+   * half built, when an owner comes back after another.
    */
   private stream(records: Iterable<StoredRecord>, onSkip: OnSkip): boolean {
     let owner: string | undefined;

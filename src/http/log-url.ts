@@ -1,6 +1,6 @@
 // URLs as log lines show them: a query parameter that could carry a credential has its value
 // replaced (so has a user:password@ before a host), everything else stays byte for byte as the
-// client sent it (issue 7 item 5).
+// client sent it.
 
 const REDACTED = '[Redacted]';
 

@@ -1,5 +1,5 @@
 // The Node HTTP server under Fastify, set up so that every request that reaches it gets the
-// application's answer, a JSON:API document, instead of Node's own reaction (issue 7 item 2).
+// application's answer, a JSON:API document, instead of Node's own reaction.
 import http from 'node:http';
 import type { Socket } from 'node:net';
 

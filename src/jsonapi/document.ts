@@ -1,5 +1,6 @@
-// JSON:API documents in the byte layout existing clients parse (API-NOTES §1.1–1.3, §1.11, §2).
-// Key order is insertion order: single documents put `data` first, lists put `links` first.
+// JSON:API documents in the byte layout existing clients parse (API guide "Compatibility with
+// existing clients", "Documents"). Key order is insertion order: single documents put `data` first,
+// lists put `links` first.
 
 export type LinkValue = string | null;
 
@@ -33,7 +34,10 @@ export class LinkBuilder {
   to(path: string, id?: string): string {
     return id === undefined ? this.base + path : this.base + path + encodeURIComponent(id);
   }
-  /** The URL of the current request exactly as the client sent it (raw brackets kept, §1.11). */
+  /**
+   * The URL of the current request exactly as the client sent it (raw brackets kept, API guide
+   * "Compatibility with existing clients").
+   */
   request(rawUrl: string): string {
     return this.base + originForm(rawUrl);
   }

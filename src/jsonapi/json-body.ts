@@ -1,6 +1,6 @@
 // Request bodies: JSON text → value, refusing what no route can take before anything walks it.
 // One loop over the text, no recursion, so a body nested 10,000 levels deep costs one pass and
-// answers 400 instead of overflowing a stack (issue 7 item 1).
+// answers 400 instead of overflowing a stack.
 import { AppError } from '../errors.js';
 
 /** Arrays and objects inside one another; a JSON:API body needs fewer than ten levels. */

@@ -1,4 +1,5 @@
-// Content negotiation: the Accept version (spec §9, API-NOTES §2) and the response content type (§5.7).
+// Content negotiation (API guide "Versioning and content types"): the Accept version and the
+// response content type.
 
 export interface Negotiated {
   /** true when the response is `application/vnd.api+json`, false for `application/json`. */
@@ -33,9 +34,9 @@ const isJsonApiType = (type: string) => type === JSON_API || VENDOR_TYPE.test(ty
 
 /**
  * Whether the response is `application/vnd.api+json`: the request's Content-Type or Accept named a
- * JSON:API or vendor type (API-NOTES §2, spec §5.7), whatever version or vendor, so that error
- * documents, a 406 included, follow the same rule as successes. Ranges with q=0 name nothing.
- * `namesJsonApi('application/vnd.hostplane.v2+json', undefined)` → true.
+ * JSON:API or vendor type (API guide "Versioning and content types"), whatever version or vendor,
+ * so that error documents, a 406 included, follow the same rule as successes. Ranges with q=0 name
+ * nothing. `namesJsonApi('application/vnd.hostplane.v2+json', undefined)` → true.
  */
 export function namesJsonApi(accept: string | undefined, contentType: string | undefined): boolean {
   if (isJsonApiType(mediaType(contentType))) return true;

@@ -1,5 +1,6 @@
-// The HTTP side of JSON:API for every route: request content types (spec §4, §5.7), Accept
-// negotiation (§9), error documents (API-NOTES §1.12, §3), 404 and 405. No resource knowledge.
+// The HTTP side of JSON:API for every route: request content types (API guide "Versioning and
+// content types"), Accept negotiation, error documents (API guide "Compatibility with existing
+// clients", "Errors"), 404 and 405. No resource knowledge.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, AppErrors, ERRORS, type ErrorCode } from '../errors.js';
 import { namesJsonApi, negotiate } from './negotiate.js';
@@ -32,8 +33,9 @@ declare module 'fastify' {
 export const JSON_TYPES = ['application/json', 'application/vnd.api+json'];
 
 /**
- * The response content type (API-NOTES §2). Computed from the request headers, not from a hook's
- * result, so errors raised before negotiation ran (429 from the limiter, 406 itself) get it too.
+ * The response content type (API guide "Versioning and content types"). Computed from the request
+ * headers, not from a hook's result, so errors raised before negotiation ran (429 from the limiter,
+ * 406 itself) get it too.
  */
 const responseType = (request: FastifyRequest) =>
   (request[NEGOTIATED] ? request.jsonApi : namesJsonApi(request.headers.accept, request.headers['content-type']))
@@ -57,7 +59,10 @@ const toObject = (e: AppError): ErrorObject => ({
   ...(e.source ? { source: e.source } : {}),
 });
 
-/** Sends an error document (API-NOTES §1.12) for one or several errors of one status. */
+/**
+ * Sends an error document (API guide "Compatibility with existing clients") for one or several
+ * errors of one status.
+ */
 export function sendErrors(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, errors: AppError[]) {
   const first = errors[0];
   if (first.headers) reply.headers(first.headers);
@@ -166,7 +171,8 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
     return undefined;
   };
 
-  // JSON bodies only; an empty body is allowed (acme.sh sends a JSON Content-Type on DELETE, §1.7).
+  // JSON bodies only; an empty body is allowed (acme.sh sends a JSON Content-Type on DELETE, API
+  // guide "Compatibility with existing clients").
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPES, { parseAs: 'string' }, (_req, body, done) => {
     try {

@@ -1,4 +1,4 @@
-// Filters and paging of list endpoints (spec §4.1, API-NOTES §2).
+// Filters and paging of list endpoints (API guide "Filters and paging").
 import { AppError } from '../errors.js';
 
 export const MAX_PAGE_SIZE = 1000;

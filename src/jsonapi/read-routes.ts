@@ -1,5 +1,6 @@
-// The read side every resource has (spec §4.1, §4.2; API-NOTES §2): `GET /<segment>` with filters
-// and paging, and `GET /<segment>/:<key>` for one object, answered in the same document layout.
+// The read side every resource has (API guide "Filters and paging", "Endpoints"): `GET /<segment>`
+// with filters and paging, and `GET /<segment>/:<key>` for one object, answered in the same
+// document layout.
 import type { FastifyRequest } from 'fastify';
 import type { TObject } from 'typebox';
 import type { ErrorCode } from '../errors.js';

@@ -3,7 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { list, originForm, single, type LinkBuilder, type ResourceObject } from './document.js';
 import { pageQuery, type ListQuery } from './query.js';
 
-/** A list document for `rows` of one page (API-NOTES §2), links from the raw request URL. */
+/**
+ * A list document for `rows` of one page (API guide "Filters and paging"), links from the raw
+ * request URL.
+ */
 export function listDocument<R>(
   request: FastifyRequest,
   links: LinkBuilder,

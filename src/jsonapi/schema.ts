@@ -14,8 +14,9 @@ export const Nullable = <T extends TSchema>(t: T, description?: string) => Type.
 const withExample = (example: unknown) => (example === undefined ? {} : { examples: [example] });
 
 /**
- * The PATCH envelope: `{"data":{"type":…,"id":…,"attributes":{…}}}` (spec §2.0). `example` is the
- * body the docs show; it must be accepted by the API, for the object of the path parameter's example.
+ * The PATCH envelope: `{"data":{"type":…,"id":…,"attributes":{…}}}` (API guide "Documents").
+ * `example` is the body the docs show; it must be accepted by the API, for the object of the path
+ * parameter's example.
  */
 export const UpdateBody = <A extends TSchema>(type: string, attributes: A, example?: { id: string; attributes: Static<A> }) =>
   Type.Object(
@@ -32,7 +33,10 @@ export const UpdateBody = <A extends TSchema>(type: string, attributes: A, examp
     { additionalProperties: false, ...withExample(example && { data: { type, id: example.id, attributes: example.attributes } }) },
   );
 
-/** The create envelope: `{"data":{"type":…,"attributes":{…}}}` (spec §2.0); `example` as for UpdateBody. */
+/**
+ * The create envelope: `{"data":{"type":…,"attributes":{…}}}` (API guide "Documents"); `example` as
+ * for UpdateBody.
+ */
 export const CreateBody = <A extends TSchema>(type: string, attributes: A, example?: Static<A>) =>
   Type.Object(
     {
@@ -55,8 +59,8 @@ export const IdParam = idParam();
 const QueryValue = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
 
 /**
- * Documents a list endpoint's query parameters in the OpenAPI document (API-NOTES §2); it accepts
- * any value and any other key, so parseListQuery stays the one place that judges them:
+ * Documents a list endpoint's query parameters in the OpenAPI document (API guide "Documents"); it
+ * accepts any value and any other key, so parseListQuery stays the one place that judges them:
  * `ListQueryString(['owner_id'])` → `filter[owner_id]`, `page[number]`, `page[size]`.
  */
 export const ListQueryString = (filters: readonly string[]) =>
@@ -69,8 +73,9 @@ export const ListQueryString = (filters: readonly string[]) =>
   );
 
 // ---- documents (OpenAPI components) ---------------------------------------------------------
-// Links are absolute URLs built from the public base URL, with brackets left raw (API-NOTES
-// §1.9, §1.11), so they carry no `format: uri` that a strict URI parser would then refuse.
+// Links are absolute URLs built from the public base URL, with brackets left raw (API guide
+// "Compatibility with existing clients"), so they carry no `format: uri` that a strict URI parser
+// would then refuse.
 
 const Link = (description: string) => Type.String({ description });
 const SelfLinks = Type.Object({ self: Link('URL of this object') });
@@ -173,7 +178,10 @@ export function addDocumentSchemas(app: FastifyInstance, ...schemas: TSchema[]) 
   }
 }
 
-/** A JSON:API error document (API-NOTES §1.12), as every failure answers. */
+/**
+ * A JSON:API error document (API guide "Compatibility with existing clients"), as every failure
+ * answers.
+ */
 export const ErrorDocument = Type.Object(
   {
     errors: Type.Array(

@@ -1,5 +1,5 @@
-// What every PATCH shares (spec §2.0, §7.3): the body must name the resource of the URL, and the
-// answer is the whole resource as the write left it.
+// What every PATCH shares (API guide "Documents"): the body must name the resource of the URL, and
+// the answer is the whole resource as the write left it.
 import type { FastifyRequest } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import { AppError, type ErrorCode } from '../errors.js';

@@ -1,7 +1,7 @@
-// Request-rate limits and error blocking (spec §7.1–7.2, §8; API-NOTES §3). A sliding log of
-// accepted requests per client: never more than `max` accepted in any window of `windowMs`.
-// Rejected requests do not count, so a client that keeps hammering is admitted again as soon as
-// its oldest accepted request leaves the window.
+// Request-rate limits and error blocking (API guide "Rate limits and blocking", "Errors"). A
+// sliding log of accepted requests per client: never more than `max` accepted in any window of
+// `windowMs`. Rejected requests do not count, so a client that keeps hammering is admitted again as
+// soon as its oldest accepted request leaves the window.
 
 export interface LimitSettings {
   rateLimit: { max: number; windowMs: number };

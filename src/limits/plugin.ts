@@ -25,7 +25,8 @@ export function registerLimits(app: FastifyInstance, opts: { limiter: Limiter; l
     if (refused) throw refused;
   });
 
-  // Error responses other than 429 count towards a temporary block (spec §7.2).
+  // Error responses other than 429 count towards a temporary block (API guide "Rate limits and
+  // blocking").
   // Callback style: only an error response waits for the limiter (src/jsonapi/plugin.ts says why).
   app.addHook('onResponse', (request, reply, done) => {
     if (request.limitedAs && reply.statusCode >= 400 && reply.statusCode !== 429) {

@@ -1,4 +1,4 @@
-// Operational endpoints (issue 2 item 7): OpenAPI 3.1 at /openapi.json generated from the route
+// Operational endpoints: OpenAPI 3.1 at /openapi.json generated from the route
 // schemas, Swagger UI at /docs, the API guide at /docs/api-guide.md, /healthz, /readyz, Prometheus
 // /metrics. They are open (no token, no Accept rules: `config.infra`) and exempt from the rate
 // limit (src/limits/plugin.ts). What the document promises is derived from the registered routes
@@ -16,7 +16,10 @@ import { ErrorDocument, addDocumentSchemas } from '../jsonapi/schema.js';
 /** How long /readyz waits for `select 1` before it reports the database unavailable. */
 export const READY_TIMEOUT_MS = 2000;
 
-/** Request and response bodies are JSON:API documents; plain JSON is accepted too (spec §5.7). */
+/**
+ * Request and response bodies are JSON:API documents; plain JSON is accepted too (API guide
+ * "Versioning and content types").
+ */
 const BODY_TYPES = ['application/vnd.api+json', 'application/json'];
 
 /** The licence of package.json, in the form OpenAPI 3.1 takes (an SPDX identifier). */

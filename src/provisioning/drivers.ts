@@ -1,7 +1,7 @@
 // Every backend driver, built in one place from the settings (and, as the provisioning issues add
 // them, the registered servers), handed to job runs through their context and closed at shutdown
-// (DESIGN "Drivers behind interfaces"; docs/decisions/0004-provisioning-seams.md). Tests build
-// them the same way, pointed at daemons the test started.
+// (docs/decisions/0004-provisioning-seams.md). Tests build them the same way, pointed at daemons
+// the test started.
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import { changeLogDnsDriver, type DnsDriver } from './dns/driver.js';

@@ -1,5 +1,6 @@
-// The one way to enqueue (DESIGN "Jobs are rows"; spec §3.1): the intent and its job are written in
-// one transaction, and the workers are woken only after it commits.
+// The one way to enqueue (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): the
+// intent and its job are written in one transaction, and the workers are woken only after it
+// commits.
 import type { Kysely } from 'kysely';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';

@@ -1,21 +1,25 @@
-// The job vocabulary (spec §3.1; API-NOTES §5; DESIGN "Jobs are rows"): what a queue_jobs row is,
-// what a producer enqueues, and how long a done job is kept. Everything that enqueues, runs or
-// shows jobs speaks these types; the HTTP view (resources/queue-jobs) only reads them.
+// The job vocabulary (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): what a
+// queue_jobs row is, what a producer enqueues, and how long a done job is kept. Everything that
+// enqueues, runs or shows jobs speaks these types; the HTTP view (resources/queue-jobs) only reads
+// them.
 import type { Selectable } from 'kysely';
 import type { QueueJobsTable } from '../db/schema.js';
 
 /** A job's `job_type`: the JSON:API type of the object it changes (`dns-record`); the queue knows none by name. */
 export type JobType = string;
 /**
- * create, update and delete change the object a client asked for (spec §3.1); `refresh` (measure
- * usage) and `schedule` (apply dates that were reached) are scheduled jobs of the system (their
- * definition's `every`), enqueued without a customer, so no client ever sees them.
+ * create, update and delete change the object a client asked for (API guide "Queue jobs");
+ * `refresh` (measure usage) and `schedule` (apply dates that were reached) are scheduled jobs of
+ * the system (their definition's `every`), enqueued without a customer, so no client ever sees
+ * them.
  */
 export type JobAction = 'create' | 'update' | 'delete' | 'refresh' | 'schedule';
-/** `failed` is our extension for jobs that exhausted their retries (API-NOTES §5). */
+/** `failed` is our extension for jobs that exhausted their retries (API guide "Queue jobs"). */
 export type JobStatus = 'pending' | 'done' | 'failed';
 
-/** Finished jobs retention (spec §8): a done job is gone 24 h after `finished_at`. */
+/**
+ * Finished jobs retention (API guide "Queue jobs"): a done job is gone 24 h after `finished_at`.
+ */
 export const DONE_JOB_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export type QueueJobRow = Selectable<QueueJobsTable>;
@@ -42,7 +46,7 @@ export interface NewQueueJob {
   payload?: unknown;
   /** `web:<server>` for work only that web server's worker can do (docs/decisions/0008-web-servers.md); default null: any worker. */
   queue?: string | null;
-  /** Started from the customer menu / operator CLI: never listed (spec §3.1). */
+  /** Started from the customer menu / operator CLI: never listed (API guide "Queue jobs"). */
   fromMenu?: boolean;
   /**
    * The object was created in the same transaction, so no older job on it can be pending: a

@@ -1,7 +1,7 @@
-// All SQL of the queue (DESIGN "Jobs are rows"; spec §3.1): the insert every producer uses (through
-// withJobs, src/queue/enqueue.ts), the pending-job lookup, and the worker's claim with a lease,
-// heartbeat, the outcomes of a run, progress, purge. The scoped reads of GET /queue-jobs are the
-// HTTP view's (resources/queue-jobs).
+// All SQL of the queue (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): the
+// insert every producer uses (through withJobs, src/queue/enqueue.ts), the pending-job lookup, and
+// the worker's claim with a lease, heartbeat, the outcomes of a run, progress, purge. The scoped
+// reads of GET /queue-jobs are the HTTP view's (resources/queue-jobs).
 //
 // Fencing: a claim writes a lease token into `lease_owner` that is new for every claim. Every
 // later write of that run is conditional on `lease_owner = token and status = 'pending'`, so a
@@ -296,7 +296,10 @@ export class QueueRepository {
     return updated(r);
   }
 
-  /** Deletes done jobs finished before `cutoff` (spec §3.1: removed 24 h after completion); returns how many. */
+  /**
+   * Deletes done jobs finished before `cutoff` (API guide "Queue jobs": removed 24 h after
+   * completion); returns how many.
+   */
   async purgeDone(cutoff: string): Promise<number> {
     const r = await this.db
       .deleteFrom('queue_jobs')

@@ -1,6 +1,7 @@
-// The contract between job producers, job definitions and the worker (DESIGN "Jobs are rows";
-// spec §3.1). Producers write their intent and enqueue in the same transaction (withJobs); the
-// worker claims the job with a lease, checks its payload against the job's schema and runs it.
+// The contract between job producers, job definitions and the worker (API guide "Queue jobs";
+// docs/decisions/0004-provisioning-seams.md). Producers write their intent and enqueue in the same
+// transaction (withJobs); the worker claims the job with a lease, checks its payload against the
+// job's schema and runs it.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static, TSchema } from 'typebox';

@@ -1,8 +1,8 @@
-// The job worker (DESIGN "Jobs are rows"; spec §3.1; docs/operator-guide.md "The worker").
-// Delivery is at least once, effects exactly once: a job is claimed with a lease that heartbeats
-// extend while its handler runs; when its worker dies another worker runs the job again;
-// handlers are idempotent (and can fence their own writes with saveProgress(…, trx)), so running
-// twice changes nothing twice.
+// The job worker (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md;
+// docs/operator-guide.md "The worker"). Delivery is at least once, effects exactly once: a job is
+// claimed with a lease that heartbeats extend while its handler runs; when its worker dies another
+// worker runs the job again; handlers are idempotent (and can fence their own writes with
+// saveProgress(…, trx)), so running twice changes nothing twice.
 //
 // The Worker composes small rooms, each with its own state (the shared part: worker-context.ts):
 // - claims.ts: claiming due jobs under a lease; slots.ts: the jobs it runs and its free slots;

@@ -1,4 +1,4 @@
-// Registers every resource explicitly (DESIGN: app.ts registers each resource).
+// Registers every resource explicitly.
 import type { LinkBuilder } from '../jsonapi/document.js';
 import type { TypedApp } from '../jsonapi/typed-app.js';
 import type { ServiceDeps } from './service-deps.js';

@@ -1,4 +1,4 @@
-// Every job definition of the application (spec §3.1; DESIGN "Jobs are rows";
+// Every job definition of the application (API guide "Queue jobs";
 // docs/decisions/0004-provisioning-seams.md). `serve`, `hostplane worker` and the test helper all
 // take their registry from here, so a job enqueued by any process is understood by every worker.
 // Each resource registers its own definitions from its `<segment>.jobs.ts`; src/queue knows none.

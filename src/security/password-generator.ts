@@ -1,4 +1,4 @@
-// Generated passwords (issue 10 item 2; API-NOTES §7): 20 characters from node:crypto's RNG, drawn
+// Generated passwords (API guide "Password rules"): 20 characters from node:crypto's RNG, drawn
 // again until the password passes the same rules a chosen password must pass, for the same user.
 //
 // The alphabet: the letters A-Z and a-z, the digits 0-9 and `-`, `_`, `.` (65 characters, 6.02

@@ -1,6 +1,6 @@
-// The password rules for passwords a client chooses (issue 10 item 2; spec §8 "Password rules",
-// made precise in API-NOTES §7): every rule is checked and each one broken is its own problem, which
-// the API answers as one 422 `invalid_password` error object (API-NOTES §3, §11).
+// The password rules for passwords a client chooses (API guide "Password rules"): every rule is
+// checked and each one broken is its own problem, which the API answers as one 422
+// `invalid_password` error object (API guide "Errors", "E-mail addresses").
 //
 // The data comes from maintained sources, not hand-made lists: the leaked-password and word lists
 // of @zxcvbn-ts (language-common's passwords, language-en, language-de) and its keyboard adjacency
@@ -31,7 +31,10 @@ export type PasswordRule =
 
 /** One broken rule; `detail` tells the user what to change and never repeats the password. */
 export interface PasswordProblem {
-  /** `portal`: the customer-portal password of the contact with this address (spec §4.3.2), checked by the e-mail service. */
+  /**
+   * `portal`: the customer-portal password of the contact with this address (API guide "E-mail
+   * addresses", "Password rules"), checked by the e-mail service.
+   */
   rule: PasswordRule | 'portal';
   detail: string;
 }
@@ -56,7 +59,10 @@ export const SPECIAL_CHARACTERS = ` !"#$%&'()*+,-./:;<=>?@[\\]^_\`{|}~`;
 export const PASSWORD_WORDS = ['password', 'passwort', 'kennwort'] as const;
 
 const ALLOWED = /^[A-Za-z0-9 !"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]*$/;
-/** The substitutions undone before comparing (API-NOTES §7): `p4$$w0rd` reads as `password`. */
+/**
+ * The substitutions undone before comparing (API guide "Password rules"): `p4$$w0rd` reads as
+ * `password`.
+ */
 const SUBSTITUTIONS: Record<string, string> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', $: 's' };
 const IN_ANY_FORM = 'not even in other letter case, reversed, or with digits or symbols in place of letters';
 

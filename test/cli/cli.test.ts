@@ -1,6 +1,7 @@
-// The `hostplane` command (issue 2 items 1 and 6; API-NOTES §4, §8) against a new SQLite file and
-// (with TEST_DATABASE_URL) a new PostgreSQL schema named by `DATABASE_URL=…?schema=<name>`.
-// Effects are checked through the HTTP API of an app built on the same database.
+// The `hostplane` command (API guide "Authentication"; docs/operator-guide.md "Settings") against a
+// new SQLite file and (with TEST_DATABASE_URL) a new PostgreSQL schema named by
+// `DATABASE_URL=…?schema=<name>`. Effects are checked through the HTTP API of an app built on the
+// same database.
 //
 // How commands are run: `run()` calls `main(argv, { stdout, stderr, env })` from src/main.ts in
 // this process (test/helpers/cli.ts): the same commander program, arguments, settings parsing,
@@ -45,7 +46,8 @@ function run(args: string[], env: Record<string, string>): Promise<Run> {
 async function json(args: string[], env: Record<string, string>): Promise<any> {
   const r = await run([...args, '--json'], env);
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-  // One compact JSON value on one line, as the API writes it (API-NOTES §1.1).
+  // One compact JSON value on one line, as the API writes it (API guide "Compatibility with
+  // existing clients").
   const value = JSON.parse(r.stdout);
   expect(r.stdout).toBe(`${JSON.stringify(value)}\n`);
   return value;
@@ -56,7 +58,7 @@ async function json(args: string[], env: Record<string, string>): Promise<any> {
 // on each other stay in order (describe.sequential). `serve` starts a TypeScript process, which
 // may take seconds on a loaded machine, hence the generous timeout.
 describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (engine) => {
-  describe.sequential('demo (API-NOTES §8)', () => {
+  describe.sequential('demo (docs/operator-guide.md "The operator CLI")', () => {
     let db: TestDb;
     let first: Run;
     beforeAll(async () => {
@@ -118,7 +120,7 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
       const [text, json] = await Promise.all([run(['demo'], { DATABASE_URL: db.url }), run(['demo', '--json'], { DATABASE_URL: db.url })]);
       expect({ code: text.code, stdout: text.stdout }).toEqual({ code: 1, stdout: '' });
       expect(text.stderr).toMatch(new RegExp(`^hostplane: ${refusal}\n$`));
-      // With --json the refusal is JSON too (issue 7 item 13).
+      // With --json the refusal is JSON too.
       expect({ code: json.code, stdout: json.stdout }).toEqual({ code: 1, stdout: '' });
       expect(json.stderr).toBe(`${JSON.stringify(JSON.parse(json.stderr))}\n`);
       expect(JSON.parse(json.stderr)).toEqual({ error: { code: 'invalid_state', message: expect.stringMatching(new RegExp(`^${refusal}$`)) } });
@@ -127,7 +129,7 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
     });
   });
 
-  describe.sequential('admin (spec §5.4–§5.6)', () => {
+  describe.sequential('admin (API guide "Authentication")', () => {
     let db: TestDb;
     let env: Record<string, string>;
     let api: Awaited<ReturnType<typeof apiOn>>;
@@ -223,7 +225,7 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
       expect(await run(['admin', 'token', 'revoke', w.token.id], env)).toEqual({ code: 1, stdout: '', stderr: `hostplane: No active token ${w.token.id}.\n` });
     });
 
-    it('contact delete makes the contact\'s token 401 at once (spec §5.5); the main contact stays', async () => {
+    it('contact delete makes the contact\'s token 401 at once (API guide "Authentication"); the main contact stays', async () => {
       const contact = await json(['admin', 'contact', 'create', '--customer', w.end.id, '--name', 'Tina Tech', '--email', 'tina@end.example'], env);
       expect(contact).toEqual({ id: ID, customer_id: w.end.id, name: 'Tina Tech', email: 'tina@end.example', phone: null, is_main: false, created_at: ISO });
       const { token } = await json(['admin', 'token', 'create', '--contact', contact.id], env);

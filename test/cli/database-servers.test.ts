@@ -1,9 +1,8 @@
-// `hostplane admin database-server add|list|set-default|remove` (issue 8 item 1; spec §4.3.1 "the
-// current default server for the version"), run in-process against the real MariaDB at
-// TEST_MARIADB_URL on each engine. The suite registers the server as an admin account of its own
-// with a password, and checks after EVERY command that the password appears in neither stdout nor
-// stderr. MySQL cannot be installed here: tests that label the MariaDB as `mysql` (test-only
-// override) say "mysql label on MariaDB" in their names.
+// `hostplane admin database-server add|list|set-default|remove` (API guide "Databases"), run
+// in-process against the real MariaDB at TEST_MARIADB_URL on each engine. The suite registers the
+// server as an admin account of its own with a password, and checks after EVERY command that the
+// password appears in neither stdout nor stderr. MySQL cannot be installed here: tests that label
+// the MariaDB as `mysql` (test-only override) say "mysql label on MariaDB" in their names.
 import crypto from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -245,9 +244,9 @@ suite('hostplane admin database-server', () => {
 });
 
 // An anonymous ''@'localhost' takes precedence over a customer's user@'%' for clients on that
-// host (provisioning-research §1): `add` warns. The account is made on a private mariadbd, never
-// on the shared server, so no other suite's logins are affected. One engine: nothing is stored
-// differently per engine here.
+// host (docs/operator-guide.md "Database servers"): `add` warns. The account is made on a private
+// mariadbd, never on the shared server, so no other suite's logins are affected. One engine:
+// nothing is stored differently per engine here.
 requirable(privateMariadbMissing())('hostplane admin database-server add on a server with anonymous accounts', () => {
   let server: PrivateMariadb;
   let db: TestDb;

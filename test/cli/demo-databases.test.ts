@@ -1,4 +1,4 @@
-// The demo with a real MariaDB (issue 8 item 6): DEMO_MARIADB_URL makes the demo dataset register
+// The demo with a real MariaDB: DEMO_MARIADB_URL makes the demo dataset register
 // that server as `demo-db`, the default of the type and version it reports, and its plans offer
 // them. What `hostplane demo` prints is then run as printed against `hostplane serve`: its curl
 // creates a database, and the `mariadb` client logs in with the name and password of the answer.

@@ -1,4 +1,4 @@
-// `hostplane admin dns-secondary add|list|remove` (issue 12 item 4; docs/decisions/0013-dns-secondaries.md):
+// `hostplane admin dns-secondary add|list|remove` (docs/decisions/0013-dns-secondaries.md):
 // the BIND key file as tsig-keygen writes it, hmac-sha256 only, ip:port addresses, and no secret in
 // any output.
 import { execFileSync } from 'node:child_process';

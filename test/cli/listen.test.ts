@@ -1,4 +1,4 @@
-// A port that is taken (issue 7 item 8): `serve` and `dns` exit 1 with one line naming the setting
+// A port that is taken: `serve` and `dns` exit 1 with one line naming the setting
 // that moves them (PORT, DNS_LISTEN, or DNS_LISTEN=off), instead of a bare EADDRINUSE, and leave
 // nothing listening. The port is held by another program: a plain TCP server (and, for DNS, a UDP
 // socket on the same port, as another DNS server would hold it).

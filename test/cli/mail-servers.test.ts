@@ -1,9 +1,10 @@
-// `hostplane admin mail-server add|list|set-default` (issue 10 item 4), run in-process on each
-// engine against the doveadm HTTP API of the local stack's Dovecot (deploy/local/up.sh, started once
-// on a store of its own). What is stored and shown, the first server as the default, the default
-// moving, and every refusal as one line (one JSON object with --json) that stores nothing: a wrong,
-// empty or missing key file, an unreachable doveadm, something that is not doveadm, bad names and
-// host:port values. After EVERY command the doveadm key appears in neither stdout nor stderr.
+// `hostplane admin mail-server add|list|set-default` (docs/decisions/0009-mail-directory.md), run
+// in-process on each engine against the doveadm HTTP API of the local stack's Dovecot
+// (deploy/local/up.sh, started once on a store of its own). What is stored and shown, the first
+// server as the default, the default moving, and every refusal as one line (one JSON object with
+// --json) that stores nothing: a wrong, empty or missing key file, an unreachable doveadm, something
+// that is not doveadm, bad names and host:port values. After EVERY command the doveadm key appears
+// in neither stdout nor stderr.
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';

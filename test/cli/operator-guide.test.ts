@@ -1,4 +1,4 @@
-// The operator guide's "from nothing to a working token" (issue 7 item 12), run as written: its
+// The operator guide's "from nothing to a working token", run as written: its
 // shell block, copied out of docs/operator-guide.md, runs in bash against a NEW database of each
 // engine and a running `serve`, with `hostplane` on PATH as a wrapper script (as the guide's
 // install makes it). It must end with a request that succeeds and print a token that works.

@@ -1,6 +1,6 @@
-// What the operator CLI refuses and how it says so (issue 7 item 13): e-mail addresses that cannot
-// receive mail, PHP versions outside the spec's list (spec §2.7), unknown reseller ids; with
-// `--json`, failures as one JSON line on stderr; secrets from stdin (`--password-stdin`). Each
+// What the operator CLI refuses and how it says so: e-mail addresses that cannot
+// receive mail, PHP versions the API does not know (API guide "Subdomains"), unknown reseller ids;
+// with `--json`, failures as one JSON line on stderr; secrets from stdin (`--password-stdin`). Each
 // refusal changes nothing, which the list commands and the HTTP API show.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../helpers/app.js';
@@ -79,7 +79,7 @@ describe.each(ENGINES)('operator CLI input on %s', { timeout: 60_000 }, (engine)
   });
 
   describe('plans', () => {
-    it('plan create offers the PHP versions of the spec\'s list, in the order given', async () => {
+    it('plan create offers the PHP versions the API knows, in the order given', async () => {
       const plan = await json(['admin', 'plan', 'create', '--name', 'Legacy and new', '--php-versions', '8.5,5.6,7.4']);
       expect(plan.php_versions).toEqual(['8.5', '5.6', '7.4']);
     });

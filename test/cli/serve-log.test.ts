@@ -1,6 +1,6 @@
-// `hostplane serve` writes its log to stdout without blocking requests (issue 12 item 5,
-// docs/decisions/0012-request-path.md: pino's asynchronous destination); the log is still
-// complete when the server stops: one request line per request, then the shutdown lines.
+// `hostplane serve` writes its log to stdout without blocking requests
+// (docs/decisions/0012-request-path.md: pino's asynchronous destination); the log is still complete
+// when the server stops: one request line per request, then the shutdown lines.
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/app.js';
 import { exited, freePort, newDatabase, runCli, spawnCli } from '../helpers/cli.js';

@@ -1,5 +1,5 @@
 // `hostplane admin web-server add|list|set-default` and `admin package create --web-server`
-// (issue 9 item 2; docs/decisions/0008-web-servers.md), run in-process on each engine: what is
+// (docs/decisions/0008-web-servers.md), run in-process on each engine: what is
 // stored and shown, the first server as the default, the default moving, and every refusal as one
 // line (and one JSON object with --json) that changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

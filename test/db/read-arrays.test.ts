@@ -1,4 +1,4 @@
-// Bulk reads as arrays (src/db/precompiled.ts readArrays; issue 12 item 2: a DNS server reads every
+// Bulk reads as arrays (src/db/precompiled.ts readArrays: a DNS server reads every
 // record of the store at start): rows as arrays of the selected columns in order, on both engines,
 // and never a write that is not committed (SQLite runs the read on the connection a transaction
 // may hold open).

@@ -1,4 +1,4 @@
-// The local stack's DNS secondary (issue 12 item 4; docs/decisions/0013-dns-secondaries.md;
+// The local stack's DNS secondary (docs/decisions/0013-dns-secondaries.md;
 // deploy/local/up.sh, down.sh): with STACK_DNS_SECONDARY=knot, up.sh starts a private Knot on
 // port-base+16 as a secondary of a hostplane DNS server this test runs (HOSTPLANE_DNS), reading
 // its catalog zone, and registers it through the admin CLI as "local-knot" in the test's store

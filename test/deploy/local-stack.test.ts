@@ -1,4 +1,4 @@
-// The local stack (issue 9 item 6; docs/decisions/0008-web-servers.md): deploy/local/up.sh run as an
+// The local stack (docs/decisions/0008-web-servers.md): deploy/local/up.sh run as an
 // operator runs it — private Caddy under a temp dir on three consecutive loopback ports, the web
 // server registered through the admin CLI in a fresh store of each engine, stack.json, the
 // printout — then refusals (a running stack in the dir, a port in use, no DATABASE_URL, a store

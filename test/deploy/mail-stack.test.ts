@@ -1,7 +1,7 @@
-// The local stack's mail servers (issue 10 items 3 and 5; deploy/mail, deploy/local/up.sh): private
-// Dovecot and Postfix started by up.sh on a fresh store of each engine, reading hostplane's mail
-// directory (migration 008, seeded with test/helpers/mail-directory.ts) — on PostgreSQL through the
-// read-only role up.sh makes.
+// The local stack's mail servers (docs/decisions/0009-mail-directory.md; deploy/mail,
+// deploy/local/up.sh): private Dovecot and Postfix started by up.sh on a fresh store of each
+// engine, reading hostplane's mail directory (migration 008, seeded with
+// test/helpers/mail-directory.ts) — on PostgreSQL through the read-only role up.sh makes.
 // Seen as a mail client sees it, over IMAP and SMTP: logins with the mailbox password and an
 // application password; a deleted application password, a changed password and a deleted mailbox
 // refused at once (nothing pushed or reloaded); delivery to a mailbox, through a forward (to a
@@ -33,7 +33,10 @@ import { pollUntil } from '../helpers/wait.js';
 import { alive } from '../helpers/procs.js';
 
 const STEP_MS = 60_000;
-/** Whether up.sh starts rspamd here (issue 11; its own suite is rspamd-stack.test.ts). */
+/**
+ * Whether up.sh starts rspamd here (docs/decisions/0011-antispam-and-autoresponder.md; its own
+ * suite is rspamd-stack.test.ts).
+ */
 const RSPAMD = rspamdMissing() === null;
 const MB = 1024 * 1024;
 

@@ -1,15 +1,15 @@
-// The antispam modes on the local stack's real rspamd and Dovecot (issue 11; spec §2.9 antispam;
-// API-NOTES §11; docs/decisions/0011-antispam-and-autoresponder.md; deploy/mail/rspamd,
-// deploy/local/up.sh): Postfix asks rspamd as a milter, rspamd reads the per-recipient settings from
-// the app's settings map (GET /internal/rspamd-settings) and refuses spam for `reject` or marks it
-// (X-Spam: Yes) for mailboxes; each mailbox's Sieve script applies its own mode. Spam is a message
-// with the stack's test header (X-Hostplane-Test-Spam: yes, deploy/mail/rspamd/test-spam.conf) or
-// GTUBE; sent by SMTP, read back by IMAP from INBOX and Junk. `reject` refuses it in the SMTP
-// dialogue, `junk-folder` files it into Junk, `subject-rewrite` delivers it with "***SPAM*** "
-// before the subject, `none` unchanged; GTUBE is refused in every mode. Also: +tag and letter case,
-// forwards, one verdict per message with each mailbox's own mode after it, a PATCHed mode on the
-// next message (between the modes rspamd marks alike) or after rspamd's next poll (to and from
-// reject: how long is printed, not asserted), and mail while rspamd is down.
+// The antispam modes on the local stack's real rspamd and Dovecot (API guide "E-mail addresses";
+// docs/decisions/0011-antispam-and-autoresponder.md; deploy/mail/rspamd, deploy/local/up.sh):
+// Postfix asks rspamd as a milter, rspamd reads the per-recipient settings from the app's settings
+// map (GET /internal/rspamd-settings) and refuses spam for `reject` or marks it (X-Spam: Yes) for
+// mailboxes; each mailbox's Sieve script applies its own mode. Spam is a message with the stack's
+// test header (X-Hostplane-Test-Spam: yes, deploy/mail/rspamd/test-spam.conf) or GTUBE; sent by
+// SMTP, read back by IMAP from INBOX and Junk. `reject` refuses it in the SMTP dialogue,
+// `junk-folder` files it into Junk, `subject-rewrite` delivers it with "***SPAM*** " before the
+// subject, `none` unchanged; GTUBE is refused in every mode. Also: +tag and letter case, forwards,
+// one verdict per message with each mailbox's own mode after it, a PATCHed mode on the next message
+// (between the modes rspamd marks alike) or after rspamd's next poll (to and from reject: how long
+// is printed, not asserted), and mail while rspamd is down.
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -208,7 +208,7 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       expect(await where(boxes.rej, 'mix-fwd-none')).toEqual({ folder: 'INBOX', subject: 'mix-fwd-none', marked: false });
     });
 
-    it('§2.9 between junk-folder, subject-rewrite and none a PATCHed mode acts on the next message', async () => {
+    it('between junk-folder, subject-rewrite and none a PATCHed mode acts on the next message (API guide "E-mail addresses")', async () => {
       const next = async (mode: string, subject: string) => {
         expect((await patchEmail(s.t, token(), boxes.junk.id, { antispam: mode })).status).toBe(200);
         expect(verdict(await send([boxes.junk.address], message(subject, { spam: true })))).toMatchObject({ code: 250 });

@@ -1,6 +1,7 @@
-// What the authoritative DNS server answers (issue 3 item 3): SOA/NS from the settings, every record
-// type, CNAME chains, wildcards (RFC 4592), NXDOMAIN vs NODATA, delegations with glue, nested zones
-// and REFUSED outside our zones — over UDP and TCP, checked with dns-packet.
+// What the authoritative DNS server answers (docs/decisions/0003-dns-propagation.md): SOA/NS from
+// the settings, every record type, CNAME chains, wildcards (RFC 4592), NXDOMAIN vs NODATA,
+// delegations with glue, nested zones and REFUSED outside our zones — over UDP and TCP, checked
+// with dns-packet.
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/app.js';

@@ -1,6 +1,7 @@
-// The DNS server through the real `dig` (issue 3 item 3): the answers of every type, long TXT, NXDOMAIN
-// and NODATA, referrals, truncation with dig's own retry over TCP, and a new record seen by dig once
-// isApplied (docs/decisions/0003-dns-propagation.md). Skipped without dig, failed under CI_REQUIRE_ALL=1.
+// The DNS server through the real `dig` (docs/decisions/0003-dns-propagation.md): the answers of every
+// type, long TXT, NXDOMAIN and NODATA, referrals, truncation with dig's own retry over TCP, and a new
+// record seen by dig once isApplied (docs/decisions/0003-dns-propagation.md). Skipped without dig,
+// failed under CI_REQUIRE_ALL=1.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, type TestStore } from '../helpers/app.js';
 import { requirable } from '../helpers/required.js';

@@ -1,8 +1,9 @@
-// Fuzzing the DNS packet path (issue 3 item 3): garbage over UDP and TCP never stops a running server,
-// and without sockets every reply to arbitrary or mutated bytes is null or a decodable response;
-// presentation forms of record data parse as the wire expects (src/dns/rdata.ts). The
-// quick path from the zones' wire form gives what the general path gives (issue 12 item 3), and a
-// zone changed owner by owner equals the zone built whole (issue 12 item 1).
+// Fuzzing the DNS packet path (docs/decisions/0003-dns-propagation.md): garbage over UDP and TCP
+// never stops a running server, and without sockets every reply to arbitrary or mutated bytes is
+// null or a decodable response; presentation forms of record data parse as the wire expects
+// (src/dns/rdata.ts). The quick path from the zones' wire form gives what the general path gives
+// (docs/decisions/0014-dns-zones-in-wire-form.md), and a zone changed owner by owner equals the
+// zone built whole.
 import dgram from 'node:dgram';
 import dnsPacket from 'dns-packet';
 import fc from 'fast-check';
@@ -183,7 +184,8 @@ describe('DNS data and packet handling without sockets', () => {
 
   it('rows of any name, type, data and TTL are encoded as toAnswer and dns-packet encode them, or refused alike (fast-check)', () => {
     // toWireRecord writes the rows the API stores (plain names, A, short TXT) without toAnswer's
-    // objects (issue 12 item 2); the reference is toAnswer + dns-packet for every row.
+    // objects (docs/decisions/0014-dns-zones-in-wire-form.md); the reference is toAnswer +
+    // dns-packet for every row.
     const name = fc.oneof(
       fc.constantFrom('', '@', 'www', 'WWW', '*', '*.x', 'x.*', 'a.b', 'a..b', 'b.', '_dmarc', 'h-1', 'x'.repeat(63), 'x'.repeat(64), `${'y'.repeat(60)}.${'y'.repeat(60)}.${'y'.repeat(60)}.${'y'.repeat(50)}`),
       fc.stringMatching(/^[a-zA-Z0-9_*.@ -]{0,20}$/),
@@ -205,8 +207,9 @@ describe('DNS data and packet handling without sockets', () => {
   });
 
   it('a zone built owner by owner, as the store reads it, equals the zone built from its records grouped first (fast-check)', () => {
-    // Zone.build puts each owner as soon as the next begins (issue 12 item 2); rows whose names
-    // spell one owner twice ('@' and '', capitals) come back to it, and it falls back to grouping.
+    // Zone.build puts each owner as soon as the next begins
+    // (docs/decisions/0014-dns-zones-in-wire-form.md); rows whose names spell one owner twice ('@'
+    // and '', capitals) come back to it, and it falls back to grouping.
     const rec = fc.record({
       name: fc.constantFrom('', '@', 'www', 'WWW', 'a.b', 'b', 'sub', 'ns1.sub', '*', '*.w', 'x.y.z', 'bad..name'),
       record_type: fc.constantFrom('A', 'TXT', 'MX', 'NS', 'CNAME', 'AAAA', 'SOA'),

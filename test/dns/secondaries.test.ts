@@ -1,4 +1,4 @@
-// Secondaries of hostplane's DNS server (issue 12 item 4; docs/decisions/0013-dns-secondaries.md):
+// Secondaries of hostplane's DNS server (docs/decisions/0013-dns-secondaries.md):
 // AXFR and IXFR over TCP with TSIG (dig -y, our own client checking every signature), the ACL and
 // refusals, then real NSD and Knot as secondaries: they transfer the zone, follow a change through
 // NOTIFY and IXFR, and DNS jobs wait for them and name the one that lags.

@@ -1,4 +1,4 @@
-// DNS settings and listening (issue 3 item 3; docs/decisions/0003-dns-propagation.md): the DNS_* settings
+// DNS settings and listening (docs/decisions/0003-dns-propagation.md): the DNS_* settings
 // with their defaults and every problem reported together, and a server listening on IPv6 whose SOA
 // RNAME keeps a dotted local part as one label on the wire; DNS_LISTEN naming a host, and a forged
 // datagram from port 0 that cannot be answered.

@@ -1,6 +1,6 @@
-// The DNS server's wire handling (issue 3 item 3; RFC 1035 §4.2, RFC 6891): long TXT split into
-// 255-byte strings, EDNS0 (OPT, BADVERS), truncation (TC) and retry over TCP, malformed messages
-// (FORMERR, NOTIMP, no reply) and several queries on one TCP connection.
+// The DNS server's wire handling (docs/decisions/0003-dns-propagation.md; RFC 1035 §4.2, RFC 6891):
+// long TXT split into 255-byte strings, EDNS0 (OPT, BADVERS), truncation (TC) and retry over TCP,
+// malformed messages (FORMERR, NOTIMP, no reply) and several queries on one TCP connection.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/app.js';

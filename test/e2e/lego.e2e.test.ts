@@ -1,10 +1,11 @@
-// Existing clients, unchanged (issue 3 item 5; API-NOTES §1.3–1.6, §5): Debian's `lego`, with its
-// `variomedia` DNS provider, obtains a certificate from Debian's `pebble` ACME test server for
-// shop-demo.example and www.shop-demo.example of the demo dataset; pebble validates DNS-01 against
-// hostplane's own DNS server. test/fixtures/e2e/client-e2e.sh does the run in a private mount and
-// network namespace (api.variomedia.de → 127.0.0.1, HTTPS with a throwaway CA) and collects the
-// evidence; this file judges it. lego exits 0 even when its clean-up fails, so the HTTP exchanges
-// (recorded by the TLS front) and the state afterwards are checked, not only the exit code.
+// Existing clients, unchanged (API guide "Compatibility with existing clients", "Queue jobs"):
+// Debian's `lego`, with its `variomedia` DNS provider, obtains a certificate from Debian's `pebble`
+// ACME test server for shop-demo.example and www.shop-demo.example of the demo dataset; pebble
+// validates DNS-01 against hostplane's own DNS server. test/fixtures/e2e/client-e2e.sh does the run
+// in a private mount and network namespace (api.variomedia.de → 127.0.0.1, HTTPS with a throwaway
+// CA) and collects the evidence; this file judges it. lego exits 0 even when its clean-up fails, so
+// the HTTP exchanges (recorded by the TLS front) and the state afterwards are checked, not only the
+// exit code.
 //
 // Needs root, util-linux `unshare`, iproute2, openssl, curl and the Debian packages lego, pebble
 // and dnsutils (.ci/run installs them); without them the suite is skipped and says why. On
@@ -197,7 +198,7 @@ requirable(skip)('lego (variomedia provider) + pebble against hostplane', () => 
       expect(log).not.toMatch(/set INVALID|ALWAYS_VALID/i);
     });
 
-    it("each TXT record was answered by every NS at lego's first check after its job was done (issue 3 item 3)", () => {
+    it("each TXT record was answered by every NS at lego's first check after its job was done (docs/decisions/0003-dns-propagation.md)", () => {
       // lego checks 1 s after the job is done, asking the zone's NS hosts (all 127.0.0.1:53 here)
       // without recursion; a miss would log "Waiting for DNS record propagation" and retry.
       const log = ev.file('lego.log');
@@ -213,18 +214,18 @@ requirable(skip)('lego (variomedia provider) + pebble against hostplane', () => 
           /^(POST \/dns-records 202|GET \/queue-jobs\/[1-9][0-9]* 200|DELETE \/dns-records\/[1-9][0-9]* 202)$/,
         );
         // What lego sends (its internal/client.go): vendor Accept, token auth, JSON:API Content-Type
-        // even on GET and DELETE without a body (API-NOTES §1.7).
+        // even on GET and DELETE without a body (API guide "Compatibility with existing clients").
         expect(x.request_headers).toMatchObject({
           accept: 'application/vnd.variomedia.v1+json',
           authorization: 'token <redacted>',
           'content-type': 'application/vnd.api+json',
         });
-        // The request named JSON:API / vendor types (API-NOTES §2).
+        // The request named JSON:API / vendor types (API guide "Versioning and content types").
         expect(x.response_headers['content-type']).toMatch(/^application\/vnd\.api\+json(;|$)/);
       }
     });
 
-    it.each(CHALLENGES)('$domain: POST 202 → job polled to done → DELETE 202 → job polled to done (API-NOTES §1.3–1.6)', ({ name }) => {
+    it.each(CHALLENGES)('$domain: POST 202 → job polled to done → DELETE 202 → job polled to done (API guide "Compatibility with existing clients")', ({ name }) => {
       const xs = lego();
       // The create: lego's body as its types.go encodes it, our 202 queue-job document.
       const posts = xs.filter((x) => x.method === 'POST' && JSON.parse(x.request_body).data.attributes.name === name);

@@ -1,4 +1,4 @@
-// Credentials as clients send them (spec §5, API-NOTES §4).
+// Credentials as clients send them (API guide "Authentication").
 
 /** An HTTP Basic Authorization header value: `basic('token', token)`, `basic(customerId, legacyPassword)`. */
 export const basic = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64');

@@ -1,7 +1,7 @@
-// Caddy for the web driver tests (issue 9 item 3): a private `caddy run` in a temp dir with its
-// admin API, HTTP and HTTPS on free loopback ports (never the machine's own web server), stopped
-// by its PID; the `ask` endpoint of on-demand TLS as a tiny HTTP server; and a counting proxy in
-// front of the admin API, so a test sees how often a config was loaded.
+// Caddy for the web driver tests (docs/decisions/0008-web-servers.md): a private `caddy run` in a
+// temp dir with its admin API, HTTP and HTTPS on free loopback ports (never the machine's own web
+// server), stopped by its PID; the `ask` endpoint of on-demand TLS as a tiny HTTP server; and a
+// counting proxy in front of the admin API, so a test sees how often a config was loaded.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { openSync, closeSync } from 'node:fs';

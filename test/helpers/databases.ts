@@ -1,4 +1,4 @@
-// What the /databases tests share (issue 8): an app with a worker whose store has the test
+// What the /databases tests share: an app with a worker whose store has the test
 // MariaDB registered as the default server of its real version, packages with unique Linux users
 // (the derived database names start with them, so useTestNames' cleanup finds them), and job waits.
 import { afterAll, beforeAll, expect } from 'vitest';

@@ -1,6 +1,6 @@
-// Fixtures of the /dns-records tests (spec §2.6, §3.1; API-NOTES §1.4, §1.5, §1.11, §6 dns-record):
-// an app with the standard tenants, the requests the tests send, the whole record and 202 documents a
-// client sees, and acme.sh's way of finding a record id in a list.
+// Fixtures of the /dns-records tests (API guide "DNS records", "Queue jobs", "Compatibility with
+// existing clients"): an app with the standard tenants, the requests the tests send, the whole record
+// and 202 documents a client sees, and acme.sh's way of finding a record id in a list.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import { BASE, call, createTestApp, type EngineName, type TestApp } from './app.js';
@@ -22,7 +22,7 @@ export interface Rec {
   tag?: 'base' | 'custom' | 'managed';
 }
 
-/** The whole resource object of a record, in the attribute order of API-NOTES §6. */
+/** The whole resource object of a record, in the attribute order of the API guide "DNS records". */
 export function record(id: string, r: Rec) {
   const name = r.name ?? '';
   const nameAce = r.name_ace ?? name;
@@ -48,7 +48,10 @@ export function record(id: string, r: Rec) {
 /** The record id of a 202 answer, as lego finds it: links.dns-record without `<base>/dns-records/`. */
 export const recordIdOf = (r: { json: any }) => String(r.json.data.links['dns-record']).replace(`${BASE}/dns-records/`, '');
 
-/** The exact bytes of a 202 (API-NOTES §1.4–1.5): the queue-job first, then links.self of the request. */
+/**
+ * The exact bytes of a 202 (API guide "Compatibility with existing clients"): the queue-job first,
+ * then links.self of the request.
+ */
 export function jobBody(r: { json: any }, action: 'create' | 'delete', recordId: string, owner: string, requestUrl: string) {
   const id = r.json.data.id;
   const self = `${BASE}/queue-jobs/${id}`;
@@ -62,9 +65,10 @@ export function jobBody(r: { json: any }, action: 'create' | 'delete', recordId:
 }
 
 /**
- * acme.sh's dns_variomedia_rm, step by step in JS (API-NOTES §1.11): strip every `,"tags":[…]`,
- * take the text after the second `[` up to the next `]`, split records on `},{`, keep those
- * containing the name (ignoring case) and the value, then the value of the `id` line.
+ * acme.sh's dns_variomedia_rm, step by step in JS (API guide "Compatibility with existing
+ * clients"): strip every `,"tags":[…]`, take the text after the second `[` up to the next `]`,
+ * split records on `},{`, keep those containing the name (ignoring case) and the value, then the
+ * value of the `id` line.
  */
 export function acmeShRecordIds(body: string, subDomain: string, txtValue: string): string[] {
   const stripped = body.replace(/,"tags":\[[^\]]*\]/g, '');

@@ -1,4 +1,4 @@
-// Talking DNS in tests (issue 3 item 3; docs/decisions/0003-dns-propagation.md): queries over UDP
+// Talking DNS in tests (docs/decisions/0003-dns-propagation.md): queries over UDP
 // and TCP encoded and decoded with dns-packet, compact views of replies, the real `dig`, and a test
 // zone written straight into a fresh store (plus recordChange) and served by a DnsServer on loopback.
 import dgram from 'node:dgram';

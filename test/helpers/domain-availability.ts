@@ -1,5 +1,6 @@
-// The /domain-availability fixture (spec §2.11, §4.3.7; API-NOTES §4, §6): a real local RDAP
-// server, two apps on one database (RDAP configured and not), and the documents a client sees.
+// The /domain-availability fixture (API guide "Domain availability", "Authentication"): a real
+// local RDAP server, two apps on one database (RDAP configured and not), and the documents a client
+// sees.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';

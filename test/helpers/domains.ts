@@ -1,5 +1,5 @@
-// The domains fixture (spec §2.3): the standard tenants plus three domains of end1 — an IDN used
-// with its package, a registration-only domain, and flags.example for the PATCH tests.
+// The domains fixture (API guide "Domains"): the standard tenants plus three domains of end1 — an
+// IDN used with its package, a registration-only domain, and flags.example for the PATCH tests.
 import { beforeAll } from 'vitest';
 import { BASE, call, type EngineName } from './app.js';
 import { errorBody, type ErrorSourceShape } from './errors.js';

@@ -1,6 +1,6 @@
-// What the /email-addresses tests share (issue 10): POST/PATCH helpers, a mail server row for stores
-// that only need placement (the rules tests run no worker, so nothing talks to it), and the suite of
-// the mail-protocol tests on the local stack.
+// What the /email-addresses tests share (docs/decisions/0009-mail-directory.md): POST/PATCH helpers,
+// a mail server row for stores that only need placement (the rules tests run no worker, so nothing
+// talks to it), and the suite of the mail-protocol tests on the local stack.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

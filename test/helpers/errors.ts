@@ -1,5 +1,5 @@
-// JSON:API error documents as a client sees them (API-NOTES §1.12, §3): the whole body, so a test
-// asserts every member, not just the status.
+// JSON:API error documents as a client sees them (API guide "Compatibility with existing clients",
+// "Errors"): the whole body, so a test asserts every member, not just the status.
 import { BASE } from './app.js';
 
 export interface ErrorSourceShape {

@@ -1,6 +1,6 @@
-// A minimal FastCGI client (responder role) for the PHP-FPM tests (issue 9; docs/decisions/0008-web-servers.md):
-// asks a pool's socket to run one PHP file as a web server would, so CI needs no cgi-fcgi.
-// One request per connection, no keep-alive, no request body.
+// A minimal FastCGI client (responder role) for the PHP-FPM tests
+// (docs/decisions/0008-web-servers.md): asks a pool's socket to run one PHP file as a web server
+// would, so CI needs no cgi-fcgi. One request per connection, no keep-alive, no request body.
 import net from 'node:net';
 
 const VERSION = 1;

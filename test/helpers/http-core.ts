@@ -1,6 +1,6 @@
-// The HTTP core fixture (issue 2 item 3) against GET /customers and PATCH /customers/{id}: the
-// standard tenants on one store, the customer documents a client sees (API-NOTES §6), bodies; and
-// a raw TCP client for what only a listening server shows (issue 7 item 2).
+// The HTTP core fixture against GET /customers and PATCH /customers/{id}: the
+// standard tenants on one store, the customer documents a client sees (API guide "Customers"),
+// bodies; and a raw TCP client for what only a listening server shows.
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
@@ -11,7 +11,7 @@ import { seedTenants, type Tenant, type Tenants } from './tenants.js';
 export const VND = 'application/vnd.api+json';
 export const JSON_CT = 'application/json';
 
-/** The whole wire representation of a seeded tenant's customer (API-NOTES §6). */
+/** The whole wire representation of a seeded tenant's customer (API guide "Customers"). */
 export function customer(key: string, c: Tenant, reseller: Tenant | null, isReseller = false) {
   return {
     type: 'customer',

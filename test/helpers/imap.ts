@@ -1,6 +1,7 @@
-// A tiny IMAP4rev1 client over a plain socket for the mail tests (issue 10; RFC 3501): LOGIN,
-// EXAMINE/SELECT (the EXISTS count), FETCH of a message's text, LOGOUT — what a mail client does
-// first, with every tagged status visible to the test. No npm client library on purpose.
+// A tiny IMAP4rev1 client over a plain socket for the mail tests
+// (docs/decisions/0009-mail-directory.md; RFC 3501): LOGIN, EXAMINE/SELECT (the EXISTS count),
+// FETCH of a message's text, LOGOUT — what a mail client does first, with every tagged status
+// visible to the test. No npm client library on purpose.
 import net from 'node:net';
 
 export interface ImapResponse {

@@ -1,4 +1,4 @@
-// MariaDB for the database tests (issue 8): the machine's server at TEST_MARIADB_URL
+// MariaDB for the database tests: the machine's server at TEST_MARIADB_URL
 // (mysql://root@127.0.0.1:3306/test in CI), names unique per test file so parallel files never
 // meet, cleanup of what a file created, logins as the customer's user, and private `mariadbd`
 // instances on a fresh datadir for the several-servers cases (never the machine's own server).

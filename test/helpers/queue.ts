@@ -1,5 +1,6 @@
-// The job queue tests' setup (spec §3.1; DESIGN "Jobs are rows"): a fresh store per suite, workers
-// with short polls and leases that are stopped after each test, and jobs enqueued as rows.
+// The job queue tests' setup (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): a
+// fresh store per suite, workers with short polls and leases that are stopped after each test, and
+// jobs enqueued as rows.
 import net from 'node:net';
 import Fastify from 'fastify';
 import { sql } from 'kysely';

@@ -1,7 +1,7 @@
-// Real secondaries for hostplane's DNS server in tests (issue 12 item 4;
-// docs/decisions/0013-dns-secondaries.md): Debian's NSD and Knot, each started privately in a
-// temporary directory on a free loopback port, in the foreground as a child of the test (stopped
-// by its PID), never touching /etc or the system's services.
+// Real secondaries for hostplane's DNS server in tests (docs/decisions/0013-dns-secondaries.md):
+// Debian's NSD and Knot, each started privately in a temporary directory on a free loopback port,
+// in the foreground as a child of the test (stopped by its PID), never touching /etc or the
+// system's services.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

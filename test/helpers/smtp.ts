@@ -1,6 +1,6 @@
-// A tiny SMTP client over a plain socket for the mail tests (issue 10; RFC 5321): EHLO, MAIL FROM,
-// RCPT TO (each), DATA, QUIT, returning every reply code so a test asserts where a message was
-// accepted or refused. No npm client library on purpose.
+// A tiny SMTP client over a plain socket for the mail tests (docs/decisions/0009-mail-directory.md;
+// RFC 5321): EHLO, MAIL FROM, RCPT TO (each), DATA, QUIT, returning every reply code so a test
+// asserts where a message was accepted or refused. No npm client library on purpose.
 import net from 'node:net';
 
 export interface SmtpReply {

@@ -1,5 +1,6 @@
-// The local stack in tests (issue 9 item 6; deploy/local/up.sh, down.sh): what it needs (skipped
-// without, failed under CI_REQUIRE_ALL=1), and the scripts themselves (test/helpers/stack-scripts.ts).
+// The local stack in tests (docs/decisions/0008-web-servers.md; deploy/local/up.sh, down.sh): what it
+// needs (skipped without, failed under CI_REQUIRE_ALL=1), and the scripts themselves
+// (test/helpers/stack-scripts.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { requirable } from './required.js';
@@ -23,7 +24,7 @@ export function stackMissing(): string | null {
 /** `describeStack('suite', () => …)`: skips without caddy, bash, jq, curl or php-fpm; fails so under CI_REQUIRE_ALL=1. */
 export const describeStack = requirable(stackMissing());
 
-/** What the stack's mail part (issue 10 item 5) needs beyond the rest: root, Dovecot, Postfix, setpriv, psql. */
+/** What the stack's mail part needs beyond the rest: root, Dovecot, Postfix, setpriv, psql. */
 export function mailMissing(): string | null {
   if (process.getuid?.() !== 0) return 'the mail part of the stack runs Postfix and Dovecot, which need root';
   const absent = ['dovecot', 'postfix', 'setpriv', 'psql'].filter(
@@ -37,7 +38,10 @@ export const describeMailStack = requirable(stackMissing() ?? mailMissing());
 
 
 
-/** What the stack's rspamd (issue 11) needs beyond the mail part: rspamd and its user _rspamd. */
+/**
+ * What the stack's rspamd (docs/decisions/0011-antispam-and-autoresponder.md) needs beyond the mail
+ * part: rspamd and its user _rspamd.
+ */
 export function rspamdMissing(): string | null {
   if (spawnSync('bash', ['-c', 'command -v rspamd']).status !== 0) return 'rspamd is not installed (Debian: rspamd)';
   if (spawnSync('getent', ['passwd', '_rspamd']).status !== 0) return 'there is no system user _rspamd (the rspamd package makes it)';
@@ -46,7 +50,10 @@ export function rspamdMissing(): string | null {
 /** `describeRspamdStack('suite', () => …)`: as describeMailStack, and skips without what rspamdMissing() names. */
 export const describeRspamdStack = requirable(stackMissing() ?? mailMissing() ?? rspamdMissing());
 
-/** What the stack's DNS secondary (STACK_DNS_SECONDARY=knot; issue 12 item 4) needs beyond Caddy: knotd. */
+/**
+ * What the stack's DNS secondary (STACK_DNS_SECONDARY=knot; docs/decisions/0013-dns-secondaries.md)
+ * needs beyond Caddy: knotd.
+ */
 export function knotMissing(): string | null {
   if (spawnSync('bash', ['-c', 'PATH=$PATH:/usr/sbin command -v knotd']).status === 0) return null;
   return 'knotd is not installed (Debian: knot)';

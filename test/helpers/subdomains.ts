@@ -1,8 +1,8 @@
-// What the /subdomains tests share (issue 9): a store with the local stack's web server registered
-// (deploy/local/up.sh: a private Caddy on loopback ports; PHP-FPM masters started by the worker
-// under the stack dir), an app that listens (Caddy asks it about on-demand certificates) with the
-// worker and reconciler of that web server and a DNS server, and a customer whose plan offers
-// the installed PHP version.
+// What the /subdomains tests share (docs/decisions/0008-web-servers.md): a store with the local
+// stack's web server registered (deploy/local/up.sh: a private Caddy on loopback ports; PHP-FPM
+// masters started by the worker under the stack dir), an app that listens (Caddy asks it about
+// on-demand certificates) with the worker and reconciler of that web server and a DNS server, and a
+// customer whose plan offers the installed PHP version.
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';

@@ -1,4 +1,4 @@
-// Authentication against /customers (spec §5, §5.5, §5.6; API-NOTES §4): token and Basic forms,
+// Authentication against /customers (API guide "Authentication"): token and Basic forms,
 // 401 with WWW-Authenticate, revoked tokens and deleted contacts, authentication before the body.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../helpers/app.js';
@@ -10,7 +10,7 @@ const UNAUTHORIZED = (detail: string) => ({ id: 'unauthorized', status: '401', t
 describe.each(ENGINES)('HTTP core on %s', (engine) => {
   const { t, x, resellerList } = useHttpCore(engine);
 
-  describe('authentication (spec §5, API-NOTES §4)', () => {
+  describe('authentication (API guide "Authentication")', () => {
     it('token T, Token T and Basic token:T all authenticate', async () => {
       for (const authorization of [`token ${x.reseller.token}`, `Token ${x.reseller.token}`, basic('token', x.reseller.token), `basic ${Buffer.from(`token:${x.reseller.token}`).toString('base64')}`]) {
         const r = await call(t.app, 'GET', '/customers', { headers: { authorization } });
@@ -35,7 +35,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
       expect(r.json).toEqual(errorDoc('/customers', UNAUTHORIZED(detail)));
     });
 
-    it('the reseller\'s legacy password is refused on /customers (spec §5.6)', async () => {
+    it('the reseller\'s legacy password is refused on /customers (API guide "Authentication")', async () => {
       await t.admin.customers.setLegacyPassword(Number(x.reseller.customerId), 'legacy-password-1234');
       const r = await call(t.app, 'GET', '/customers', { headers: { authorization: basic(x.reseller.customerId, 'legacy-password-1234') } });
       expect(r.status).toBe(401);
@@ -64,7 +64,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
       expect((await call(t.app, 'GET', '/customers', { token: x.solo.token })).status).toBe(200);
     });
 
-    it('deleting a contact invalidates its token at once (spec §5.5)', async () => {
+    it('deleting a contact invalidates its token at once (API guide "Authentication")', async () => {
       const { contactId } = await t.admin.customers.createContact(Number(x.solo.customerId), { name: 'Second', email: 'second@solo.example' });
       const { token } = await t.admin.customers.issueToken(contactId, 'second');
       const before = await call(t.app, 'GET', '/customers', { token });

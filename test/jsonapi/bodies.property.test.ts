@@ -1,4 +1,4 @@
-// Fuzzed request bodies (issue 7 item 1; fast-check) against the write endpoints of several
+// Fuzzed request bodies (fast-check) against the write endpoints of several
 // resources, on both engines: bodies nested far deeper than any document, bodies that are
 // malformed, odd or hostile. Every one answers a 4xx JSON:API error document, never a 5xx, and
 // nothing changes. Beyond MAX_BODY_DEPTH levels the answer is the depth error, whatever else is wrong.

@@ -1,4 +1,4 @@
-// Every request that reaches the server gets a JSON:API document (issue 7 item 2), seen from a raw
+// Every request that reaches the server gets a JSON:API document, seen from a raw
 // TCP client of a listening app: CONNECT (405), HTTP/1.1 without Host (400), a client that
 // half-closes its socket right after the request, which on PostgreSQL got no answer at all, and a
 // client still sending a body over the limit, which got a reset (EPIPE) instead of its 413.

@@ -1,5 +1,5 @@
 // Errors raised by the router before any hook runs still answer as JSON:API error documents
-// (API-NOTES §1.12): no Fastify-shaped bodies reach a client.
+// (API guide "Compatibility with existing clients"): no Fastify-shaped bodies reach a client.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, call, createTestApp, type TestApp } from '../helpers/app.js';
 

@@ -1,4 +1,4 @@
-// Logs (issue 2 item 7, issue 7 item 5): every request logged once with its request id, never a
+// Logs: every request logged once with its request id, never a
 // token, a Basic credential, a password or a credential in the query string; a forged
 // x-request-id is replaced.
 import { PassThrough } from 'node:stream';
@@ -18,7 +18,7 @@ async function loggedApp(engine: EngineName, store: TestStore) {
 describe.each(ENGINES)('HTTP core on %s', (engine) => {
   const { ts, t, x } = useHttpCore(engine);
 
-  describe('logs (issue 2 item 7)', () => {
+  describe('logs', () => {
     it('carry request ids and never a token, a Basic credential or a password', async () => {
       const { lines, logged } = await loggedApp(engine, ts);
       try {
@@ -79,7 +79,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
     });
   });
 
-  describe('URLs in logs (issue 7 item 5)', () => {
+  describe('URLs in logs', () => {
     // Each pair: the request target sent, and the URL its log line shows.
     const targets: [string, string][] = [
       ['/customers?access_token=SECRET-1', '/customers?access_token=[Redacted]'],

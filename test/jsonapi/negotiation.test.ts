@@ -1,5 +1,6 @@
-// Content negotiation against /customers (spec §5.7, §9; API-NOTES §1.7, §2): Accept versioning
-// with API_VENDOR, 406 before authentication, and the content type of answers and error documents.
+// Content negotiation against /customers (API guide "Versioning and content types", "Compatibility
+// with existing clients"): Accept versioning with API_VENDOR, 406 before authentication, and the
+// content type of answers and error documents.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../helpers/app.js';
 import { JSON_CT, VND, customer, errorDoc, patchBody, useHttpCore } from '../helpers/http-core.js';
@@ -14,7 +15,7 @@ const NOT_ACCEPTABLE = (vendor: string) => ({
 describe.each(ENGINES)('HTTP core on %s', (engine) => {
   const { t, vario, x, resellerList } = useHttpCore(engine, { vario: true });
 
-  describe('Accept versioning (spec §9, API-NOTES §2)', () => {
+  describe('Accept versioning (API guide "Versioning and content types")', () => {
     it.each([
       ['application/vnd.hostplane.v1+json', VND],
       ['application/vnd.api+json', VND],
@@ -67,8 +68,8 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
     });
   });
 
-  describe('response content type (spec §5.7, API-NOTES §2)', () => {
-    it('follows a JSON:API Content-Type on a GET without body (API-NOTES §1.7)', async () => {
+  describe('response content type (API guide "Versioning and content types")', () => {
+    it('follows a JSON:API Content-Type on a GET without body (API guide "Compatibility with existing clients")', async () => {
       const r = await call(t.app, 'GET', '/customers', { token: x.reseller.token, headers: { 'content-type': VND } });
       expect(r.status).toBe(200);
       expect(r.headers['content-type']).toBe(VND);

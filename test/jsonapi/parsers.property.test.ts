@@ -1,7 +1,7 @@
-// Property tests (fast-check, issue 2 item 8) for filters and paging (spec §4.1, API-NOTES §2),
-// Accept negotiation (spec §9, §5.7) and request bodies (issue 7 item 1): the parser answers or
-// throws invalid_parameter naming the parameter, accepted filters survive the paging links, Accept
-// parsing never throws, a body is refused exactly when it is too deep or holds a NUL.
+// Property tests (fast-check) for filters and paging (API guide "Filters and paging"),
+// Accept negotiation (API guide "Versioning and content types") and request bodies: the parser
+// answers or throws invalid_parameter naming the parameter, accepted filters survive the paging
+// links, Accept parsing never throws, a body is refused exactly when it is too deep or holds a NUL.
 import Fastify, { type FastifyInstance } from 'fastify';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ function parseOrError(q: Record<string, unknown>, allowed: readonly string[]): L
   }
 }
 
-describe('parseListQuery (spec §4.1)', () => {
+describe('parseListQuery (API guide "Filters and paging")', () => {
   it('never throws anything but AppError(invalid_parameter) naming one of the keys sent', () => {
     fc.assert(
       fc.property(queryObject, fc.constantFrom<readonly string[]>(ALLOWED, []), (q, allowed) => {
@@ -104,7 +104,7 @@ describe('parseListQuery (spec §4.1)', () => {
   });
 });
 
-describe('pageQuery round trip (spec §4.1, API-NOTES §1.9)', () => {
+describe('pageQuery round trip (API guide "Filters and paging", "Compatibility with existing clients")', () => {
   // The query string of a paging link is parsed by the same parser every request goes through.
   let parser: FastifyInstance;
   beforeAll(async () => {
@@ -141,7 +141,8 @@ describe('pageQuery round trip (spec §4.1, API-NOTES §1.9)', () => {
       fc.asyncProperty(validQuery, fc.integer({ min: 1, max: MAX_PAGE_NUMBER }), async (q, n) => {
         const original = parseListQuery(q, ALLOWED);
         const qs = pageQuery(q, n, original.page!.size);
-        // Raw brackets in the link (API-NOTES §1.9, §1.11), nothing else unescaped that could split it.
+        // Raw brackets in the link (API guide "Compatibility with existing clients"), nothing else
+        // unescaped that could split it.
         expect(qs).toMatch(/^\?([a-z_]+\[[a-z_]+\]=[^&#\s[\]]*)(&[a-z_]+\[[a-z_]+\]=[^&#\s[\]]*)*$/);
         const again = parseListQuery(await parse(qs), ALLOWED);
         expect(again.page).toEqual({ number: n, size: original.page!.size });
@@ -173,7 +174,7 @@ describe('pageQuery round trip (spec §4.1, API-NOTES §1.9)', () => {
   });
 });
 
-describe('negotiate (spec §9, §5.7; API-NOTES §2)', () => {
+describe('negotiate (API guide "Versioning and content types")', () => {
   const VENDOR = 'hostplane';
   const SERVED = ['application/vnd.hostplane.v1+json', 'application/vnd.api+json', 'application/json', 'application/*', '*/*'];
   const JSON_API_NAMED = /^application\/(vnd\.api\+json|vnd\.[a-z0-9-]+\.v[0-9]+\+json)$/;
@@ -240,7 +241,7 @@ describe('negotiate (spec §9, §5.7; API-NOTES §2)', () => {
   });
 });
 
-describe('parseJsonBody (issue 7 item 1)', () => {
+describe('parseJsonBody', () => {
   // References computed on the value, not the text (recursive: generated values are shallow).
   const depthOf = (v: unknown): number =>
     v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v as object).map(depthOf)) : 0;

@@ -1,5 +1,6 @@
-// Filters and paging against GET /customers (spec §4.1; API-NOTES §1.9, §2): unknown filters and
-// bad paging values answer 400 invalid_parameter; page links are absolute, in raw brackets.
+// Filters and paging against GET /customers (API guide "Filters and paging", "Compatibility with
+// existing clients"): unknown filters and bad paging values answer 400 invalid_parameter; page
+// links are absolute, in raw brackets.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../helpers/app.js';
 import { errorDoc, useHttpCore } from '../helpers/http-core.js';
@@ -7,7 +8,7 @@ import { errorDoc, useHttpCore } from '../helpers/http-core.js';
 describe.each(ENGINES)('HTTP core on %s', (engine) => {
   const { t, x, resellerList } = useHttpCore(engine);
 
-  describe('filters and paging (spec §4.1, API-NOTES §1.9, §2)', () => {
+  describe('filters and paging (API guide "Filters and paging", "Compatibility with existing clients")', () => {
     it.each(['filter[x]=1', 'filter%5Bx%5D=1', 'filter%5bx%5d=1'])('an unknown filter (%s) → 400 invalid_parameter naming it', async (qs) => {
       const r = await call(t.app, 'GET', `/customers?${qs}`, { token: x.reseller.token });
       expect(r.status).toBe(400);
@@ -56,7 +57,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
           data: [all[n - 1]],
           meta: { total: 3, page: { number: n, size: 1, total_pages: 3 } },
         });
-        // links come first, data right after them (API-NOTES §1.11)
+        // links come first, data right after them (API guide "Compatibility with existing clients")
         expect(r.body.startsWith('{"links":{"self":')).toBe(true);
       }
       const past = await call(t.app, 'GET', '/customers?page[number]=9&page[size]=2', { token: x.reseller.token });

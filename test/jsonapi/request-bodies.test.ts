@@ -1,5 +1,6 @@
-// Request bodies against PATCH /customers/{id} (spec §4, §5.7; API-NOTES §1.7, §3): content types
-// (415), malformed JSON (400), BODY_LIMIT_BYTES (413), bodies that are not objects (422).
+// Request bodies against PATCH /customers/{id} (API guide "Versioning and content types",
+// "Compatibility with existing clients", "Errors"): content types (415), malformed JSON (400),
+// BODY_LIMIT_BYTES (413), bodies that are not objects (422).
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../helpers/app.js';
 import { JSON_CT, VND, errorDoc, patchBody, useHttpCore } from '../helpers/http-core.js';
@@ -14,7 +15,7 @@ const UNSUPPORTED = {
 describe.each(ENGINES)('HTTP core on %s', (engine) => {
   const { t, x, resellerList } = useHttpCore(engine);
 
-  describe('request bodies (spec §4, §5.7; API-NOTES §1.7, §3)', () => {
+  describe('request bodies (API guide "Versioning and content types", "Compatibility with existing clients", "Errors")', () => {
     it.each(['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'application/jsonx', 'application/vnd.hostplane.v1+json'])(
       'PATCH with Content-Type %s → 415 unsupported_media_type, nothing changed',
       async (ct) => {
@@ -122,7 +123,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
       });
     });
 
-    it('GET and DELETE with Content-Type application/vnd.api+json and an empty body are accepted (API-NOTES §1.7)', async () => {
+    it('GET and DELETE with Content-Type application/vnd.api+json and an empty body are accepted (API guide "Compatibility with existing clients")', async () => {
       const get = await call(t.app, 'GET', '/customers', { token: x.reseller.token, headers: { 'content-type': VND }, body: '' });
       expect(get.status).toBe(200);
       expect(get.json).toEqual(resellerList);

@@ -1,5 +1,5 @@
-// Routing against /customers (API-NOTES §1.8, §3): 405 with Allow, 404 for unknown paths and ids,
-// double slashes routed like single ones.
+// Routing against /customers (API guide "Compatibility with existing clients", "Errors"): 405 with
+// Allow, 404 for unknown paths and ids, double slashes routed like single ones.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../helpers/app.js';
 import { customer, errorDoc, patchBody, useHttpCore } from '../helpers/http-core.js';
@@ -7,7 +7,7 @@ import { customer, errorDoc, patchBody, useHttpCore } from '../helpers/http-core
 describe.each(ENGINES)('HTTP core on %s', (engine) => {
   const { t, x, resellerList } = useHttpCore(engine);
 
-  describe('routing (API-NOTES §1.8, §3)', () => {
+  describe('routing (API guide "Compatibility with existing clients", "Errors")', () => {
     it.each([
       ['DELETE', '/customers/{id}', 'GET, PATCH'],
       ['PUT', '/customers/{id}', 'GET, PATCH'],
@@ -36,7 +36,7 @@ describe.each(ENGINES)('HTTP core on %s', (engine) => {
       expect(anon.status).toBe(401);
     });
 
-    it('double slashes route like single ones: //customers/<id>, //customers (API-NOTES §1.8)', async () => {
+    it('double slashes route like single ones: //customers/<id>, //customers (API guide "Compatibility with existing clients")', async () => {
       const id = x.end1.customerId;
       const one = await call(t.app, 'GET', `//customers/${id}`, { token: x.reseller.token });
       expect(one.status).toBe(200);

@@ -1,6 +1,6 @@
-// Slow clients (issue 2 item 4): a real listening server with short REQUEST_TIMEOUT_MS and
-// HEADERS_TIMEOUT_MS cuts off clients that drip headers or bodies, and still answers others. The
-// slow client never reaches the database, so one engine is enough.
+// Slow clients (docs/decisions/0002-rate-limiting.md): a real listening server with short
+// REQUEST_TIMEOUT_MS and HEADERS_TIMEOUT_MS cuts off clients that drip headers or bodies, and still
+// answers others. The slow client never reaches the database, so one engine is enough.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';

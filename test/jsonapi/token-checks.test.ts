@@ -1,4 +1,4 @@
-// The token check of the request path (issue 12 item 5, docs/decisions/0012-request-path.md): hot
+// The token check of the request path (docs/decisions/0012-request-path.md): hot
 // reads check the token in their own statement, every other route looks it up alone; either way a
 // token is checked against the store on every request, so a revoke (or a deleted contact) stops it
 // on the very next request, on every instance sharing the store, and a new token works at once.
@@ -104,7 +104,7 @@ describe.each(ENGINES)('token checks on %s', (engine) => {
     expect(await statuses(token)).toEqual(all(401));
   });
 
-  it('deleting a contact stops its token on both instances at once (spec §5.5)', async () => {
+  it('deleting a contact stops its token on both instances at once (API guide "Authentication")', async () => {
     const { contactId } = await a.admin.customers.createContact(Number(x.reseller.customerId), { name: 'Second', email: 'second@reseller.example' });
     const { token } = await a.admin.customers.issueToken(contactId, 'second contact');
     expect(await statuses(token)).toEqual(all(null));

@@ -1,6 +1,7 @@
-// Limits shared through Redis (issue 2 item 4, spec §8, API-NOTES §3, docs/decisions/0002-rate-limiting.md):
-// two instances admit exactly N and share the error block; with Redis down or hung each falls back
-// to its own in-memory limits, logged and counted. Needs TEST_REDIS_URL (redis://127.0.0.1:6379).
+// Limits shared through Redis (API guide "Rate limits and blocking", "Errors",
+// docs/decisions/0002-rate-limiting.md): two instances admit exactly N and share the error block;
+// with Redis down or hung each falls back to its own in-memory limits, logged and counted. Needs
+// TEST_REDIS_URL (redis://127.0.0.1:6379).
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { PassThrough } from 'node:stream';

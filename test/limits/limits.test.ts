@@ -1,6 +1,7 @@
-// Limits under attack (issue 2 item 4; spec §7.1–7.2, §8; API-NOTES §3): a sliding window per client
-// IP on a fake clock, one budget across routes, 429 with Retry-After and RateLimit headers, the error
-// block, IPv6 /64 grouping, exempt operational endpoints, TRUST_PROXY, router errors in the budget.
+// Limits under attack (API guide "Rate limits and blocking", "Errors";
+// docs/decisions/0002-rate-limiting.md): a sliding window per client IP on a fake clock, one budget
+// across routes, 429 with Retry-After and RateLimit headers, the error block, IPv6 /64 grouping,
+// exempt operational endpoints, TRUST_PROXY, router errors in the budget.
 import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -225,7 +226,7 @@ describe.each(ENGINES)('rate limits over HTTP on %s', (engine) => {
 
   const LIMIT_10 = { RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_S: '10' };
 
-  it('50 parallel requests from one IP → exactly 10 accepted, 40 × 429 rate_limited with Retry-After and RateLimit headers (spec §8)', async () => {
+  it('50 parallel requests from one IP → exactly 10 accepted, 40 × 429 rate_limited with Retry-After and RateLimit headers (API guide "Rate limits and blocking")', async () => {
     const t = await app(LIMIT_10);
     const rs = await Promise.all(
       Array.from({ length: 50 }, () => call(t.app, 'GET', '/customers', { token: x.reseller.token, remoteAddress: '198.51.100.10' })),
@@ -349,7 +350,7 @@ describe.each(ENGINES)('rate limits over HTTP on %s', (engine) => {
     expect(await status('2001:db8:aa:2::1')).toBe(200);
   });
 
-  it('error block: ERROR_BLOCK_MAX error responses → 429 too_many_errors with Retry-After for ERROR_BLOCK_DURATION_S (spec §7.2)', async () => {
+  it('error block: ERROR_BLOCK_MAX error responses → 429 too_many_errors with Retry-After for ERROR_BLOCK_DURATION_S (API guide "Rate limits and blocking")', async () => {
     let clock = 5_000_000;
     const env = { RATE_LIMIT_MAX: '1000', ERROR_BLOCK_MAX: '5', ERROR_BLOCK_WINDOW_S: '600', ERROR_BLOCK_DURATION_S: '900' };
     const t = await app(env, () => clock);

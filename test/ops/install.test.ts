@@ -1,4 +1,4 @@
-// What a newcomer meets before the server runs (issue 7 item 14): `npm ci` on the project's Node
+// What a newcomer meets before the server runs: `npm ci` on the project's Node
 // prints no EBADENGINE warning — npm warns when a locked package's `engines.node` does not admit
 // the running Node, so every package in the lock must admit it — and the licence package.json
 // names is the one the LICENSE file grants.

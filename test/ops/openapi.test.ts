@@ -1,8 +1,8 @@
-// The OpenAPI document at /openapi.json (issue 7 items 9, 10, 11): precise enough for clients to
-// generate code from. Redocly's lint engine (what `npx @redocly/cli lint` runs) judges the document
-// the app serves; its example validator also judges the answers the API really sends — successes
-// and failures — against the schemas documented for their status. The docs page is checked in
-// headless Chromium where Chromium is installed (required in CI).
+// The OpenAPI document at /openapi.json (docs/decisions/0006-openapi.md): precise enough for
+// clients to generate code from. Redocly's lint engine (what `npx @redocly/cli lint` runs) judges
+// the document the app serves; its example validator also judges the answers the API really sends —
+// successes and failures — against the schemas documented for their status. The docs page is
+// checked in headless Chromium where Chromium is installed (required in CI).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -243,9 +243,9 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('cites no file a client does not have (no "spec §…", no "API-NOTES")', () => {
+  it('cites no file a client does not have (no section signs, no notes kept outside the repository)', () => {
     const text = JSON.stringify(doc);
-    expect(text).not.toMatch(/§|API-NOTES|spec\.md|DESIGN\.md/);
+    expect(text).not.toMatch(/§|API.NOTES|spec\.md|DESIGN\.md/);
   });
 });
 

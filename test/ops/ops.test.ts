@@ -1,4 +1,4 @@
-// Operational endpoints (issue 2 item 7): OpenAPI 3.1 at /openapi.json (its content in detail:
+// Operational endpoints: OpenAPI 3.1 at /openapi.json (its content in detail:
 // openapi.test.ts), the docs page at /docs and the API guide at /docs/api-guide.md,
 // /healthz, /readyz, Prometheus /metrics. All are open (no token, no Accept rules) and never eat a
 // client's rate-limit budget.
@@ -60,7 +60,7 @@ describe.each(ENGINES)('operational endpoints on %s', (engine) => {
       expect(doc.paths['/customers'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['page[number]', 'page[size]']);
     });
 
-    it('request bodies are documented as application/vnd.api+json (spec §5.7) and keep additionalProperties: false', async () => {
+    it('request bodies are documented as application/vnd.api+json (API guide "Versioning and content types") and keep additionalProperties: false', async () => {
       const doc = (await call(t.app, 'GET', '/openapi.json')).json;
       const body = doc.paths['/customers/{id}'].patch.requestBody;
       expect(body.required).toBe(true);
@@ -232,7 +232,7 @@ describe.each(ENGINES)('operational endpoints and the rate limit on %s', (engine
   const PROBES = ['/healthz', '/readyz', '/metrics', '/docs/static/swagger-ui.css'];
   const DOCS = ['/openapi.json', '/docs', '/docs/', '/docs/json', '/docs/api-guide.md'];
 
-  it('health checks and scrapes never count against a client\'s budget (spec §8)', exempt('198.51.100.7', PROBES));
+  it('health checks and scrapes never count against a client\'s budget (API guide "Rate limits and blocking")', exempt('198.51.100.7', PROBES));
   it('a blocked or exhausted client still gets health checks and scrapes', stillServed('198.51.100.8', PROBES));
   it('the docs page and /openapi.json never count against a client\'s budget', exempt('198.51.100.9', DOCS));
   it('a blocked or exhausted client still gets the docs page and /openapi.json', stillServed('198.51.100.10', DOCS));

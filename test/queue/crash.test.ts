@@ -1,9 +1,9 @@
-// Delivery at least once, effects exactly once (issue 3 item 2; DESIGN "Jobs are rows"): 400 jobs
+// Delivery at least once, effects exactly once (docs/decisions/0004-provisioning-seams.md): 400 jobs
 // through six worker processes while four of them are SIGKILLed mid-run; every job done, every effect
 // once. On PostgreSQL this proves the SKIP LOCKED claims and the take-over of a dead worker's jobs
 // through its session lock; on SQLite (one writer, several processes on one file) the take-over
 // through short leases. The time from each kill until the jobs the killed worker held are done
-// is reported (issue 7 item 4; docs/decisions/0005-dead-workers.md), not asserted.
+// is reported (docs/decisions/0005-dead-workers.md), not asserted.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

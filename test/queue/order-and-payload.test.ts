@@ -1,5 +1,6 @@
 // Jobs on one object run in the order they were enqueued, a failed job does not block the next
-// (issue 6 item 3; spec §3.1), and a payload that does not fit its job definition fails at once.
+// (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md "The job"), and a payload that
+// does not fit its job definition fails at once.
 import { describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
 import { defineJob, JobRegistry, PermanentJobError } from '../../src/queue/types.js';
@@ -11,7 +12,7 @@ import { sleep } from '../helpers/wait.js';
 describe.each(ENGINES)('job queue on %s', (engine) => {
   const { startWorker, enqueue, row, settled } = useQueue(engine);
 
-  it('jobs on one object run in the order they were enqueued: a delete queued behind a create waits for it (issue 6 item 3)', async () => {
+  it('jobs on one object run in the order they were enqueued: a delete queued behind a create waits for it (docs/decisions/0004-provisioning-seams.md "The job")', async () => {
     const order: string[] = [];
     let releaseCreate!: () => void;
     const createMayFinish = new Promise<void>((r) => (releaseCreate = r));
@@ -53,7 +54,7 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
     expect(await settled(del)).toMatchObject({ status: 'done' });
   });
 
-  it('a payload that does not fit the job definition fails the job at once with a clear error (issue 6 item 3)', async () => {
+  it('a payload that does not fit the job definition fails the job at once with a clear error (docs/decisions/0004-provisioning-seams.md "The job")', async () => {
     let runs = 0;
     const jobs = new JobRegistry().add(
       defineJob({

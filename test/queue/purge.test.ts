@@ -1,5 +1,5 @@
-// The purge of finished jobs (spec §3.1, §8; DESIGN "Jobs are rows"): a worker deletes done jobs
-// 24 h after finished_at and keeps younger done, failed and pending ones.
+// The purge of finished jobs (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): a
+// worker deletes done jobs 24 h after finished_at and keeps younger done, failed and pending ones.
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/app.js';
 import { TestJobs } from '../helpers/jobs.js';
@@ -9,7 +9,7 @@ import { waitFor } from '../helpers/wait.js';
 describe.each(ENGINES)('job queue on %s', (engine) => {
   const { store, startWorker, enqueue, row } = useQueue(engine);
 
-  it('purge: done jobs 24 h past finished_at are deleted; younger done, failed and pending jobs stay (spec §3.1)', async () => {
+  it('purge: done jobs 24 h past finished_at are deleted; younger done, failed and pending jobs stay (API guide "Queue jobs")', async () => {
     const h = 3_600_000;
     const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
     const old = await enqueue({ status: 'done', createdAt: ago(26 * h), finishedAt: ago(24 * h + 60_000) }, false);

@@ -1,4 +1,4 @@
-// Scheduled jobs (issue 8 item 5: the daily usage refresh; src/queue/types.ts JobDefinition.every):
+// Scheduled jobs (the daily usage refresh; src/queue/types.ts JobDefinition.every):
 // whichever of several workers first sees a schedule due enqueues ONE job for that turn, without a
 // customer (so no client lists it), and the next turn is `every` later. The turn and the job
 // commit together (queue_schedules, migration 006).

@@ -1,6 +1,6 @@
-// `hostplane worker` (DESIGN "Architecture"; issue 3 item 2): the worker command runs jobs from
-// another process, woken by NOTIFY on PostgreSQL, holds its session lock there (issue 7 item 4),
-// and exits 0 on SIGTERM.
+// `hostplane worker` (docs/operator-guide.md "The worker"): the worker command runs jobs from
+// another process, woken by NOTIFY on PostgreSQL, holds its session lock there
+// (docs/decisions/0005-dead-workers.md), and exits 0 on SIGTERM.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

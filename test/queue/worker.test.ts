@@ -1,6 +1,6 @@
-// The job worker (spec §3.1; API-NOTES §5; DESIGN "Jobs are rows"; issue 3 item 2): claim with a
+// The job worker (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): claim with a
 // lease, done/wait/retry with back-off/failed, heartbeats, several workers, a dead worker's job
-// taken over without waiting out a long lease (issue 7 item 4; docs/decisions/0005-dead-workers.md),
+// taken over without waiting out a long lease (docs/decisions/0005-dead-workers.md),
 // a hung worker's job taken over when its lease runs out, stop(), and the JOB_* settings. On
 // PostgreSQL also: a worker without its own lock judges nobody, a lock free at one look only
 // keeps its jobs, and a lock connection that dies silently is found by the liveness check.

@@ -1,6 +1,7 @@
-// A write's answer shows the state that write produced (issue 7 item 3): under parallel writes of
-// one resource, every PATCH answer carries the values of its own request, never another's. On
-// PostgreSQL the re-read used to run outside the update's transaction and showed a later write.
+// A write's answer shows the state that write produced (docs/decisions/0004-provisioning-seams.md
+// "The write path"): under parallel writes of one resource, every PATCH answer carries the values
+// of its own request, never another's. On PostgreSQL the re-read used to run outside the update's
+// transaction and showed a later write.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../helpers/app.js';
 import { useDomains } from '../helpers/domains.js';

@@ -1,6 +1,6 @@
-// Tenancy sweep (DESIGN "Tenancy is enforced in one place", API-NOTES §3, §4; issue 2 item 8):
-// every GET-one and PATCH with other tenants' ids answers 404 and changes nothing; lists and
-// filters never show a foreign object; a reseller does see its end customers' objects.
+// Tenancy sweep (API guide "Authentication", "Errors"): every GET-one and PATCH with other tenants'
+// ids answers 404 and changes nothing; lists and filters never show a foreign object; a reseller
+// does see its end customers' objects.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../helpers/app.js';
 import { notFoundAt } from '../helpers/errors.js';
@@ -244,7 +244,7 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
       const r = await call(t.app, 'GET', `/${kind}`, { token: tenant(k).token });
       expect(r.status, kind).toBe(200);
       const ids: string[] = r.json.data.map((o: any) => o.id);
-      // The job list holds pending jobs only (spec §4.2).
+      // The job list holds pending jobs only (API guide "Queue jobs").
       const expected = kind === 'queue-jobs' ? [...visible(k, kind)].filter((id) => Object.values(pendingJob).includes(id)) : [...visible(k, kind)];
       expect(new Set(ids), kind).toEqual(new Set(expected));
       expect(ids.length, kind).toBe(expected.length);

@@ -1,9 +1,9 @@
-// The password rules and the generator (issue 10 item 2; spec §8 "Password rules", API-NOTES §7,
-// §3, §11): each rule fails alone with its own problem, a good password passes, the problems answer
-// as 422 invalid_password error objects pointing at the password, the literal passwords of the
-// docs are all listed, and (fast-check) generated passwords always pass while passwords made to
-// contain the user name, the domain, a brand word, a keyboard run or an ordered run — in any case,
-// with substitutions, reversed, inside good random text — never do.
+// The password rules and the generator (API guide "Password rules", "Errors", "E-mail addresses"):
+// each rule fails alone with its own problem, a good password passes, the problems answer as 422
+// invalid_password error objects pointing at the password, the literal passwords of the docs are
+// all listed, and (fast-check) generated passwords always pass while passwords made to contain the
+// user name, the domain, a brand word, a keyboard run or an ordered run — in any case, with
+// substitutions, reversed, inside good random text — never do.
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -47,7 +47,7 @@ const problem = (rule: PasswordRule) => [{ rule, detail: rule === 'brand' ? bran
 
 beforeAll(() => loadPasswordDictionaries());
 
-describe('password rules (spec §8, API-NOTES §7): each one fails alone, with its own problem', () => {
+describe('password rules (API guide "Password rules"): each one fails alone, with its own problem', () => {
   it('a password breaking no rule passes: no problems', () => {
     expect(checkPassword(GOOD, CTX)).toEqual([]);
     expect(checkPassword('Tq9 Wx2! Lm5? Ry8&', CTX)).toEqual([]);
@@ -191,7 +191,7 @@ describe('password rules (spec §8, API-NOTES §7): each one fails alone, with i
   });
 });
 
-describe('problems as the API answers them (API-NOTES §3, §11)', () => {
+describe('problems as the API answers them (API guide "Errors", "E-mail addresses")', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
     // A route that checks a password like the e-mail-address endpoints will.
@@ -241,7 +241,7 @@ function literalPasswords(text: string): string[] {
   return patterns.flatMap((re) => [...text.matchAll(re)].map((m) => m[1])).filter((v) => !placeholder(v));
 }
 
-describe('passwords shown in the docs (spec §8 item 6)', () => {
+describe('passwords shown in the docs (API guide "Password rules")', () => {
   it('finds literal passwords in a text, and not placeholders', () => {
     const text = [
       `curl -d '{"data":{"attributes":{"password":"Shown-In-Docs-42"}}}'`,
@@ -283,7 +283,10 @@ const context = fc.record({ local: localPart, domain, brandWords }).map(
   ({ local, domain, brandWords }): PasswordContext => ({ userName: `${local}@${domain}`, domain, brandWords }),
 );
 
-/** The substitutions of API-NOTES §7, the other way round: the letters a user may write otherwise. */
+/**
+ * The substitutions of the API guide "Password rules", the other way round: the letters a user may
+ * write otherwise.
+ */
 const DISGUISES: Record<string, string[]> = { o: ['0'], i: ['1'], e: ['3'], a: ['4', '@'], s: ['5', '$'], t: ['7'] };
 /** `word` in random case, with random substitutions, maybe reversed: every form the rules undo. */
 const disguised = (word: string) =>

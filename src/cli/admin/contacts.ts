@@ -1,4 +1,5 @@
-// `hostplane admin contact …`: contacts of a customer; API tokens belong to contacts (spec §5.5).
+// `hostplane admin contact …`: contacts of a customer; API tokens belong to contacts (API guide
+// "Authentication").
 import { Command } from 'commander';
 import { parseId, readSecret, withStore, type CliIo } from '../context.js';
 import { contactView, leaf, printList, printResult, type Json } from './views.js';

@@ -1,4 +1,4 @@
-// `hostplane admin customer …`: customers and their main contact (spec §5.4).
+// `hostplane admin customer …`: customers and their main contact (API guide "Authentication").
 import { Command } from 'commander';
 import { parseId, withStore, type CliIo } from '../context.js';
 import { customerView, leaf, listLeaf, printResult, type Json } from './views.js';

@@ -1,5 +1,5 @@
 // `hostplane admin database-server …`: the MariaDB/MySQL servers databases are created on
-// (operator data; issue 8 item 1). The admin credentials in --url (or on stdin) are stored for the
+// (operator data). The admin credentials in --url (or on stdin) are stored for the
 // driver and never printed: list and --json show host:port and the admin user only.
 import { Command, Option } from 'commander';
 import { readSecret, withStore, type CliIo } from '../context.js';

@@ -1,5 +1,5 @@
 // `hostplane admin dns-secondary …`: the secondary name servers fed by zone transfers from
-// hostplane's DNS server (issue 12 item 4; docs/decisions/0013-dns-secondaries.md). The TSIG key is
+// hostplane's DNS server (docs/decisions/0013-dns-secondaries.md). The TSIG key is
 // read from a BIND key file as `tsig-keygen` writes it (never an argument: it would show in `ps`
 // and the shell history), stored, and never printed: list and --json show its name only.
 import fs from 'node:fs/promises';

@@ -1,5 +1,5 @@
 // `hostplane admin domain …`: domains registered with the service, used in a package (presence),
-// or both (spec §4.3.3).
+// or both (API guide "Domains").
 import { Command } from 'commander';
 import { parseId, withStore, type CliIo } from '../context.js';
 import { domainView, leaf, listLeaf, printResult, type Json } from './views.js';

@@ -1,4 +1,4 @@
-// `hostplane admin …`: the operator's customer menu (spec §5.4–§5.6, issue 2 item 6), one file per
+// `hostplane admin …`: the operator's customer menu (API guide "Authentication"), one file per
 // noun. Thin over Admin: parse, call, print. Every command prints for people by default and
 // one compact JSON value with `--json` (ids as strings, like the API; views.ts). A create command
 // prints the object as the matching list command shows it, plus any one-time secret (`token`,

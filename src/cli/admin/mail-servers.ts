@@ -1,7 +1,8 @@
 // `hostplane admin mail-server …`: the mail servers (Dovecot and Postfix on hostplane's mail
-// directory, deploy/mail) e-mail addresses live on (operator data; issue 10 item 4). The doveadm
-// key is read from a file (never an argument: it would show in `ps` and the shell history), stored
-// for the driver and never printed: list and --json show where the server is, not the key.
+// directory, deploy/mail) e-mail addresses live on (operator data;
+// docs/decisions/0009-mail-directory.md). The doveadm key is read from a file (never an argument:
+// it would show in `ps` and the shell history), stored for the driver and never printed: list and
+// --json show where the server is, not the key.
 import fs from 'node:fs/promises';
 import { Command } from 'commander';
 import { CliError, withStore, type CliIo } from '../context.js';

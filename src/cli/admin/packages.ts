@@ -1,4 +1,5 @@
-// `hostplane admin package …`: hosting packages, a customer's contract for a plan (spec §4.3.6).
+// `hostplane admin package …`: hosting packages, a customer's contract for a plan (API guide
+// "Packages"; a plan change resets base DNS records, API guide "DNS records").
 import { Command } from 'commander';
 import { parseId, withStore, type CliIo } from '../context.js';
 import { leaf, listLeaf, packageView, printResult, type Json } from './views.js';

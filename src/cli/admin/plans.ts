@@ -1,4 +1,4 @@
-// `hostplane admin plan …`: hosting plans and their limits (spec §4.3.6).
+// `hostplane admin plan …`: hosting plans and their limits (API guide "Plans").
 import { Command, InvalidArgumentError } from 'commander';
 import { parseCount, parseId, parseList, withStore, type CliIo } from '../context.js';
 import { leaf, listLeaf, planView, printResult, type Json } from './views.js';

@@ -1,6 +1,6 @@
-// `hostplane admin reseller …`: reseller settings; the legacy API password (spec §5.6) is printed
-// once when generated and stored only as a hash. A chosen password comes from `--password` or,
-// out of the shell history and `ps`, from stdin (`--password-stdin`).
+// `hostplane admin reseller …`: reseller settings; the legacy API password (API guide
+// "Authentication") is printed once when generated and stored only as a hash. A chosen password
+// comes from `--password` or, out of the shell history and `ps`, from stdin (`--password-stdin`).
 import { Command, Option } from 'commander';
 import { parseId, readSecret, withStore, type CliIo } from '../context.js';
 import { leaf, printResult, type Json } from './views.js';

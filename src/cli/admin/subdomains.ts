@@ -1,6 +1,6 @@
-// `hostplane admin subdomain create`: subdomains made in the customer menu (API-NOTES §10). The
-// menu alone can make a redirect without a target (an uninitialized redirect, spec §2.7), which
-// the API shows as `"redirect":null` until a PATCH sets `redirect.target`.
+// `hostplane admin subdomain create`: subdomains made in the customer menu (API guide
+// "Subdomains"). The menu alone can make a redirect without a target (an uninitialized redirect),
+// which the API shows as `"redirect":null` until a PATCH sets `redirect.target`.
 import { Command } from 'commander';
 import { withStore, type CliIo } from '../context.js';
 import { leaf, printResult, type Json } from './views.js';

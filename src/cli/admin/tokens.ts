@@ -1,5 +1,5 @@
-// `hostplane admin token …`: API tokens of contacts (spec §5.4). A token is printed once, when it
-// is issued; only its hash and prefix are stored.
+// `hostplane admin token …`: API tokens of contacts (API guide "Authentication"). A token is
+// printed once, when it is issued; only its hash and prefix are stored.
 import { Command } from 'commander';
 import { parseId, withStore, type CliIo } from '../context.js';
 import { leaf, printList, printResult, tokenView, type Json } from './views.js';

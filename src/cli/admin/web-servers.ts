@@ -1,5 +1,5 @@
-// `hostplane admin web-server …`: the web servers subdomains are served by (operator data; issue 9
-// item 2; docs/decisions/0008-web-servers.md).
+// `hostplane admin web-server …`: the web servers subdomains are served by (operator data;
+// docs/decisions/0008-web-servers.md).
 import { Command } from 'commander';
 import { withStore, type CliIo } from '../context.js';
 import { WebServersService } from '../../admin/web-servers.service.js';

@@ -1,4 +1,4 @@
-// Customers, contacts, tokens, plans, packages, domains and queue jobs (issue 2).
+// Customers, contacts, tokens, plans, packages, domains and queue jobs.
 import type { Kysely } from 'kysely';
 import { startIdsAt, withIdColumn, type Engine } from '../dialect.js';
 

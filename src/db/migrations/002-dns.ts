@@ -1,4 +1,4 @@
-// DNS records, the change log DNS servers tail, and DNS server liveness (issue 3).
+// DNS records, the change log DNS servers tail, and DNS server liveness.
 //
 // How "a DNS job is done only when the change is answered" holds with several DNS processes
 // (docs/decisions/0003-dns-propagation.md): every change to a zone's served records appends a row

@@ -1,6 +1,6 @@
-// The DKIM signing key of a presence domain (issue 3 item 4): its public half is published as the
-// managed TXT record `default._domainkey` (spec §4.3.6); the private half (PKCS#8 PEM) stays here
-// for the mail service to sign with. Null for domains without presence.
+// The DKIM signing key of a presence domain (API guide "DNS records"): its public half is published
+// as the managed TXT record `default._domainkey`; the private half (PKCS#8 PEM) stays here for the
+// mail service to sign with. Null for domains without presence.
 import type { Kysely } from 'kysely';
 import type { Engine } from '../dialect.js';
 

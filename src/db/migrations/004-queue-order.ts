@@ -1,5 +1,6 @@
-// Jobs on one object run in the order they were enqueued (issue 6 item 3): the claim looks for an
-// older pending job of the same type on the same object, which this index answers.
+// Jobs on one object run in the order they were enqueued (docs/decisions/0004-provisioning-seams.md
+// "The job"): the claim looks for an older pending job of the same type on the same object, which
+// this index answers.
 import type { Kysely } from 'kysely';
 import type { Engine } from '../dialect.js';
 

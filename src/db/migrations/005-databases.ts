@@ -1,4 +1,4 @@
-// Database servers (operator data) and the databases on them (issue 8; spec §2.8, §4.3.1).
+// Database servers (operator data) and the databases on them (API guide "Databases").
 // `database_servers.url` holds the admin credentials the driver connects with: it is never shown,
 // logged or sent anywhere else. One default per (db_type, version) and "a dedicated server is never
 // the default" are rules of the store itself (a partial unique index and a check, both engines).
@@ -40,6 +40,6 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .execute();
   await db.schema.createIndex('databases_package').on('databases').column('package_id').execute();
   await db.schema.createIndex('databases_customer').on('databases').column('customer_id').execute();
-  // The name is the MySQL user name too: unique per server (spec §2.8's "unique" naming rule).
+  // The name is the MySQL user name too: unique per server (API guide "Databases").
   await db.schema.createIndex('databases_server_name').unique().on('databases').columns(['server_name', 'name']).execute();
 }

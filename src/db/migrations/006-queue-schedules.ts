@@ -1,4 +1,4 @@
-// Scheduled jobs (issue 8 item 5: the daily usage refresh): one row per scheduled job definition
+// Scheduled jobs (the daily usage refresh): one row per scheduled job definition
 // with the time its next job is due. Whichever worker first moves `next_run_at` forward (a
 // conditional update) enqueues the job in the same transaction, so several workers enqueue it once
 // per period and a crash between the two leaves neither (src/queue/queue.repository.ts scheduleDue).

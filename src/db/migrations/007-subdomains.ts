@@ -1,5 +1,5 @@
-// Web servers (operator data), the subdomains on them and what they need elsewhere (issue 9; spec
-// §2.7, §3.2; API-NOTES §10; docs/decisions/0008-web-servers.md):
+// Web servers (operator data), the subdomains on them and what they need elsewhere (API guide
+// "Subdomains"; docs/decisions/0008-web-servers.md):
 // - `web_servers`: Caddy's admin URL, listen addresses, the IPs DNS serves, the home root, the
 //   state dir and the installed PHP versions (JSON object version → php-fpm binary). One default.
 // - `packages.web_server_name`: where a package's sites are; fixed at its first subdomain.

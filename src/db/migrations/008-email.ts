@@ -1,8 +1,9 @@
 // E-mail addresses, application passwords, the mail servers and the mail directory they read
-// (issue 10; spec §2.9, §2.10, §4.3.2–5; API-NOTES §11; docs/decisions/0009-mail-directory.md):
+// (API guide "E-mail addresses", "Password rules"; docs/decisions/0009-mail-directory.md):
 // - `mail_servers`: operator data; `doveadm_key` is a secret (never shown or logged). One default.
 // - `packages.mail_server_name`: where a package's mailboxes live; fixed at its first address.
-// - `contacts.portal_password_hash`: the customer-portal password (scrypt), for §4.3.2's rule.
+// - `contacts.portal_password_hash`: the customer-portal password (scrypt), for the customer-portal
+//   rule (API guide "Password rules").
 // - `email_addresses`: the API's rows (address in ACE with the local part lower-cased).
 // - The mail directory, written in the same transaction as every change and read by Dovecot and
 //   Postfix (deploy/mail): `mail_domains`, `mail_users` ({BLF-CRYPT} hash, quota, active),

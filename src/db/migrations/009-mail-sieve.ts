@@ -1,4 +1,4 @@
-// The mailboxes' Sieve scripts in the mail directory (issue 11; spec §3.3, §2.9; API-NOTES §11;
+// The mailboxes' Sieve scripts in the mail directory (API guide "E-mail addresses";
 // docs/decisions/0011-antispam-and-autoresponder.md): Dovecot's Sieve plugin reads a mailbox's
 // active script through its SQL dict at every delivery (deploy/mail/dovecot/dict-sieve.conf.ext.in):
 // `priv/sieve/name/active` → the script's `id`, then `priv/sieve/data/<id>` → its text. The id is

@@ -1,4 +1,4 @@
-// Secondaries of hostplane's DNS server (issue 12 item 4; docs/decisions/0013-dns-secondaries.md):
+// Secondaries of hostplane's DNS server (docs/decisions/0013-dns-secondaries.md):
 // real name servers (NSD, Knot, BIND) that transfer every zone from hostplane by AXFR/IXFR over TCP,
 // authenticated by TSIG (RFC 8945), and are sent a NOTIFY (RFC 1996) on every change.
 //

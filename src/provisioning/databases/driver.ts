@@ -1,8 +1,8 @@
-// The database backend as job runs see it (DESIGN "The real components"; API-NOTES §9; issue 8
-// item 3; docs/decisions/0004-provisioning-seams.md "Drivers"). One admin pool per registered
-// server, statements built with mysql2's client-side escaping (`query()`: placeholders in
-// CREATE USER are a parse error under `execute()`), every operation idempotent so that a job re-run
-// after a kill at any point ends in the same state.
+// The database backend as job runs see it (API guide "Databases";
+// docs/decisions/0004-provisioning-seams.md "Drivers"). One admin pool per registered server,
+// statements built with mysql2's client-side escaping (`query()`: placeholders in CREATE USER are a
+// parse error under `execute()`), every operation idempotent so that a job re-run after a kill at
+// any point ends in the same state.
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
 import { isNativePasswordHash } from './password.js';

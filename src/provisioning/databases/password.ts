@@ -1,6 +1,6 @@
-// Database passwords (API-NOTES §9): 20 characters of [A-Za-z0-9], safe in every client config file
-// and under any sql_mode. The plaintext goes to the client once; what is stored and what a job
-// carries is only the mysql_native_password hash, which the server verifies itself.
+// Database passwords (API guide "Databases"): 20 characters of [A-Za-z0-9], safe in every client
+// config file and under any sql_mode. The plaintext goes to the client once; what is stored and
+// what a job carries is only the mysql_native_password hash, which the server verifies itself.
 import crypto from 'node:crypto';
 import { randomAlnum } from '../../security/password-generator.js';
 

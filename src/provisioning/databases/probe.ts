@@ -1,4 +1,4 @@
-// What a database server is, asked before it is registered (issue 8 item 1): its flavour and
+// What a database server is, asked before it is registered: its flavour and
 // version from `SELECT VERSION()`, and the anonymous accounts that would shadow a customer's
 // `user@'%'` (a client from localhost matches `''@'localhost'` first). Errors never carry the
 // admin password: mysql2's messages name the user and host only, and the password is cut out of

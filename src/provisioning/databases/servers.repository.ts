@@ -1,4 +1,4 @@
-// All SQL of the registry of database servers (operator data, issue 8 item 1). Rows carry the
+// All SQL of the registry of database servers (operator data). Rows carry the
 // admin URL: callers that print or answer anything map them to a view without it first.
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';

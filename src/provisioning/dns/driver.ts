@@ -1,4 +1,4 @@
-// The DNS backend as job runs see it (DESIGN "Drivers behind interfaces"; issue 6 item 4;
+// The DNS backend as job runs see it (docs/decisions/0004-provisioning-seams.md "Drivers";
 // docs/decisions/0003-dns-propagation.md, 0013-dns-secondaries.md): hostplane's own DNS servers
 // following the change log, and the registered secondaries fed by zone transfers.
 import dgram from 'node:dgram';

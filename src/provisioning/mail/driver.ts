@@ -1,8 +1,8 @@
-// The mail driver (issue 10 item 4; DESIGN "Drivers behind interfaces"): what e-mail jobs ask a
-// mail server — over its doveadm HTTP API and its SMTP port — to decide that a change is live
-// there, to remove a deleted mailbox's stored mail and to read quota usage. Passwords, aliases and
-// quotas themselves are never pushed: Dovecot and Postfix read the mail directory at every login
-// and delivery (deploy/mail).
+// The mail driver (docs/decisions/0009-mail-directory.md; docs/decisions/0004-provisioning-seams.md
+// "Drivers"): what e-mail jobs ask a mail server — over its doveadm HTTP API and its SMTP port — to
+// decide that a change is live there, to remove a deleted mailbox's stored mail and to read quota
+// usage. Passwords, aliases and quotas themselves are never pushed: Dovecot and Postfix read the
+// mail directory at every login and delivery (deploy/mail).
 import path from 'node:path';
 import { DoveadmClient, DoveadmError, EX_NOINPUT, EX_NOUSER } from './doveadm.js';
 import { acceptsRecipient as smtpAcceptsRecipient } from './smtp-probe.js';

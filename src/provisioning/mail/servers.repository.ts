@@ -1,4 +1,4 @@
-// All SQL of the registry of mail servers (operator data, issue 10 item 4), and the conversion of a
+// All SQL of the registry of mail servers (operator data), and the conversion of a
 // row to what the mail driver needs. Rows carry the doveadm API key: callers that print or answer
 // anything map them to a view without it first (admin/mail-servers.service.ts mailServerView).
 import crypto from 'node:crypto';

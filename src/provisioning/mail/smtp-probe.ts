@@ -1,5 +1,5 @@
-// Whether a mail server's SMTP service accepts an address as a recipient (issue 10 item 4; API-NOTES
-// §11 "done when … mail to the address is refused"): one SMTP session (RFC 5321) of EHLO, MAIL
+// Whether a mail server's SMTP service accepts an address as a recipient (API guide "E-mail
+// addresses"; docs/decisions/0009-mail-directory.md): one SMTP session (RFC 5321) of EHLO, MAIL
 // FROM:<>, RCPT TO:<address>, then RSET and QUIT — no message is sent. A 2xx to RCPT is yes, a 5xx
 // no; a 4xx (greylisting, a map that is not reachable) or anything else is thrown, so the job asks
 // again later. The null sender is the bounce sender: it passes sender checks and never loops.

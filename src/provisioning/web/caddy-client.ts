@@ -1,4 +1,4 @@
-// Caddy's admin API as the web worker uses it (issue 9 item 3; docs/decisions/0008-web-servers.md
+// Caddy's admin API as the web worker uses it (docs/decisions/0008-web-servers.md
 // "Caddy: the whole desired state, pushed and re-pushed"): read what Caddy runs, load the whole
 // desired config only when it differs (Caddy re-provisions everything on each change), and let a
 // burst of jobs share one load. A Caddy that restarted without its config reports something else

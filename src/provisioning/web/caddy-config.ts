@@ -1,7 +1,7 @@
-// The whole Caddy configuration of one web server, built from its sites (issue 9 item 3; API-NOTES
-// §10; docs/decisions/0008-web-servers.md "Caddy: the whole desired state"). A pure function: the
-// web worker builds it from the store and hands it to CaddyClient.ensure(), which loads it only
-// when Caddy runs something else. Field names are Caddy 2.6's JSON config.
+// The whole Caddy configuration of one web server, built from its sites (API guide "Subdomains";
+// docs/decisions/0008-web-servers.md "Caddy: the whole desired state"). A pure function: the web
+// worker builds it from the store and hands it to CaddyClient.ensure(), which loads it only when
+// Caddy runs something else. Field names are Caddy 2.6's JSON config.
 //
 // Layout: server `hp` (plain HTTP) and, with an https listen address, server `hps` (on-demand TLS);
 // one route per site on each (`@id` `hp-sd-<id>` on hp, `hps-sd-<id>` on hps: Caddy wants every
@@ -10,7 +10,7 @@
 // and certificates come from the on-demand policy, asked per host.
 //
 // Everything taken from a site is kept literal: Caddy expands `{…}` placeholders in headers, roots
-// and dial addresses. Redirect targets get `$ { }` percent-encoded (API-NOTES §10, so no web server
+// and dial addresses. Redirect targets get `$ { }` percent-encoded (so no web server
 // reads them as variables); file-system paths get `{ }` backslash-escaped (Caddy's own escape).
 import type { SiteSpec, WebServerConn } from './sites.js';
 

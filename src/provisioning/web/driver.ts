@@ -1,4 +1,4 @@
-// The web backend as job runs see it (DESIGN "The real components"; API-NOTES §10; issue 9 item 3;
+// The web backend as job runs see it (API guide "Subdomains";
 // docs/decisions/0008-web-servers.md): Caddy through its admin API (the whole desired config,
 // loaded only when it differs, bursts coalesced), PHP-FPM pools per (Linux user, version), the
 // webspace directories, and the probe that tells whether the web server answers a host as

@@ -1,5 +1,5 @@
-// PHP-FPM on the web server's host (issue 9 item 3; docs/decisions/0008-web-servers.md "PHP-FPM: one
-// master per version, one pool per (Linux user, version)"; provisioning-research §3 "PHP-FPM").
+// PHP-FPM on the web server's host (docs/decisions/0008-web-servers.md "PHP-FPM: one
+// master per version, one pool per (Linux user, version)").
 //
 // Everything lives under `<stateDir>/php/<version>/` (php-fpm-files.ts). The web worker writes a
 // pool file, starts the master from the registered binary when it does not run, and reloads it

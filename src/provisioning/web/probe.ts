@@ -1,7 +1,7 @@
-// What a web server answers for a host (issue 9 item 3; API-NOTES §10 "done … checked by a request
-// with that Host"; docs/decisions/0008-web-servers.md "Done = live"): one request to the server's
-// own listen address with that Host (and, over HTTPS, that SNI name), no redirect followed, so a
-// job can compare the exact Location or a marker body with what it configured.
+// What a web server answers for a host (API guide "Subdomains"; docs/decisions/0008-web-servers.md
+// "Done = live"): one request to the server's own listen address with that Host (and, over HTTPS,
+// that SNI name), no redirect followed, so a job can compare the exact Location or a marker body
+// with what it configured.
 import http from 'node:http';
 import https from 'node:https';
 import { splitListen } from './caddy-config.js';

@@ -1,5 +1,5 @@
-// All SQL of the registry of web servers (operator data, issue 9 item 2;
-// docs/decisions/0008-web-servers.md), and the conversion of a row to what the web driver needs.
+// All SQL of the registry of web servers (operator data; docs/decisions/0008-web-servers.md), and
+// the conversion of a row to what the web driver needs.
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { WebServerConn } from './sites.js';

@@ -1,4 +1,4 @@
-// What the web driver works with (issue 9; API-NOTES §10; docs/decisions/0008-web-servers.md): a
+// What the web driver works with (API guide "Subdomains"; docs/decisions/0008-web-servers.md): a
 // registered web server as its host sees it, and each subdomain reduced to what that server must
 // answer for its host. Shared by the Caddy config builder, the admin client, the probe and the
 // web worker.

@@ -1,7 +1,7 @@
-// Webspace directories on the web server's host (issue 9 item 4; spec §2.7 webspace.path;
+// Webspace directories on the web server's host (API guide "Subdomains";
 // docs/decisions/0008-web-servers.md): a webspace's `path` is relative to the package's home
 // `<homeRoot>/<linuxUser>`; it is created when missing and must stay inside the home, symlinks
-// included (provisioning-research §3 "Docroot"). Also the marker file the probe asks the web server
+// included. Also the marker file the probe asks the web server
 // for ("Done = live"), and the Linux user lookup the PHP-FPM pools share.
 //
 // Limits: the walk checks every component with realpath before going on and chowns with lchown, so

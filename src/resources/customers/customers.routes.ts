@@ -1,4 +1,4 @@
-// /customers (spec §4.2): list, one, PATCH by the reseller.
+// /customers (API guide "Customers"): list, one, PATCH by the reseller.
 import { actorOf, idTokenRead, readWithToken } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { updateRoute } from '../../jsonapi/update.js';

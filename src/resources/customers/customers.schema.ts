@@ -1,4 +1,4 @@
-// customer (spec §2.2, API-NOTES §6): request schemas and the wire representation.
+// customer (API guide "Customers"): request schemas and the wire representation.
 import { Type } from 'typebox';
 import { Nullable, ToOne, UpdateBody, idParam, resourceSchemas } from '../../jsonapi/schema.js';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';

@@ -1,4 +1,4 @@
-// Rules of customers (spec §2.2, §4.3.9, API-NOTES §6): resellers change their end customers only.
+// Rules of customers (API guide "Customers"): resellers change their end customers only.
 import type { Actor } from '../../auth/actor.js';
 import { AppError, invalidField } from '../../errors.js';
 import { isUniqueViolation } from '../../db/dialect.js';

@@ -1,7 +1,8 @@
-// Jobs of databases (spec §3.1; API-NOTES §9; docs/decisions/0004-provisioning-seams.md):
-// ('database', 'create') creates database and user, ('database', 'update') sets a new password,
-// ('database', 'delete') removes both, then the row. Each is done only when the server shows the
-// change (the driver's isCreated / isDropped); otherwise it throws and is retried with backoff.
+// Jobs of databases (API guide "Queue jobs", "Databases";
+// docs/decisions/0004-provisioning-seams.md): ('database', 'create') creates database and user,
+// ('database', 'update') sets a new password, ('database', 'delete') removes both, then the row.
+// Each is done only when the server shows the change (the driver's isCreated / isDropped);
+// otherwise it throws and is retried with backoff.
 //
 // Every step is idempotent (the driver's statements converge), so a run killed at any point and
 // run again ends in the same state. Jobs on one database run in order: a delete queued behind a

@@ -1,4 +1,4 @@
-// All SQL of customer databases (spec §2.8; API-NOTES §9): scoped reads for the API (a database is
+// All SQL of customer databases (API guide "Databases"): scoped reads for the API (a database is
 // visible when its customer is in the caller's scope, src/db/scope.ts), and the writes of the
 // service and the job runs.
 import { sql, type Kysely, type Selectable } from 'kysely';
@@ -68,7 +68,10 @@ export type DefaultServer = Pick<DatabaseServerRow, 'name' | 'db_type' | 'versio
 const likePrefix = (prefix: string) => `${prefix.replace(/[!%_]/g, '!$&')}%`;
 
 export class DatabasesRepository {
-  /** Pass a transaction for writes that belong together (database + job, DESIGN "Jobs are rows"). */
+  /**
+   * Pass a transaction for writes that belong together (database + job,
+   * docs/decisions/0004-provisioning-seams.md).
+   */
   constructor(private readonly db: Kysely<Database>) {}
 
   private base(actor: Actor) {

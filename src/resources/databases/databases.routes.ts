@@ -1,4 +1,4 @@
-// /databases (spec §4.2, §4.3.1; API-NOTES §5, §9): list with filters, one database, POST and
+// /databases (API guide "Databases", "Queue jobs"): list with filters, one database, POST and
 // POST …/password answering 202 with the database (one-time password, links.queue-job), PATCH of
 // the description (200), DELETE answering 202 with the queue-job.
 import { actorOf } from '../../auth/plugin.js';

@@ -1,5 +1,5 @@
-// How databases are named (API-NOTES §9): `<the package's Linux user>_<n>`, in `[a-z0-9_]`, at most
-// 32 characters; the database's user has the same name.
+// How databases are named (API guide "Databases"): `<the package's Linux user>_<n>`, in
+// `[a-z0-9_]`, at most 32 characters; the database's user has the same name.
 
 /** MySQL 8 allows user names of at most 32 characters (MariaDB more): names stay within both. */
 export const NAME_MAX = 32;

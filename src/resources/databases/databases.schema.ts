@@ -1,9 +1,9 @@
-// database (spec §2.8, §4.2; API-NOTES §9): request bodies and the wire representation.
+// database (API guide "Databases"): request bodies and the wire representation.
 //
-// Attribute order is fixed by API-NOTES §9: `package_id, db_type, version, server, name, username,
-// description, usage, created_at`, then `password` only in the answers of POST /databases and
-// POST /databases/{id}/password (the one moment the plaintext exists). `name` and `username` are
-// equal and derived; `usage` is null until the first measurement.
+// Attribute order is fixed by the API guide "Databases": `package_id, db_type, version, server,
+// name, username, description, usage, created_at`, then `password` only in the answers of POST
+// /databases and POST /databases/{id}/password (the one moment the plaintext exists). `name` and
+// `username` are equal and derived; `usage` is null until the first measurement.
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import { CreateBody, Nullable, StringEnum, Timestamp, ToOne, UpdateBody, idParam, resourceSchemas } from '../../jsonapi/schema.js';

@@ -1,4 +1,4 @@
-// Rules of databases (spec §2.8, §4.3.1; API-NOTES §5, §9).
+// Rules of databases (API guide "Databases", "Queue jobs").
 //
 // Life of a database: POST stores it `pending` on the current default server of its (db_type,
 // version) and enqueues a create job in one transaction; the job makes it `live` once the new

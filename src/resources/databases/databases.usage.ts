@@ -1,4 +1,4 @@
-// The usage of databases (issue 8 item 5; API-NOTES §9): `usage.bytes` is data + index bytes as
+// The usage of databases (API guide "Databases"): `usage.bytes` is data + index bytes as
 // the server's information_schema reports them, stored with the time of the measurement. Measured
 // by the daily scheduled job (databases.jobs.ts refreshUsageJob) and by `hostplane admin database
 // refresh-usage`; null until the first measurement.

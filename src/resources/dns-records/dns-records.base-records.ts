@@ -1,4 +1,4 @@
-// Base records of a presence domain (spec §4.3.6; API-NOTES §6 dns-record; issue 3 item 4): the
+// Base records of a presence domain (API guide "DNS records"): the
 // plan's template (apex and www A/AAAA, MX, SPF TXT by default), tagged `base`, and the managed
 // DKIM key TXT, written when the domain is created; a plan change resets the base records of each
 // domain whose dns_update_lock is off (Admin.setPackagePlan).
@@ -123,7 +123,7 @@ export async function insertBaseRecords(repo: DnsRecordsRepository, domain: stri
   return { inserted, skipped };
 }
 
-/** The managed DKIM TXT record of a new presence domain (undeletable, spec §4.3.6). */
+/** The managed DKIM TXT record of a new presence domain (undeletable, API guide "DNS records"). */
 export async function insertDkimRecord(repo: DnsRecordsRepository, domain: string, key: DkimKey, ttl: number) {
   await repo.insert({ domain, name: DKIM_NAME, record_type: 'TXT', data: key.txt, ttl, tag: 'managed', state: 'active' });
 }

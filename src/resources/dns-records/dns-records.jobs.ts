@@ -1,6 +1,6 @@
-// Jobs of DNS records (spec §3.1; docs/decisions/0003-dns-propagation.md): ('dns-record', 'create')
-// publishes a pending record, ('dns-record', 'delete') removes a record; both are done only when
-// every live DNS server answers the change (the DNS driver's isApplied).
+// Jobs of DNS records (API guide "Queue jobs"; docs/decisions/0003-dns-propagation.md):
+// ('dns-record', 'create') publishes a pending record, ('dns-record', 'delete') removes a record;
+// both are done only when every live DNS server answers the change (the DNS driver's isApplied).
 //
 // Each run is idempotent: the change and the progress that names it are written in one
 // transaction (saveProgress(…, trx)), so a run that dies before it commits changes nothing and a

@@ -1,6 +1,6 @@
-// All SQL of DNS records (spec §2.6): scoped reads for the API, and the writes of the API, the job
-// handlers and the base-record templates. A record is visible when its domain's owner is in the
-// caller's scope (src/db/scope.ts).
+// All SQL of DNS records (API guide "DNS records"): scoped reads for the API, and the writes of the
+// API, the job handlers and the base-record templates. A record is visible when its domain's owner
+// is in the caller's scope (src/db/scope.ts).
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, DnsRecordsTable } from '../../db/schema.js';
@@ -28,7 +28,10 @@ export interface NewDnsRecord {
 }
 
 export class DnsRecordsRepository {
-  /** Pass a transaction for writes that belong together (record + job, DESIGN "Jobs are rows"). */
+  /**
+   * Pass a transaction for writes that belong together (record + job,
+   * docs/decisions/0004-provisioning-seams.md).
+   */
   constructor(private readonly db: Kysely<Database>) {}
 
   private base(actor: Actor) {

@@ -1,5 +1,6 @@
-// /dns-records (spec §4.2; API-NOTES §1.4, §1.5, §1.8, §1.11, §5): list with filters, one record,
-// POST and DELETE answering 202 with the queue-job and its URL in Content-Location.
+// /dns-records (API guide "DNS records", "Compatibility with existing clients", "Queue jobs"): list
+// with filters, one record, POST and DELETE answering 202 with the queue-job and its URL in
+// Content-Location.
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { addDocumentSchemas, operation } from '../../jsonapi/schema.js';

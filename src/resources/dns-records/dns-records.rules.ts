@@ -1,4 +1,4 @@
-// Validation and normalisation of DNS records (spec §2.6, §8; API-NOTES §6 dns-record): owner names,
+// Validation and normalisation of DNS records (API guide "DNS records"): owner names,
 // the `data` of every creatable type by its RFC syntax in presentation form, TTLs, and the rules
 // between records of one name (identical record, CNAME exclusivity). Pure functions: the API, the
 // plan templates (base records) and the tests share them.
@@ -6,7 +6,7 @@
 // Stored forms (what the API shows and the DNS server parses, migration 002):
 // - owner names are relative to the domain, lower-case ACE, '' for the apex, `*` as first label;
 // - host names inside `data` are absolute, lower-case ACE, written WITHOUT the trailing dot
-//   (`10 mail.example.com`; a trailing dot in the input is the same name, spec §2.6);
+//   (`10 mail.example.com`; a trailing dot in the input is the same name);
 // - fields are separated by single spaces; hex digests are upper-case (as dig prints them);
 // - TXT `data` is the text itself (no quotes, no escapes); the DNS server splits it into
 //   character-strings of at most 255 bytes on the wire.
@@ -94,9 +94,9 @@ export function checkFqdnLength(name: string, domainAce: string) {
 }
 
 /**
- * A host name inside `data`: absolute (a trailing dot makes no difference, spec §2.6), returned in
- * lower-case ACE without the trailing dot. `root` allows `.` (no host: null MX, RFC 7505; SRV
- * "service not available", RFC 2782). Null when invalid.
+ * A host name inside `data`: absolute (a trailing dot makes no difference, API guide "DNS
+ * records"), returned in lower-case ACE without the trailing dot. `root` allows `.` (no host: null
+ * MX, RFC 7505; SRV "service not available", RFC 2782). Null when invalid.
  */
 function parseHost(input: string, o: { underscores: boolean; root?: boolean }): string | null {
   if (input === '.') return o.root ? '.' : null;
@@ -271,7 +271,7 @@ export function checkNameForType(type: RecordType, name: string) {
   }
 }
 
-/** Fails unless `ttl` is in 300..86400 (spec §2.6, §8). */
+/** Fails unless `ttl` is in 300..86400 (API guide "DNS records"). */
 export function checkTtl(ttl: number) {
   if (!Number.isInteger(ttl) || ttl < TTL_MIN || ttl > TTL_MAX) fail('ttl', `ttl must be from ${TTL_MIN} to ${TTL_MAX} seconds.`);
 }
@@ -373,7 +373,8 @@ const atCutTypes = (type: string) => type === 'NS' || type === 'DS';
  * Delegations (RFC 1034 §4.2.1): an NS record below the apex makes our DNS server answer a
  * referral for its name and everything below it (src/dns/lookup.ts), so records there
  * would be listed and "done" but never answered, and an NS above the DKIM key would hide the
- * undeletable managed record (spec §4.3.6). Only NS and DS may be at a cut, nothing below it.
+ * undeletable managed record (API guide "DNS records"). Only NS and DS may be at a cut, nothing
+ * below it.
  */
 function delegationConflict(zone: ZoneRecord[], cand: { name: string; record_type: string }): Conflict | null {
   const ns = zone.filter((r) => r.record_type === 'NS' && r.name !== '');

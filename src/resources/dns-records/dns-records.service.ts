@@ -1,10 +1,11 @@
-// Rules of DNS records (spec §2.6, §3.1, §4.3.6; API-NOTES §1.4–1.5, §5, §6 dns-record).
+// Rules of DNS records (API guide "DNS records", "Queue jobs", "Compatibility with existing
+// clients").
 //
 // Life of a record (docs/decisions/0003-dns-propagation.md): POST stores it `pending` and enqueues
 // a create job in one transaction; the job makes it `active` (served) and is done once the DNS
 // servers answer it. DELETE marks an active record `deleting` (still served) and enqueues a delete
 // job that removes it; a record still `pending` is removed at once (it was never served), and its
-// delete job only confirms that. Both answer 202 with the job (API-NOTES §1.4–1.5).
+// delete job only confirms that. Both answer 202 with the job.
 //
 // Operator actions on records (the customer menu, `hostplane admin`): the base records and the
 // managed DKIM key of a new presence domain, and their reset when a package changes plan.
@@ -28,13 +29,19 @@ import type { DnsRecordJobPayload } from './dns-records.jobs.js';
 
 const fieldError = (p: FieldProblem) => invalidField(p.field, p.detail);
 
-/** The settings records follow: the default TTL (DNS_DEFAULT_TTL, spec §2.6) and the default base records (DNS_BASE_*). */
+/**
+ * The settings records follow: the default TTL (DNS_DEFAULT_TTL, API guide "DNS records") and the
+ * default base records (DNS_BASE_*).
+ */
 export type DnsRecordsSettings = Pick<Config, 'dnsDefaultTtl' | 'dnsBase'>;
 
 /** What `admin package set-plan` did to one presence domain of the package. */
 export interface BaseRecordReset {
   domain: string;
-  /** reset: base records replaced by the new plan's; locked: dns_update_lock is on, nothing changed (spec §4.3.6). */
+  /**
+   * reset: base records replaced by the new plan's; locked: dns_update_lock is on, nothing changed
+   * (API guide "DNS records").
+   */
   base_records: 'reset' | 'locked';
   removed: number;
   inserted: number;
@@ -74,9 +81,9 @@ export class DnsRecordsService {
   }
 
   /**
-   * The presence domain a record (or a subdomain, API-NOTES §10: `member` 'subdomain') is created in. Unknown or foreign
-   * → 404 (no existence leaks); a domain without presence, a subdomain of one of the caller's
-   * domains or a name that cannot be a domain → 422 on `domain`.
+   * The presence domain a record (or a subdomain, API guide "Subdomains": `member` 'subdomain') is
+   * created in. Unknown or foreign → 404 (no existence leaks); a domain without presence, a
+   * subdomain of one of the caller's domains or a name that cannot be a domain → 422 on `domain`.
    */
   async presenceZone(actor: Actor, input: string, name: string, member = 'name') {
     const ace = aceOf(input);
@@ -132,8 +139,8 @@ export class DnsRecordsService {
 
   /**
    * Enqueues the deletion of a record; returns the job. Managed records (the DKIM key) cannot be
-   * deleted (403, spec §4.3.6); base records can. A record already being deleted answers with its
-   * pending delete job, so a repeated DELETE is harmless.
+   * deleted (403, API guide "DNS records"); base records can. A record already being deleted
+   * answers with its pending delete job, so a repeated DELETE is harmless.
    */
   async delete(actor: Actor, id: string): Promise<QueueJobRow> {
     const found = await this.get(actor, id);
@@ -172,7 +179,8 @@ export class DnsRecordsService {
 
   /**
    * A new presence domain is served from the start: the plan's base records and the managed DKIM
-   * key, written in the caller's transaction (the one that inserts the domain; spec §4.3.6).
+   * key, written in the caller's transaction (the one that inserts the domain; API guide "DNS
+   * records").
    */
   async addBaseRecords(trx: Kysely<Database>, domain: string, prepared: PreparedBaseRecords): Promise<void> {
     const records = new DnsRecordsRepository(trx);
@@ -188,8 +196,9 @@ export class DnsRecordsService {
 
   /**
    * Resets the base records of each zone to `template`, except where its dns_update_lock is on
-   * (spec §4.3.6). Custom and managed records stay; template records that clash with them are
-   * left out. In the caller's transaction, with the zones already locked; one DNS change per reset.
+   * (API guide "DNS records"). Custom and managed records stay; template records that clash with
+   * them are left out. In the caller's transaction, with the zones already locked; one DNS change
+   * per reset.
    */
   async resetBaseRecords(trx: Kysely<Database>, zones: { name: string; dns_update_lock: number }[], template: NormalisedRecord[]): Promise<BaseRecordReset[]> {
     const records = new DnsRecordsRepository(trx);

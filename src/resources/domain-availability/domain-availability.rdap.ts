@@ -1,4 +1,4 @@
-// RDAP client of the availability check (spec §4.3.7, API-NOTES §6): asks the registry's RDAP
+// RDAP client of the availability check (API guide "Domain availability"): asks the registry's RDAP
 // server (RFC 9082 `GET <base>/domain/<name>`) whether a domain exists. 404 means nobody holds
 // it, an RDAP domain object means it is registered; anything else is "don't know" (`null`).
 import type { Config } from '../../config.js';

@@ -1,5 +1,5 @@
-// All SQL of the availability check (spec §4.3.7, API-NOTES §6): which names the service's own
-// domain registry holds.
+// All SQL of the availability check (API guide "Domain availability"): which names the service's
+// own domain registry holds.
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 

@@ -1,5 +1,6 @@
-// /domain-availability/{names} (spec §4.2, §4.3.7, §5.6): the one route that also accepts a
-// reseller's legacy password (Basic auth), as the replacement of /getDomainStatus (§9.4).
+// /domain-availability/{names} (API guide "Domain availability", "Authentication"): the one route
+// that also accepts a reseller's legacy password (Basic auth), as the replacement of
+// /getDomainStatus.
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';

@@ -1,4 +1,4 @@
-// domain-availability (spec §2.11, §4.2, §4.3.7; API-NOTES §6): the path parameter and the wire
+// domain-availability (API guide "Domain availability"): the path parameter and the wire
 // representation of one result.
 import { Type } from 'typebox';
 import { list, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
@@ -49,8 +49,9 @@ export function availabilityResource(a: Availability, links: LinkBuilder): Resou
 }
 
 /**
- * The response: one result per name, in request order, in the list layout of API-NOTES §2
- * (`links` first, then `data`, then `meta.total`) like every other collection; never paged.
+ * The response: one result per name, in request order, in the list layout of the API guide
+ * "Documents" (`links` first, then `data`, then `meta.total`) like every other collection; never
+ * paged.
  */
 export function availabilityDocument(results: Availability[], links: LinkBuilder, selfUrl: string) {
   return list(results.map((a) => availabilityResource(a, links)), selfUrl, results.length);

@@ -1,4 +1,4 @@
-// Rules of the availability check (spec §2.11, §4.3.7, §9.4; API-NOTES §6): at most 10 distinct
+// Rules of the availability check (API guide "Domain availability"): at most 10 distinct
 // names; the service's own domain registry answers first, RDAP (when configured) for the rest,
 // all lookups in parallel under one timeout; a failed lookup is `available: null` with a reason.
 import { AppError, AppErrors } from '../../errors.js';
@@ -9,7 +9,8 @@ import { MAX_NAMES, type Availability } from './domain-availability.schema.js';
 import type { ServiceDeps } from '../service-deps.js';
 
 // One wording for every taken name, wherever the answer came from: whether a name is registered
-// or hosted with this service is nobody else's business (DESIGN: no existence leaks).
+// or hosted with this service is nobody else's business (no existence leaks: API guide
+// "Authentication").
 export const TAKEN = 'Registered.';
 export const REGISTRY_REASONS = { registered: TAKEN, presence: TAKEN } as const;
 

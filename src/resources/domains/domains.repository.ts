@@ -1,4 +1,4 @@
-// All SQL of domains (spec §2.3): every read and write is limited to the caller's scope.
+// All SQL of domains (API guide "Domains"): every read and write is limited to the caller's scope.
 import type { Kysely, Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import { OWNER_COLUMNS, tokenOwner, type OwnerColumns } from '../../auth/auth.repository.js';

@@ -1,4 +1,5 @@
-// /domains (spec §4.2, API-NOTES §1.10): list with filters, one by name, PATCH of the presence flags.
+// /domains (API guide "Domains", "Compatibility with existing clients"): list with filters, one by
+// name, PATCH of the presence flags.
 import { actorOf, readWithToken } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { updateRoute } from '../../jsonapi/update.js';

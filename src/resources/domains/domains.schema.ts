@@ -1,4 +1,5 @@
-// domain (spec §2.3, §4.2; API-NOTES §1.10, §6): request schemas and the wire representation.
+// domain (API guide "Domains", "Compatibility with existing clients"): request schemas and the wire
+// representation.
 import { Type } from 'typebox';
 import { Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
@@ -7,14 +8,15 @@ import type { DomainRow } from './domains.repository.js';
 export const DOMAIN_FILTERS = ['owner_id', 'package_id'] as const;
 
 // No maxLength: any name reaches the service, which answers 422 "Not ACE-encodable." for names
-// no domain can have (too long included) instead of a schema error (API-NOTES §1.10).
+// no domain can have (too long included) instead of a schema error (API guide "Compatibility with
+// existing clients").
 // The example is a domain of the demo dataset (end customer 10002).
 export const DomainNameParam = Type.Object({
   name: Type.String({ minLength: 1, description: 'domain name, Unicode or ACE (punycode), any letter case', examples: ['shop-demo.example'] }),
 });
 
-// Only the two presence flags are writable (spec §4.2); `presence` is updated partially (§2.0):
-// keys left out keep their value. Anything else is rejected with 422.
+// Only the two presence flags are writable (API guide "Domains"); `presence` is updated partially
+// (API guide "Documents"): keys left out keep their value. Anything else is rejected with 422.
 export const DomainUpdateBody = UpdateBody(
   'domain',
   Type.Object(

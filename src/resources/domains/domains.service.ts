@@ -1,5 +1,5 @@
-// Rules of domains (spec §2.3, §4.2; API-NOTES §1.10, §6): names are looked up by their ACE form,
-// only presence domains take the two presence flags.
+// Rules of domains (API guide "Domains", "Compatibility with existing clients"): names are looked
+// up by their ACE form, only presence domains take the two presence flags.
 import type { Static } from 'typebox';
 import type { Actor } from '../../auth/actor.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
@@ -26,10 +26,11 @@ export class DomainsService {
 
   /**
    * The ACE name of the URL segment, or 422 for names that are not IDNA-encodable (e.g.
-   * `_acme-challenge.www.example.com`; API-NOTES §1.10 fixes the detail text). The error has no
-   * `source`: the fault is in the path, which is neither a query parameter nor part of the body;
-   * `links.self` of the error document shows it. A single label (`net`) is a well-formed name that
-   * is nobody's domain here: 404, as the original answers (acme.sh walks down to the TLD).
+   * `_acme-challenge.www.example.com`; API guide "Compatibility with existing clients" fixes the
+   * detail text). The error has no `source`: the fault is in the path, which is neither a query
+   * parameter nor part of the body; `links.self` of the error document shows it. A single label
+   * (`net`) is a well-formed name that is nobody's domain here: 404, as the original answers
+   * (acme.sh walks down to the TLD).
    */
   requireAce(name: string): string {
     const ace = aceOf(name);

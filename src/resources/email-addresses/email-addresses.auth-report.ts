@@ -1,4 +1,4 @@
-// POST /internal/mail-auth-report (issue 10 item 1: application passwords' `last_used_at`): Dovecot
+// POST /internal/mail-auth-report (application passwords' `last_used_at`): Dovecot
 // reports every login here after it happened (dovecot.conf auth_policy_report_after_auth; a fire-
 // and-forget request that never delays or blocks a login). The mail server names itself with its
 // doveadm key in `X-Hostplane-Mail-Key`; a report of a successful application-password login sets

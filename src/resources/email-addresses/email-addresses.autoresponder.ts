@@ -1,8 +1,9 @@
-// The autoresponder's dates (spec §3.3; API-NOTES §11; issue 11 item 2): `activates` switches it on
-// and `expires` switches it off at 00:00 Europe/Berlin of that date, and a reached date is cleared.
-// A scheduled job applies them every minute, so the API shows the state of §3.3 within a minute of
-// midnight (the mail server's script carries its own exact date guard). The clock is a parameter:
-// tests stand on either side of a midnight, DST changes included.
+// The autoresponder's dates (API guide "E-mail addresses";
+// docs/decisions/0011-antispam-and-autoresponder.md): `activates` switches it on and `expires`
+// switches it off at 00:00 Europe/Berlin of that date, and a reached date is cleared. A scheduled
+// job applies them every minute, so the API shows the new state within a minute of midnight (the
+// mail server's script carries its own exact date guard). The clock is a parameter: tests stand on
+// either side of a midnight, DST changes included.
 import type { Store } from '../../db/index.js';
 import { berlinToday } from './email-addresses.rules.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';

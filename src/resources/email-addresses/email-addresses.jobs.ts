@@ -1,6 +1,6 @@
-// Jobs of e-mail addresses (spec §3.1; API-NOTES §5, §11; docs/decisions/0009-mail-directory.md):
-// the mail directory entry is written with the API change, so these jobs only wait for the mail
-// server to show it, and remove what the server stores.
+// Jobs of e-mail addresses (API guide "Queue jobs", "E-mail addresses";
+// docs/decisions/0009-mail-directory.md): the mail directory entry is written with the API change,
+// so these jobs only wait for the mail server to show it, and remove what the server stores.
 // - ('email-address', 'create') is done when the package's mail server authenticates the mailbox
 //   (doveadm auth lookup) or accepts the forward as a recipient (SMTP RCPT).
 // - ('email-address', 'delete') removes the mailbox's stored mail, then its directory entry, and is

@@ -1,7 +1,7 @@
-// All SQL of e-mail addresses (spec §2.9; API-NOTES §11): scoped reads for the API (an address is
-// visible when its customer is in the caller's scope, src/db/scope.ts), where an address may live
-// (a presence domain or a subdomain of one), and the writes of the service and the jobs. The mail
-// directory the mail servers read has its own repository (mail-directory.repository.ts).
+// All SQL of e-mail addresses (API guide "E-mail addresses"): scoped reads for the API (an address
+// is visible when its customer is in the caller's scope, src/db/scope.ts), where an address may
+// live (a presence domain or a subdomain of one), and the writes of the service and the jobs. The
+// mail directory the mail servers read has its own repository (mail-directory.repository.ts).
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, EmailAddressesTable } from '../../db/schema.js';
@@ -123,7 +123,10 @@ export class EmailAddressesRepository {
   }
 
 
-  /** Places a package on a mail server (its first address; API-NOTES §10 "Placement"). */
+  /**
+   * Places a package on a mail server (its first address; docs/decisions/0009-mail-directory.md
+   * "Mail servers are operator data; jobs wait for them").
+   */
   async placePackage(packageId: number, mailServer: string): Promise<void> {
     await this.db.updateTable('packages').set({ mail_server_name: mailServer }).where('id', '=', packageId).where('mail_server_name', 'is', null).execute();
   }
@@ -137,7 +140,10 @@ export class EmailAddressesRepository {
     return Number(r.n);
   }
 
-  /** Portal-password hashes of the contacts whose e-mail is one of `emails` (any case): spec §4.3.2's rule. */
+  /**
+   * Portal-password hashes of the contacts whose e-mail is one of `emails` (any case): the
+   * customer-portal rule (API guide "Password rules").
+   */
   async portalPasswordHashes(emails: string[]): Promise<string[]> {
     const rows = await this.db
       .selectFrom('contacts')

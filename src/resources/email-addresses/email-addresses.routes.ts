@@ -1,7 +1,8 @@
-// /email-addresses (spec §4.2, §4.3.2–5; API-NOTES §5, §11): list with filters, one address, POST
-// answering 202 with the address (a generated password once, links.queue-job), PATCH (200), POST
-// …/password (200 with the new password), DELETE (202 with the queue-job), forward targets (204)
-// and application passwords (201, 204, and the list beyond the spec).
+// /email-addresses (API guide "E-mail addresses", "Password rules", "Queue jobs"): list with
+// filters, one address, POST answering 202 with the address (a generated password once,
+// links.queue-job), PATCH (200), POST …/password (200 with the new password), DELETE (202 with the
+// queue-job), forward targets (204) and application passwords (201, 204, and the list, which the
+// original API does not have).
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import { parseListQuery } from '../../jsonapi/query.js';

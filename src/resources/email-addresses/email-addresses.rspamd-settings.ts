@@ -1,4 +1,4 @@
-// GET/HEAD /internal/rspamd-settings (issue 11; spec §2.9 antispam; API-NOTES §11; docs/decisions/
+// GET/HEAD /internal/rspamd-settings (API guide "E-mail addresses"; docs/decisions/
 // 0011-antispam-and-autoresponder.md): the settings map a mail server's rspamd polls
 // (deploy/mail/rspamd/hostplane.conf `settings = "<url>"`) to learn the antispam mode of each of
 // its addresses. rspamd applies no setting to `reject`, the default, so the map lists the other

@@ -1,4 +1,4 @@
-// The rules of an e-mail address's own attributes (spec §2.9, §3.3, §4.3.2–4; API-NOTES §11),
+// The rules of an e-mail address's own attributes (API guide "E-mail addresses", "Password rules"),
 // without the store: the address, forward targets, antispam, the autoresponder's one key per PATCH
 // and its dates. The service adds what needs the store (scope, conflicts, limits, placement).
 import { invalidField } from '../../errors.js';
@@ -12,11 +12,11 @@ export type AntispamMode = (typeof ANTISPAM_MODES)[number];
 export const AUTORESPONDER_KEYS = ['text', 'active', 'activates', 'expires'] as const;
 export type AutoresponderKey = (typeof AUTORESPONDER_KEYS)[number];
 
-/** Forward targets of one address at most (API-NOTES §11). */
+/** Forward targets of one address at most (API guide "E-mail addresses"). */
 export const MAX_FORWARD_TARGETS = 100;
 /** An autoresponder text of at most this many characters (a reply, not a newsletter). */
 export const AUTORESPONDER_TEXT_MAX = 10_000;
-/** The time zone of the autoresponder's dates (spec §2.9: "midnight German time"). */
+/** The time zone of the autoresponder's dates (API guide "E-mail addresses": 00:00 German time). */
 export const AUTORESPONDER_ZONE = 'Europe/Berlin';
 
 /** An address as stored and as shown. */
@@ -139,9 +139,9 @@ export interface AutoresponderState {
 }
 
 /**
- * Applies a PATCH's `autoresponder` group to `current` (§4.3.4: exactly one key per request).
- * Dates are `YYYY-MM-DD` from today (Berlin) on, or null (removes the scheduled change, §3.3);
- * `expires` before `activates` → 422.
+ * Applies a PATCH's `autoresponder` group to `current` (API guide "E-mail addresses": exactly one
+ * key per request). Dates are `YYYY-MM-DD` from today (Berlin) on, or null (removes the scheduled
+ * change); `expires` before `activates` → 422.
  */
 export function patchAutoresponder(input: unknown, current: AutoresponderState, now: Date): AutoresponderState {
   const bad = (member: string, detail: string) => invalidField(member ? `autoresponder/${member}` : 'autoresponder', detail);

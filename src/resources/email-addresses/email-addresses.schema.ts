@@ -1,10 +1,10 @@
-// email-address and application-password (spec §2.9, §2.10, §4.2; API-NOTES §11): request bodies
+// email-address and application-password (API guide "E-mail addresses"): request bodies
 // and the wire representation.
 //
-// Attribute order is fixed by API-NOTES §11: `address, address_ace, address_type, description,
-// antispam, forward_to, autoresponder, quota, created_at`, then `password` only in the answers
-// that generated one. `autoresponder` and `quota` are null
-// for forwards.
+// Attribute order is fixed by the API guide "E-mail addresses": `address, address_ace,
+// address_type, description, antispam, forward_to, autoresponder, quota, created_at`, then
+// `password` only in the answers that generated one. `autoresponder` and `quota` are null for
+// forwards.
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import { CreateBody, Nullable, StringEnum, Timestamp, ToOne, UpdateBody, idParam, resourceSchemas } from '../../jsonapi/schema.js';
@@ -179,8 +179,8 @@ export function emailAddressResource(row: EmailAddressRow, links: LinkBuilder, p
 }
 
 /**
- * An application password: with `password` in the 201 answer (API-NOTES §11: device, application,
- * password, created_at), with `last_used_at` in lists.
+ * An application password: with `password` in the 201 answer (API guide "E-mail addresses": device,
+ * application, password, created_at), with `last_used_at` in lists.
  */
 export function appPasswordResource(addressId: string, row: AppPasswordRow, links: LinkBuilder, password?: string): ResourceObject {
   const id = String(row.id);

@@ -1,5 +1,5 @@
-// Rules of e-mail addresses and application passwords (spec §2.9, §2.10, §3.3, §4.3.2–5, §8;
-// API-NOTES §5, §7, §11; docs/decisions/0009-mail-directory.md).
+// Rules of e-mail addresses and application passwords (API guide "E-mail addresses", "Password
+// rules", "Queue jobs"; docs/decisions/0009-mail-directory.md).
 //
 // Life of an address: POST stores it `pending`, writes the mail directory (the mailbox with its
 // {BLF-CRYPT} hash and quota, or the forward's alias rows) and enqueues a create job, all in one
@@ -77,7 +77,9 @@ export const BCRYPT_MAX = 72;
 const APP_PASSWORD_LENGTH = 32;
 const DEVICE_MAX = 255;
 
-/** `{BLF-CRYPT}$2b$10$…`: the form Dovecot's passdb verifies itself (API-NOTES §11). */
+/**
+ * `{BLF-CRYPT}$2b$10$…`: the form Dovecot's passdb verifies itself (API guide "E-mail addresses").
+ */
 export async function blfCrypt(password: string): Promise<string> {
   return `{BLF-CRYPT}${await bcrypt.hash(password, BCRYPT_COST)}`;
 }
@@ -287,7 +289,10 @@ export class EmailAddressesService {
     });
   }
 
-  /** Application passwords of a mailbox (beyond the spec: the list), never with their secrets. */
+  /**
+   * Application passwords of a mailbox (the list is an addition to the original API), never with
+   * their secrets.
+   */
   async appPasswords(actor: Actor, id: string, page: Page | null): Promise<PageResult<AppPasswordRow>> {
     const found = await this.get(actor, id);
     return new MailDirectoryRepository(this.store.db).appPasswords(found.address, page);
@@ -343,7 +348,10 @@ export class EmailAddressesService {
     return { userName: unicodeAddress(address), domain: address.slice(address.lastIndexOf('@') + 1), brandWords: this.settings.brandWords };
   }
 
-  /** A chosen password: every rule of §8 (one error per rule) and the customer-portal rule (§4.3.2). */
+  /**
+   * A chosen password: every rule of the API guide "Password rules" (one error per rule) and the
+   * customer-portal rule (API guide "E-mail addresses").
+   */
   private async checkChosen(password: string, address: string): Promise<void> {
     const problems: PasswordProblem[] = checkPassword(password, this.passwordContext(address));
     // bcrypt reads 72 bytes (the allowed characters are ASCII): a longer password would log in with its first 72 only.

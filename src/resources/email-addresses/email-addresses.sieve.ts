@@ -1,4 +1,4 @@
-// The Sieve script of a mailbox (issue 11; spec §3.3, §2.9; API-NOTES §11; docs/decisions/
+// The Sieve script of a mailbox (API guide "E-mail addresses"; docs/decisions/
 // 0011-antispam-and-autoresponder.md): what the mail server runs at each delivery, generated from
 // the stored attributes and read by Dovecot from the mail directory (mail_sieve). The spam filter
 // (rspamd) decides what is spam and refuses, marks (`X-Spam: Yes`) or rewrites it by the

@@ -1,4 +1,4 @@
-// The usage of mailboxes (issue 10 item 6; API-NOTES §11): `quota.used_bytes` as the mail server's
+// The usage of mailboxes (API guide "E-mail addresses"): `quota.used_bytes` as the mail server's
 // doveadm quota reports it, stored with the time of the measurement. Measured by the daily
 // scheduled job (email-addresses.jobs.ts) and by `hostplane admin email refresh-usage`; null until
 // the first measurement.

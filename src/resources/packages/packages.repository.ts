@@ -1,4 +1,4 @@
-// All SQL of packages (spec §2.4): reads only, limited to the caller's scope.
+// All SQL of packages (API guide "Packages"): reads only, limited to the caller's scope.
 import type { Kysely, Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import { OWNER_COLUMNS, tokenOwner, type OwnerColumns } from '../../auth/auth.repository.js';

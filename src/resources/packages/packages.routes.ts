@@ -1,4 +1,4 @@
-// /packages (spec §4.2): list with filters, one package. Read-only.
+// /packages (API guide "Packages"): list with filters, one package. Read-only.
 import { actorOf, idTokenRead, readWithToken } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';

@@ -1,4 +1,4 @@
-// package (spec §2.4; API-NOTES §6): read-only; its relationships link to every object assigned to it.
+// package (API guide "Packages"): read-only; its relationships link to every object assigned to it.
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type Relationship, type ResourceObject } from '../../jsonapi/document.js';
 import { RelatedList, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
@@ -6,7 +6,7 @@ import type { PackageRow } from './packages.repository.js';
 
 export const PACKAGE_FILTERS = ['owner_id', 'plan_id', 'linux_user'] as const;
 
-/** Lists that take `filter[package_id]` (API-NOTES §6): relationship name = URL segment. */
+/** Lists that take `filter[package_id]` (API guide "Packages"): relationship name = URL segment. */
 const ASSIGNED = ['domains', 'dns-records', 'databases', 'subdomains', 'email-addresses'] as const;
 
 /** The example is the package of the demo dataset's end customer 10002. */
@@ -43,7 +43,8 @@ export function packageResource(row: PackageRow, links: LinkBuilder): ResourceOb
     owner: ref('customer', row.customer_id),
     plan: { ...ref('plan', row.plan_id), links: { related: links.to('/plans/', String(row.plan_id)) } },
   };
-  // Raw brackets, as clients write filters themselves (API-NOTES §1.9); the id is a number.
+  // Raw brackets, as clients write filters themselves (API guide "Compatibility with existing
+  // clients"); the id is a number.
   for (const segment of ASSIGNED) relationships[segment] = { links: { related: links.to(`/${segment}?filter[package_id]=${id}`) } };
   return {
     type: 'package',

@@ -1,4 +1,5 @@
-// Rules of packages (spec §2.4, §4.1): read-only, scoped; filters owner_id, plan_id, linux_user.
+// Rules of packages (API guide "Packages", "Filters and paging"): read-only, scoped; filters
+// owner_id, plan_id, linux_user.
 import type { Actor } from '../../auth/actor.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues } from '../../db/ids.js';

@@ -1,4 +1,4 @@
-// All SQL of plans (spec §2.5; API-NOTES §6): plans are not owned by one customer, so visibility is
+// All SQL of plans (API guide "Plans"): plans are not owned by one customer, so visibility is
 // derived: the plans of packages in the caller's scope, and for a reseller the plans it sells.
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';

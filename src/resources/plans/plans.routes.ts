@@ -1,4 +1,4 @@
-// /plans (spec §4.2): list (no filters) and one plan. Read-only.
+// /plans (API guide "Plans"): list (no filters) and one plan. Read-only.
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';

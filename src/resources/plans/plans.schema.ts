@@ -1,4 +1,4 @@
-// plan (spec §2.5; API-NOTES §6): read-only limits and features of a package.
+// plan (API guide "Plans"): read-only limits and features of a package.
 import { Type } from 'typebox';
 import type { LinkBuilder, ResourceObject } from '../../jsonapi/document.js';
 import { idParam, resourceSchemas } from '../../jsonapi/schema.js';

@@ -1,4 +1,5 @@
-// Rules of plans (spec §2.5): read-only; a plan outside the caller's view is 404 like any object.
+// Rules of plans (API guide "Plans"): read-only; a plan outside the caller's view is 404 like any
+// object.
 import type { Actor } from '../../auth/actor.js';
 import type { Page } from '../../db/paging.js';
 import { findOr404 } from '../../db/ids.js';

@@ -1,4 +1,4 @@
-// The scoped reads of GET /queue-jobs (spec §3.1, API-NOTES §5). The queue itself (insert, claim,
+// The scoped reads of GET /queue-jobs (API guide "Queue jobs"). The queue itself (insert, claim,
 // outcomes) is src/queue; this is only its read-only HTTP view.
 import type { Kysely } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
@@ -9,7 +9,7 @@ import { fetchPage, type Page } from '../../db/paging.js';
 export class QueueJobsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** API-visible jobs of the caller's scope: menu jobs never show (spec §3.1). */
+  /** API-visible jobs of the caller's scope: menu jobs never show (API guide "Queue jobs"). */
   private base(actor: Actor) {
     return this.db
       .selectFrom('queue_jobs')

@@ -1,4 +1,4 @@
-// /queue-jobs (spec §4.2): pending jobs of the caller's scope, and one job by id.
+// /queue-jobs (API guide "Queue jobs"): pending jobs of the caller's scope, and one job by id.
 import { actorOf } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';

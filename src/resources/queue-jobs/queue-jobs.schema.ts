@@ -1,13 +1,14 @@
-// queue-job (spec §2.1, §3.1; API-NOTES §1.4–1.6, §5): the wire representation. Every attribute and
-// link value is a string or null: one client decodes them into a string map (API-NOTES §1.6).
+// queue-job (API guide "Queue jobs", "Compatibility with existing clients"): the wire
+// representation. Every attribute and link value is a string or null: one client decodes them into
+// a string map.
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import { Nullable, StringEnum, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
 
 /**
- * The one mapping from a job's `job_type` (the resource type, spec §2.0) to the URL segment of its
- * object: `links.object` and `links[job_type]` are `<base>/<segment>/<object_id>`.
+ * The one mapping from a job's `job_type` (the resource type, API guide "Documents") to the URL
+ * segment of its object: `links.object` and `links[job_type]` are `<base>/<segment>/<object_id>`.
  */
 export const JOB_TYPE_SEGMENTS = {
   'dns-record': 'dns-records',
@@ -79,7 +80,8 @@ export function queueJobResource(row: QueueJobRow, links: LinkBuilder): Resource
       error: row.error,
     },
     relationships: { owner: ref('customer', row.customer_id) },
-    // lego reads links.<job_type> to learn a new record's id (API-NOTES §1.3, §1.4).
+    // lego reads links.<job_type> to learn a new record's id (API guide "Compatibility with
+    // existing clients").
     links: { self, 'queue-job': self, object, [row.job_type]: object },
   };
 }

@@ -1,5 +1,5 @@
-// Rules of queue jobs (spec §3.1, §8; API-NOTES §1.6, §5): the list shows pending jobs only; one
-// job stays readable until a done job is 24 h past completion.
+// Rules of queue jobs (API guide "Queue jobs", "Compatibility with existing clients"): the list
+// shows pending jobs only; one job stays readable until a done job is 24 h past completion.
 import type { Actor } from '../../auth/actor.js';
 import type { Page } from '../../db/paging.js';
 import { findOr404 } from '../../db/ids.js';

@@ -1,6 +1,6 @@
-// Jobs of subdomains (spec §3.1; API-NOTES §10; docs/decisions/0008-web-servers.md): ('subdomain',
-// 'create' | 'update' | 'delete'), enqueued on the queue of the package's web server, so they run
-// on that server's host (`hostplane worker --web-server`, or `serve` with WEB_SERVER).
+// Jobs of subdomains (API guide "Queue jobs", "Subdomains"; docs/decisions/0008-web-servers.md):
+// ('subdomain', 'create' | 'update' | 'delete'), enqueued on the queue of the package's web server,
+// so they run on that server's host (`hostplane worker --web-server`, or `serve` with WEB_SERVER).
 //
 // A run makes the subdomain's own directory and PHP pool, pushes the web server's whole desired
 // configuration (every site of its packages; unchanged configs are not loaded again), and is done

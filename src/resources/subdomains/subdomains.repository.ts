@@ -1,4 +1,4 @@
-// All SQL of subdomains (spec §2.7; API-NOTES §10): scoped reads for the API (a subdomain is
+// All SQL of subdomains (API guide "Subdomains"): scoped reads for the API (a subdomain is
 // visible when its customer is in the caller's scope, src/db/scope.ts), the writes of the service,
 // its base DNS records, and what the web jobs read to build a web server's whole configuration.
 import type { Kysely, Selectable } from 'kysely';
@@ -73,7 +73,10 @@ export class SubdomainsRepository {
     return r?.package_id ?? null;
   }
 
-  /** Places a package on a web server (its first subdomain; API-NOTES §10 "Placement"). */
+  /**
+   * Places a package on a web server (its first subdomain; docs/decisions/0008-web-servers.md "Web
+   * servers are operator data").
+   */
   async placePackage(packageId: number, webServer: string): Promise<void> {
     await this.db.updateTable('packages').set({ web_server_name: webServer }).where('id', '=', packageId).where('web_server_name', 'is', null).execute();
   }

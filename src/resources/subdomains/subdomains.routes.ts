@@ -1,4 +1,4 @@
-// /subdomains (spec §4.2, §3.2, §4.3.8; API-NOTES §5, §10): list with filters, one subdomain, POST
+// /subdomains (API guide "Subdomains", "Queue jobs"): list with filters, one subdomain, POST
 // and PATCH answering 202 with the subdomain (links.queue-job), DELETE (our extension) answering
 // 202 with the queue-job.
 import { actorOf } from '../../auth/plugin.js';

@@ -1,4 +1,4 @@
-// The rules of a subdomain's own attributes (spec §2.7, §3.2, §4.3.8; API-NOTES §10), without the
+// The rules of a subdomain's own attributes (API guide "Subdomains"), without the
 // store: the label(s), webspace.path, webspace.php_version, redirect.target, and the kind changes
 // of a PATCH. The service adds what needs the store (scope, conflicts, limits, placement).
 import { AppError, invalidField } from '../../errors.js';
@@ -82,8 +82,9 @@ export function normaliseWebspacePath(input: unknown, homeRoot: string | null): 
 }
 
 /**
- * What a package may run: the spec's versions that its plan offers and its web server has
- * installed, in the plan's order. The package default is the first of them (null: none).
+ * What a package may run: the versions the API knows (API guide "Subdomains") that its plan offers
+ * and its web server has installed, in the plan's order. The package default is the first of them
+ * (null: none).
  */
 export function phpChoices(planVersions: string[], installed: string[]): string[] {
   return planVersions.filter((v) => (PHP_VERSIONS as readonly string[]).includes(v) && installed.includes(v));
@@ -172,11 +173,11 @@ export function createState(type: SubdomainType, webspace: WebspaceInput | undef
 }
 
 /**
- * The state after a PATCH (spec §3.2): `webspace.path` makes any other kind a webspace;
- * `redirect.target` makes any other kind (and an uninitialized redirect) a static redirect;
- * `redirect.dynamic` and `redirect.redirect_to_https` need an initialized redirect (409
- * `invalid_state` otherwise, §4.3.8); `webspace.php_version` and `webspace.redirect_to_https`
- * need a webspace. Several keys may change at once; the keys of the group being left are dropped.
+ * The state after a PATCH (API guide "Subdomains"): `webspace.path` makes any other kind a
+ * webspace; `redirect.target` makes any other kind (and an uninitialized redirect) a static
+ * redirect; `redirect.dynamic` and `redirect.redirect_to_https` need an initialized redirect (409
+ * `invalid_state` otherwise); `webspace.php_version` and `webspace.redirect_to_https` need a
+ * webspace. Several keys may change at once; the keys of the group being left are dropped.
  */
 export function patchState(current: SubdomainState, webspace: WebspaceInput | undefined | null, redirect: RedirectInput | undefined | null, ctx: RuleContext): SubdomainState {
   const w = webspace ?? {};
@@ -195,7 +196,7 @@ export function patchState(current: SubdomainState, webspace: WebspaceInput | un
   } else if (toRedirect) {
     if (Object.keys(w).length) throw invalidField('webspace', 'A subdomain that becomes a redirect takes no webspace settings.');
     if (current.kind !== 'redirect' || current.redirect_target === null) {
-      // A new redirect is static (§3.2) unless this PATCH says otherwise.
+      // A new redirect is static (API guide "Subdomains") unless this PATCH says otherwise.
       next = { ...next, kind: 'redirect', webspace_path: null, php_version: null, webspace_https: 0, redirect_dynamic: 0, redirect_https: 0 };
     }
     next.redirect_target = checkTarget(r.target);
@@ -221,5 +222,8 @@ export function patchState(current: SubdomainState, webspace: WebspaceInput | un
 /** Whether the web server has a site for this state: webspaces and initialized redirects. */
 export const hasSite = (s: Pick<SubdomainState, 'kind' | 'redirect_target'>) => s.kind === 'webspace' || (s.kind === 'redirect' && s.redirect_target !== null);
 
-/** Whether the subdomain gets A/AAAA records (API-NOTES §10: webspace and redirect; uninitialized redirects too). */
+/**
+ * Whether the subdomain gets A/AAAA records (API guide "Subdomains": webspace and redirect;
+ * uninitialized redirects too).
+ */
 export const hasAddressRecords = (s: Pick<SubdomainState, 'kind'>) => s.kind !== 'email';

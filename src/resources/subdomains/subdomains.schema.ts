@@ -1,8 +1,9 @@
-// subdomain (spec §2.7, §4.2; API-NOTES §10): request bodies and the wire representation.
+// subdomain (API guide "Subdomains"): request bodies and the wire representation.
 //
-// Attribute order is fixed by API-NOTES §10: `subdomain_type, description, domain, subdomain, fqdn,
-// fqdn_ace, webspace, redirect, created_at`. `webspace` and `redirect` are objects or null: an
-// e-mail subdomain has both null, an uninitialized redirect (customer menu) has `"redirect":null`.
+// Attribute order is fixed by the API guide "Subdomains": `subdomain_type, description, domain,
+// subdomain, fqdn, fqdn_ace, webspace, redirect, created_at`. `webspace` and `redirect` are objects
+// or null: an e-mail subdomain has both null, an uninitialized redirect (customer menu) has
+// `"redirect":null`.
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import { CreateBody, Nullable, StringEnum, Timestamp, ToOne, UpdateBody, idParam, resourceSchemas } from '../../jsonapi/schema.js';

@@ -1,10 +1,10 @@
-// Rules of subdomains (spec §2.7, §3.2, §4.3.8; API-NOTES §10; docs/decisions/0008-web-servers.md).
+// Rules of subdomains (API guide "Subdomains"; docs/decisions/0008-web-servers.md).
 //
 // Life of a subdomain: POST stores it `pending` with its base DNS records (A/AAAA of its web
 // server unless it is e-mail only, the plan's MX) and enqueues a create job on its web server's
 // queue, in one transaction; the job makes the site live on Caddy (and PHP-FPM) and is done when
 // the web server answers the host as configured and DNS answers the records. PATCH changes kind
-// and settings (§3.2) the same way; DELETE (our extension) removes the records at once and the
+// and settings the same way; DELETE (our extension) removes the records at once and the
 // site through its job, then the row. Customer files are never deleted.
 //
 // A package is placed on a web server at its first subdomain (the default, unless it names one).
@@ -134,7 +134,10 @@ export class SubdomainsService {
     }
   }
 
-  /** PATCH: kind changes of §3.2 and the settings of the kind; 202 with the row and its job. */
+  /**
+   * PATCH: kind changes and the settings of the kind (API guide "Subdomains"); 202 with the row and
+   * its job.
+   */
   async update(actor: Actor, id: string, input: SubdomainUpdateInput): Promise<SubdomainWrite> {
     const found = await this.get(actor, id);
     if (input.subdomain_type !== undefined) {
@@ -159,8 +162,8 @@ export class SubdomainsService {
   }
 
   /**
-   * DELETE (our extension, API-NOTES §10): the records go at once, the site through the job, then
-   * the row; the files stay. A repeated DELETE answers the pending delete job.
+   * DELETE (our extension, API guide "Subdomains"): the records go at once, the site through the
+   * job, then the row; the files stay. A repeated DELETE answers the pending delete job.
    */
   async delete(actor: Actor, id: string): Promise<QueueJobRow> {
     const found = await this.get(actor, id);

@@ -1,4 +1,4 @@
-// The MariaDB driver against a real server (issue 8 items 3–5, API-NOTES §9, spec §2.8): what the
+// The MariaDB driver against a real server (API guide "Databases"): what the
 // customer's credentials can do after each operation, the `_` wildcard case, convergence of
 // repeated operations, the live checks, usage, refusal of bad input before any SQL, and two
 // servers at once. Needs TEST_MARIADB_URL (mysql://root@127.0.0.1:3306/test).

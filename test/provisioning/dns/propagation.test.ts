@@ -1,4 +1,4 @@
-// Propagation between the store and DNS servers (docs/decisions/0003-dns-propagation.md; issue 3 item 3):
+// Propagation between the store and DNS servers (docs/decisions/0003-dns-propagation.md):
 // a change is answered by every live server before isApplied turns true, signals beat the poll, stale
 // servers are ignored, a late server replays only newer changes, and concurrent changes none skipped.
 import { describe, expect, it } from 'vitest';
@@ -70,7 +70,7 @@ describe.each(ENGINES)('DNS server on %s', (engine) => {
       expect((await ask(port, 'udp', 'new.example', 'A')).p.rcode).toBe('REFUSED');
     });
 
-    it('a change naming its owners reloads those owners only (issue 12 item 1); one naming none reloads the zone', async () => {
+    it('a change naming its owners reloads those owners only (docs/decisions/0014-dns-zones-in-wire-form.md); one naming none reloads the zone', async () => {
       const now = new Date().toISOString();
       // Written without announcing it: no server may serve it until a change covers its owner.
       await ts.store.db.insertInto('dns_records').values({ domain: 'zone.example', name: 'unannounced', record_type: 'A', data: '192.0.2.170', ttl: 3600, tag: 'custom', state: 'active', created_at: now, updated_at: now }).execute();

@@ -1,10 +1,10 @@
-// The mail driver (src/provisioning/mail/driver.ts; issue 10 item 4) against the local stack's real
-// Dovecot and Postfix (deploy/local/up.sh) on a fresh store of each engine, its mail directory seeded
-// as hostplane's commits write it (test/helpers/mail-directory.ts). Every method, yes and no: a
-// login's lookup (authenticates), RCPT TO (acceptsRecipient, with IDN domains and a non-ASCII local
-// part), isGone, removeMail of a mailbox with mail (its mail home gone afterwards, a second run, a
-// mailbox that never got mail, an open IMAP session ended), quotaUsed after a delivery, and a wrong
-// key or an unreachable doveadm as errors that never contain the key.
+// The mail driver (src/provisioning/mail/driver.ts; docs/decisions/0009-mail-directory.md) against
+// the local stack's real Dovecot and Postfix (deploy/local/up.sh) on a fresh store of each engine,
+// its mail directory seeded as hostplane's commits write it (test/helpers/mail-directory.ts). Every
+// method, yes and no: a login's lookup (authenticates), RCPT TO (acceptsRecipient, with IDN domains
+// and a non-ASCII local part), isGone, removeMail of a mailbox with mail (its mail home gone
+// afterwards, a second run, a mailbox that never got mail, an open IMAP session ended), quotaUsed
+// after a delivery, and a wrong key or an unreachable doveadm as errors that never contain the key.
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

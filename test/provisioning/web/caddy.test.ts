@@ -1,4 +1,4 @@
-// The Caddy part of the web driver (issue 9 item 3; API-NOTES §10; docs/decisions/0008-web-servers.md):
+// The Caddy part of the web driver (API guide "Subdomains"; docs/decisions/0008-web-servers.md):
 // the whole config as caddyConfig() builds it, then a private caddy loaded through CaddyClient and
 // asked through HTTP(S) with each site's Host, as a browser would: redirects (static, dynamic,
 // `$ { }` kept literal, redirect_to_https), webspaces (files, index.html, no PHP source, the
@@ -39,7 +39,7 @@ function reversedKeys(v: unknown): unknown {
   return Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reversedKeys(x)]));
 }
 
-describe('caddyConfig: the whole Caddy config of a web server (API-NOTES §10)', () => {
+describe('caddyConfig: the whole Caddy config of a web server (API guide "Subdomains")', () => {
   it('admin, hp with one route per site and a final 404, hps with on-demand TLS; e-mail sites get no route', () => {
     const sites: SiteSpec[] = [
       { id: '7', host: 'shop.example.com', kind: 'redirect', target: 'https://t.example/base/', dynamic: true, https: true },
@@ -144,7 +144,7 @@ describe('caddyConfig: the whole Caddy config of a web server (API-NOTES §10)',
   });
 });
 
-requireCaddy()('Caddy answers as configured (issue 9 item 3, API-NOTES §10)', () => {
+requireCaddy()('Caddy answers as configured (API guide "Subdomains"; docs/decisions/0008-web-servers.md)', () => {
   let caddy: PrivateCaddy;
   let ask: AskServer;
   let client: CaddyClient;

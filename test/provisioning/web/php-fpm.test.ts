@@ -1,4 +1,4 @@
-// PHP-FPM pools against the real php-fpm 8.2 (issue 9 item 3; docs/decisions/0008-web-servers.md
+// PHP-FPM pools against the real php-fpm 8.2 (docs/decisions/0008-web-servers.md
 // "PHP-FPM"): PHP answers through a pool's socket (spoken to as a web server does, FastCGI),
 // open_basedir confines it to the home and its tmp dir, pools of several users share one master,
 // repeated calls change nothing, removal reloads or stops, a killed master comes back, stopAll

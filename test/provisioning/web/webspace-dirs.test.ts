@@ -1,4 +1,4 @@
-// Webspace directories on the web server's host (issue 9 item 4; spec §2.7 webspace.path;
+// Webspace directories on the web server's host (API guide "Subdomains";
 // docs/decisions/0008-web-servers.md): a path is created inside the package's home, `..` and
 // symlinks leading outside it are refused (and nothing is created behind them), symlinks that stay
 // inside are followed; the probe's marker file is written and removed.

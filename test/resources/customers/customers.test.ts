@@ -1,4 +1,4 @@
-// /customers (spec §2.2, §4.2, §4.3.9; API-NOTES §6): the whole document, the reseller's list,
+// /customers (API guide "Customers"): the whole document, the reseller's list,
 // and PATCH of external_customer_id and is_login_disabled (422, 409, 403).
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
@@ -29,7 +29,7 @@ describe.each(ENGINES)('customers on %s', (engine) => {
       },
       links: { self: `${BASE}/customers/${x.end1.customerId}` },
     });
-    // Compact JSON, data first (API-NOTES §1.1, §1.11).
+    // Compact JSON, data first (API guide "Compatibility with existing clients").
     expect(r.body.startsWith(`{"data":{"type":"customer","id":"${x.end1.customerId}"`)).toBe(true);
   });
 
@@ -92,7 +92,7 @@ describe.each(ENGINES)('customers on %s', (engine) => {
     }
   });
 
-  it('409 id_mismatch when data.id or data.type differ from the URL (spec §7.3)', async () => {
+  it('409 id_mismatch when data.id or data.type differ from the URL (API guide "Documents")', async () => {
     const id = x.end1.customerId;
     const r = await call(t.app, 'PATCH', `/customers/${id}`, { token: x.reseller.token, body: { data: { type: 'customer', id: x.end2.customerId, attributes: {} } } });
     expect(r.status).toBe(409);

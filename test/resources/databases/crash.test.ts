@@ -1,5 +1,4 @@
-// Database create jobs under SIGKILL on PostgreSQL (issue 8: "SIGKILL a worker in the middle of
-// create jobs on PostgreSQL; every database ends created exactly once"; spec §3.1; API-NOTES §9;
+// Database create jobs under SIGKILL on PostgreSQL (API guide "Queue jobs", "Databases";
 // docs/decisions/0005-dead-workers.md). 30 databases are POSTed through HTTP to an app without a
 // worker of its own; three real `hostplane worker` processes on its schema run the create jobs
 // against the test MariaDB. A worker holding running create jobs is SIGKILLed as the first

@@ -1,7 +1,7 @@
-// /databases through HTTP against the real MariaDB at TEST_MARIADB_URL (issue 8 items 2 and 4;
-// spec §2.8, §4.2, §4.3.1; API-NOTES §5, §9): the 202 answers with the one-time password, jobs that
-// are done only when the credentials really work (or are really gone), the offered combinations,
-// max_databases, PATCH of the description, filters, tenancy, and no plaintext password at rest.
+// /databases through HTTP against the real MariaDB at TEST_MARIADB_URL (API guide "Databases",
+// "Queue jobs"): the 202 answers with the one-time password, jobs that are done only when the
+// credentials really work (or are really gone), the offered combinations, max_databases, PATCH of
+// the description, filters, tenancy, and no plaintext password at rest.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
 import { errorBody, invalidAttribute, notFoundAt } from '../../helpers/errors.js';
@@ -44,7 +44,7 @@ requireMariadb()('databases', () => {
         },
         links: { self: `${BASE}/databases` },
       });
-      // Attribute order (API-NOTES §9); data comes first in a single-resource document.
+      // Attribute order (API guide "Databases"); data comes first in a single-resource document.
       expect(Object.keys(r.json.data.attributes)).toEqual(['package_id', 'db_type', 'version', 'server', 'name', 'username', 'description', 'usage', 'created_at', 'password']);
       expect(r.body.startsWith('{"data":')).toBe(true);
 

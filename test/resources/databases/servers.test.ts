@@ -1,4 +1,4 @@
-// Several database servers through HTTP (issue 8 "Two servers"; spec §4.3.1; API-NOTES §9): a
+// Several database servers through HTTP (API guide "Databases"): a
 // second, private `mariadbd` (fresh datadir, its own port, stopped by PID) registered the way
 // `hostplane admin database-server add` does it. Switching the default of (mariadb, version) sends
 // new databases there and leaves the old ones where they are; password resets and DELETE act on

@@ -1,4 +1,4 @@
-// `usage` of /databases (issue 8 item 5; spec §2.8; API-NOTES §9): null until the first
+// `usage` of /databases (API guide "Databases"): null until the first
 // measurement; data + index bytes as the server's information_schema reports them, measured by
 // `hostplane admin database refresh-usage` and by the daily scheduled job, which no client sees.
 // A server that does not answer keeps its databases' last figures and is named.

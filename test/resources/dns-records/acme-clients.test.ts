@@ -1,6 +1,7 @@
-// lego and acme.sh end to end (spec §3.1; API-NOTES §1.4–1.8, §1.11, §2; issue 3 items 1 and 3): POST,
-// poll the job until done, the TXT answered by a real DNS server, find the id as each client does,
-// DELETE, gone — against the worker and the DNS server of the app.
+// lego and acme.sh end to end (API guide "Queue jobs", "Compatibility with existing clients",
+// "Documents"; docs/decisions/0003-dns-propagation.md): POST, poll the job until done, the TXT
+// answered by a real DNS server, find the id as each client does, DELETE, gone — against the worker
+// and the DNS server of the app.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, type TestApp } from '../../helpers/app.js';
 import type { Tenants } from '../../helpers/tenants.js';
@@ -16,7 +17,8 @@ describe.each(ENGINES)('lego and acme.sh flows end to end on %s (worker and DNS 
   const VENDOR = { accept: 'application/vnd.variomedia.v1+json' };
 
   beforeAll(async () => {
-    // The original service's vendor word: clients send its Accept header (API-NOTES §2).
+    // The original service's vendor word: clients send its Accept header (API guide "Versioning and
+    // content types").
     ({ t, x } = await dnsRecordsApp(engine, { API_VENDOR: 'variomedia', JOB_POLL_MS: '20' }, { worker: true, dns: true }));
     dns = t.dns!;
   });
@@ -44,7 +46,7 @@ describe.each(ENGINES)('lego and acme.sh flows end to end on %s (worker and DNS 
     // lego strips `<base>/dns-records/` from links.dns-record.
     const recordId = String(created.json.data.links['dns-record']).replace(`${BASE}/dns-records/`, '');
     await pollUntil(() => jobStatus(created.json.data.id), (s) => s === 'done', 'create job');
-    // Done means answered (spec §3.1, issue 3 item 3).
+    // Done means answered (API guide "Queue jobs"; docs/decisions/0003-dns-propagation.md).
     expect(await txtAnswers('_acme-challenge.end1.example')).toEqual({ rcode: 'NOERROR', texts: [value] });
     const rec = await call(t.app, 'GET', `/dns-records/${recordId}`, { token: x.end1.token, headers: VENDOR });
     expect(rec.json.data).toEqual(record(recordId, { record_type: 'TXT', name: '_acme-challenge', domain: 'end1.example', data: value, ttl: 300 }));
@@ -55,7 +57,7 @@ describe.each(ENGINES)('lego and acme.sh flows end to end on %s (worker and DNS 
     await pollUntil(() => jobStatus(deleted.json.data.id), (s) => s === 'done', 'delete job');
     expect((await txtAnswers('_acme-challenge.end1.example')).texts).toEqual([]);
     expect((await call(t.app, 'GET', `/dns-records/${recordId}`, { token: x.end1.token, headers: VENDOR })).status).toBe(404);
-    // Both jobs stay readable as done (API-NOTES §1.6).
+    // Both jobs stay readable as done (API guide "Compatibility with existing clients").
     const job = await call(t.app, 'GET', `/queue-jobs/${created.json.data.id}`, { token: x.end1.token, headers: VENDOR });
     expect(job.json.data.attributes).toMatchObject({ job_type: 'dns-record', status: 'done', action: 'create', error: null });
   });

@@ -1,4 +1,4 @@
-// Base records (spec §4.3.6; issue 3 item 4): a presence domain's template records and managed DKIM
+// Base records (API guide "DNS records"): a presence domain's template records and managed DKIM
 // key, plan templates checked by the API rules, and `admin package set-plan` resetting base records
 // (keeping custom and managed ones, respecting dns_update_lock and delegation cuts).
 import crypto from 'node:crypto';
@@ -18,7 +18,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   let x: Tenants;
   const { post, list, idsOf } = dnsRecordsSuite(engine, (a) => ({ t, x } = a));
 
-  describe('base records (issue 3 item 4, spec §4.3.6)', () => {
+  describe('base records (API guide "DNS records")', () => {
     it('a new presence domain has the default template records and a managed DKIM key, served at once', async () => {
       const ids = await idsOf('end1.example');
       const r = await list('?filter[domain]=end1.example');
@@ -108,7 +108,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('admin package set-plan (spec §4.3.6)', () => {
+  describe('admin package set-plan (API guide "DNS records")', () => {
     let planB: number;
     beforeAll(async () => {
       ({ planId: planB } = await t.admin.packages.createPlan({

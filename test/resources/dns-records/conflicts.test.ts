@@ -1,4 +1,4 @@
-// 409 on POST /dns-records (spec §2.6, §4.3.6; API-NOTES §3; RFC 1034 §4.2.1, RFC 1035 §4.2.2):
+// 409 on POST /dns-records (API guide "DNS records", "Errors"; RFC 1034 §4.2.1, RFC 1035 §4.2.2):
 // identical records, CNAME alone at its name, the managed DKIM name, delegations that would hide
 // records, records being deleted, and the records of one name fitting in one DNS answer.
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   let x: Tenants;
   const { post, row } = dnsRecordsSuite(engine, (a) => ({ t, x } = a));
 
-  describe('conflicts (409, API-NOTES §3)', () => {
+  describe('conflicts (409, API guide "Errors")', () => {
     it('an identical record answers 409, however its data is written', async () => {
       expect((await post(txt('_dup', 'same'))).status).toBe(202);
       const r = await post(txt('_DUP', 'same'));
@@ -27,7 +27,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       expect(mx.json).toEqual(conflictOn('/dns-records', 'data', 'An identical MX record exists at this name.'));
     });
 
-    it('a CNAME with and without trailing dot is the same record (spec §2.6)', async () => {
+    it('a CNAME with and without trailing dot is the same record (API guide "DNS records")', async () => {
       expect((await post({ record_type: 'CNAME', name: 'cn', domain: 'end1.example', data: 'target.example.net.' })).status).toBe(202);
       const r = await post({ record_type: 'CNAME', name: 'cn', domain: 'end1.example', data: 'target.example.net' });
       expect(r.json).toEqual(conflictOn('/dns-records', 'data', 'An identical CNAME record exists at this name.'));
@@ -61,7 +61,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('delegations (NS below the apex) hide nothing (spec §4.3.6, RFC 1034 §4.2.1)', () => {
+  describe('delegations (NS below the apex) hide nothing (API guide "DNS records", RFC 1034 §4.2.1)', () => {
     const ns = (name: string, data = 'ns1.other.example') => ({ record_type: 'NS', name, domain: 'end1.example', data });
     /** Marks a record active and DELETEs it: it is then `deleting` until its job runs. */
     const deleting = async (id: string) => {

@@ -1,6 +1,6 @@
-// POST /dns-records (spec §2.6, §3.1, §8; API-NOTES §1.4, §5, §6 dns-record; issue 3 item 1): 202
-// with the queue-job, the record and its job in one transaction, validation of every type, name, TTL
-// and the envelope (422 pointing at each faulty field), and which domains a caller may use.
+// POST /dns-records (API guide "DNS records", "Queue jobs", "Compatibility with existing clients"):
+// 202 with the queue-job, the record and its job in one transaction, validation of every type, name,
+// TTL and the envelope (422 pointing at each faulty field), and which domains a caller may use.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
@@ -13,7 +13,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   let x: Tenants;
   const { post, get, list, row } = dnsRecordsSuite(engine, (a) => ({ t, x } = a));
 
-  describe('POST /dns-records (spec §3.1, API-NOTES §1.4, §5)', () => {
+  describe('POST /dns-records (API guide "Queue jobs", "Compatibility with existing clients")', () => {
     it('answers 202 with the queue-job document and Content-Location; the record is listed at once', async () => {
       const r = await call(t.app, 'POST', '/dns-records', {
         token: x.end1.token,
@@ -53,7 +53,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('names, types and data (spec §2.6, API-NOTES §6)', () => {
+  describe('names, types and data (API guide "DNS records")', () => {
     const accepted: [string, Record<string, unknown>, Partial<Rec>][] = [
       ['A', { record_type: 'A', name: 'a-host', data: '192.0.2.1' }, { name: 'a-host', data: '192.0.2.1' }],
       ['AAAA, canonical text (RFC 5952)', { record_type: 'AAAA', name: 'v6', data: '2001:DB8:0:0::0:1' }, { name: 'v6', data: '2001:db8::1' }],
@@ -200,7 +200,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('the domain (spec §2.6: a presence domain of the caller, without subdomains)', () => {
+  describe('the domain (API guide "DNS records": a presence domain of the caller, without subdomains)', () => {
     // A domain of end1 that is registered only, without presence (no package).
     beforeAll(async () => {
       await t.admin.domains.createDomain({ name: 'registered-only.example', customerId: Number(x.end1.customerId), registered: true });

@@ -1,6 +1,7 @@
-// DELETE /dns-records/{id} (spec §4.3.6; API-NOTES §1.5, §1.7, §1.8): 202 with the delete job, pending
-// records gone at once, active ones `deleting` until their job runs, the managed DKIM record not
-// deletable, and acme.sh's `//dns-records/<id>` with an empty JSON body.
+// DELETE /dns-records/{id} (API guide "DNS records", "Compatibility with existing clients"): 202
+// with the delete job, pending records gone at once, active ones `deleting` until their job runs,
+// the managed DKIM record not deletable, and acme.sh's `//dns-records/<id>` with an empty JSON
+// body.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, type TestApp } from '../../helpers/app.js';
 import type { Tenants } from '../../helpers/tenants.js';
@@ -12,7 +13,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   let x: Tenants;
   const { post, get, row, idsOf } = dnsRecordsSuite(engine, (a) => ({ t, x } = a));
 
-  describe('DELETE /dns-records/{id} (API-NOTES §1.5, spec §4.3.6)', () => {
+  describe('DELETE /dns-records/{id} (API guide "Compatibility with existing clients", "DNS records")', () => {
     it('deleting a pending record: 202 with the job, the record is gone at once (it was never served)', async () => {
       const created = await post(txt('_del-pending', 'v'));
       const id = recordIdOf(created);
@@ -59,7 +60,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       expect((await row(ids['TXT default._domainkey']))?.state).toBe('active');
     });
 
-    it('acme.sh: DELETE //dns-records/<id> with a JSON Content-Type and an empty body (API-NOTES §1.7, §1.8)', async () => {
+    it('acme.sh: DELETE //dns-records/<id> with a JSON Content-Type and an empty body (API guide "Compatibility with existing clients")', async () => {
       const id = recordIdOf(await post(txt('_acme-challenge.www', 'acme-sh-value')));
       const r = await call(t.app, 'DELETE', `//dns-records/${id}`, {
         token: x.end1.token,

@@ -1,6 +1,6 @@
-// The dns-record job runs (docs/decisions/0003-dns-propagation.md; spec §3.1): create and delete record
-// one DNS change and wait until a live DNS server has applied it, re-runs wait rather than finish
-// early, and the poll interval grows with the job's age.
+// The dns-record job runs (docs/decisions/0003-dns-propagation.md; API guide "Queue jobs"): create
+// and delete record one DNS change and wait until a live DNS server has applied it, re-runs wait
+// rather than finish early, and the poll interval grows with the job's age.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call, type TestApp } from '../../helpers/app.js';
 import type { Tenants } from '../../helpers/tenants.js';

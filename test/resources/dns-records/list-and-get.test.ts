@@ -1,6 +1,6 @@
-// Reading /dns-records (spec §4.1, §4.2; API-NOTES §1.1–1.3, §1.9, §1.11, §6 dns-record): the record
-// document, 404s, filters and paging, the list layout acme.sh cuts apart, and tenancy (each tenant sees
-// its own zones, a reseller also its end customers').
+// Reading /dns-records (API guide "Filters and paging", "DNS records", "Compatibility with existing
+// clients"): the record document, 404s, filters and paging, the list layout acme.sh cuts apart, and
+// tenancy (each tenant sees its own zones, a reseller also its end customers').
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, type TestApp } from '../../helpers/app.js';
 import type { Tenants } from '../../helpers/tenants.js';
@@ -12,7 +12,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
   let x: Tenants;
   const { post, get, list, row, idsOf } = dnsRecordsSuite(engine, (a) => ({ t, x } = a));
 
-  describe('the record document (API-NOTES §1.1–1.3, §1.11, §6)', () => {
+  describe('the record document (API guide "Compatibility with existing clients", "DNS records")', () => {
     it('GET /dns-records/{id}: data first, attributes in order, tags an array, ids strings, absolute links', async () => {
       const id = (await idsOf('end1.example'))['MX '];
       const r = await get(id);
@@ -34,7 +34,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('lists and filters (spec §4.1, §4.2)', () => {
+  describe('lists and filters (API guide "Filters and paging", "DNS records")', () => {
     // Lists of more than the seven base records, and a record the reseller made in end2.example.
     beforeAll(async () => {
       await post(txt('_listed', 'v'));
@@ -47,7 +47,8 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       for (const f of ['END1.example', 'end1.example.', 'end1.example,nowhere.example']) {
         expect((await list(`?filter[domain]=${f}`)).json.data.map((d: any) => d.id)).toEqual(want);
       }
-      // Percent-encoded brackets work like raw ones (API-NOTES §1.9).
+      // Percent-encoded brackets work like raw ones (API guide "Compatibility with existing
+      // clients").
       expect((await list('?filter%5Bdomain%5D=end1.example')).json.data.map((d: any) => d.id)).toEqual(want);
       const sub = await list('?filter[domain]=www.end1.example');
       expect(sub.json).toEqual({ links: { self: `${BASE}/dns-records?filter[domain]=www.end1.example` }, data: [], meta: { total: 0 } });
@@ -79,7 +80,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('the list layout acme.sh cuts apart (API-NOTES §1.11)', () => {
+  describe('the list layout acme.sh cuts apart (API guide "Compatibility with existing clients")', () => {
     it('raw brackets: exactly one [ before the data array, links first, tags the only (never first) array, no attribute starting with id', async () => {
       const value = 'acme-layout-value_-9';
       const id = recordIdOf(await post(txt('_acme-challenge', value, { ttl: 300 })));
@@ -109,7 +110,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     });
   });
 
-  describe('tenancy (DESIGN "Tenancy is enforced in one place")', () => {
+  describe('tenancy (API guide "Authentication")', () => {
     // A second zone of end1 (an IDN) and of solo, so that "each tenant sees its own zones" spans two.
     beforeAll(async () => {
       await t.admin.domains.createDomain({ name: 'Bücher.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });

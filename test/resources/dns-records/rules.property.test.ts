@@ -1,4 +1,4 @@
-// DNS record validation, properties (fast-check; spec §2.6; API-NOTES §6 dns-record): whatever a client
+// DNS record validation, properties (fast-check; API guide "DNS records"): whatever a client
 // sends gets a record or field problems, never an exception; accepted data normalises idempotently (so
 // written twice it is found identical); and every stored record goes on the wire (src/dns/rdata.ts).
 import fc from 'fast-check';

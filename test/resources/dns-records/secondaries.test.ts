@@ -1,5 +1,5 @@
-// A DNS-record job with a registered secondary, through HTTP and the worker (issue 12 item 4; spec
-// §3.1; docs/decisions/0013-dns-secondaries.md): the job a client polls is `done` only once the
+// A DNS-record job with a registered secondary, through HTTP and the worker (API guide "Queue
+// jobs"; docs/decisions/0013-dns-secondaries.md): the job a client polls is `done` only once the
 // secondary (a private NSD fed by AXFR/IXFR with TSIG and NOTIFY) answers the new record, and it
 // fails with an error naming the secondary when that one stops following. A Knot secondary that
 // reads hostplane's catalog zone (RFC 9432; decision 0014) serves a domain added later by itself.

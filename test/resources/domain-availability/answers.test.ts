@@ -1,4 +1,4 @@
-// GET /domain-availability/{names} (spec §2.11, §4.3.7, §9.4; API-NOTES §6): the own registry
+// GET /domain-availability/{names} (API guide "Domain availability"): the own registry
 // first, RDAP against a real local RDAP server under one timeout, the document a client sees.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../../helpers/app.js';
@@ -7,7 +7,7 @@ import { REASON, TIMEOUT_MS, doc, result, useAvailability } from '../../helpers/
 describe.each(ENGINES)('domain-availability on %s', (engine) => {
   const { rdap, t, bare, x, get } = useAvailability(engine);
 
-  describe('answers (§2.11, API-NOTES §6)', () => {
+  describe('answers (API guide "Domain availability")', () => {
     it('RDAP: 200 → false, 404 → true, hanging → null, 500 → null; request order; compact, list layout (links first)', async () => {
       const url = '/domain-availability/taken.test,free.test,slow.test,broken.test';
       const before = rdap.requests.length;
@@ -23,7 +23,8 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
         result('slow.test', null, REASON.timeout),
         result('broken.test', null, REASON.status500),
       );
-      // Byte-exact: key order is part of the contract (API-NOTES §1.1); no internals of the 500.
+      // Byte-exact: key order is part of the contract (API guide "Compatibility with existing
+      // clients"); no internals of the 500.
       expect(r.body).toBe(JSON.stringify(expected));
       // The timeout bounds the request; the hanging lookup did not hold up the others' answers.
       expect(elapsed).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
@@ -36,7 +37,7 @@ describe.each(ENGINES)('domain-availability on %s', (engine) => {
       for (const q of sent) expect(q.accept).toMatch(/^application\/rdap\+json\b/);
     });
 
-    it('lookups run in parallel under one timeout for the whole request (§4.3.7)', async () => {
+    it('lookups run in parallel under one timeout for the whole request (API guide "Domain availability")', async () => {
       const url = '/domain-availability/slow.test,slowbody.test,slow.other,free.other';
       const started = Date.now();
       const r = await get(t, url);

@@ -1,4 +1,4 @@
-// Authentication of /domain-availability (spec §5, §5.6; API-NOTES §4): a token in both forms, and
+// Authentication of /domain-availability (API guide "Authentication"): a token in both forms, and
 // the reseller's legacy password, accepted here and nowhere else.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../../helpers/app.js';
@@ -9,7 +9,7 @@ import { hashLegacyPassword } from '../../../src/auth/legacy-password.js';
 describe.each(ENGINES)('domain-availability on %s', (engine) => {
   const { t, x, get } = useAvailability(engine);
 
-  describe('authentication (§5, §5.6, API-NOTES §4)', () => {
+  describe('authentication (API guide "Authentication")', () => {
     const url = '/domain-availability/end1.example';
     const answer = doc(url, result('end1.example', false, REASON.registered));
 

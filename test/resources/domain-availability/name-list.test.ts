@@ -1,5 +1,6 @@
-// The name list of /domain-availability/{names} (spec §4.3.7, §8; API-NOTES §1.10): at most 10
-// distinct names, duplicates counted once, names that are no domain names, empty lists.
+// The name list of /domain-availability/{names} (API guide "Domain availability", "Compatibility
+// with existing clients"): at most 10 distinct names, duplicates counted once, names that are no
+// domain names, empty lists.
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../../helpers/app.js';
 import { REASON, doc, errorDoc, invalid, result, useAvailability } from '../../helpers/domain-availability.js';
@@ -8,7 +9,7 @@ import { DOMAIN_NAME_RULE as RULE } from '../../../src/domain-name.js';
 describe.each(ENGINES)('domain-availability on %s', (engine) => {
   const { rdap, t, get } = useAvailability(engine);
 
-  describe('the name list (§4.3.7, §8)', () => {
+  describe('the name list (API guide "Domain availability")', () => {
     const ten = Array.from({ length: 10 }, (_, i) => `free${i}.test`);
 
     it('10 distinct names are answered', async () => {

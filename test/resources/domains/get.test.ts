@@ -1,5 +1,6 @@
-// GET /domains/{name} (spec §2.3; API-NOTES §1.1, §1.10, §6): the whole document byte-exact,
-// registration-only and IDN domains, names that are not ACE-encodable (422) and 404s.
+// GET /domains/{name} (API guide "Domains", "Compatibility with existing clients"): the whole
+// document byte-exact, registration-only and IDN domains, names that are not ACE-encodable (422)
+// and 404s.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
 import { errorAt, useDomains } from '../../helpers/domains.js';
@@ -10,7 +11,7 @@ const LONG_254 = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.re
 describe.each(ENGINES)('domains on %s', (engine) => {
   const { t, x, row, get } = useDomains(engine);
 
-  it('GET /domains/{name} answers the whole document, compact, data first (§2.3, API-NOTES §1.1, §6)', async () => {
+  it('GET /domains/{name} answers the whole document, compact, data first (API guide "Domains", "Compatibility with existing clients")', async () => {
     const d = await row('end1.example');
     const r = await get('end1.example');
     expect(r.status).toBe(200);
@@ -38,7 +39,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
     expect(d.registration_created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
-  it('a registration-only domain has presence null and no package (§2.3)', async () => {
+  it('a registration-only domain has presence null and no package (API guide "Domains")', async () => {
     const d = await row('registered-only.example');
     const r = await get('registered-only.example');
     expect(r.status).toBe(200);
@@ -61,7 +62,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
     ['the ACE form', 'xn--bcher-kva.example'],
     ['upper-case Unicode', 'BÜCHER.EXAMPLE'],
     ['upper-case ACE', 'XN--BCHER-KVA.Example'],
-  ])('an IDN presence domain is found by %s; id is the ACE name (API-NOTES §6)', async (_n, name) => {
+  ])('an IDN presence domain is found by %s; id is the ACE name (API guide "Domains")', async (_n, name) => {
     const r = await get(name);
     expect(r.status).toBe(200);
     expect(r.json.data).toEqual({
@@ -90,7 +91,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
     ['a space', 'a b.example'],
     ['254 characters', LONG_254],
     ['a 64-character label', `${'a'.repeat(64)}.example`],
-  ])('GET with %s → 422 invalid_api_data "Not ACE-encodable." (API-NOTES §1.10)', async (_n, name) => {
+  ])('GET with %s → 422 invalid_api_data "Not ACE-encodable." (API guide "Compatibility with existing clients")', async (_n, name) => {
     const url = `/domains/${encodeURIComponent(name)}`;
     const r = await call(t.app, 'GET', url, { token: x.end1.token });
     expect(r.status).toBe(422);
@@ -116,7 +117,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
     ['a single label in capitals', 'NET'],
     ['a single label with the root dot', 'localhost.'],
     ['a single Unicode label', 'b%C3%BCcher'],
-  ])('GET %s → 404 resource_not_found (API-NOTES §1.10)', async (_n, name) => {
+  ])('GET %s → 404 resource_not_found (API guide "Compatibility with existing clients")', async (_n, name) => {
     const url = `/domains/${name}`;
     const r = await call(t.app, 'GET', url, { token: x.end1.token });
     expect(r.status).toBe(404);

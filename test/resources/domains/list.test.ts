@@ -1,5 +1,6 @@
-// GET /domains (spec §4.1, §4.2; API-NOTES §1.11, §2): the scoped list ordered by ACE name,
-// filter[owner_id] and filter[package_id], paging links and bad paging values.
+// GET /domains (API guide "Filters and paging", "Domains", "Compatibility with existing clients",
+// "Documents"): the scoped list ordered by ACE name, filter[owner_id] and filter[package_id],
+// paging links and bad paging values.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
 import { errorAt, useDomains } from '../../helpers/domains.js';
@@ -8,7 +9,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
   const { t, x, get } = useDomains(engine);
 
   describe('GET /domains', () => {
-    it('lists the domains of the scope ordered by ACE name, links first (API-NOTES §1.11, §2)', async () => {
+    it('lists the domains of the scope ordered by ACE name, links first (API guide "Compatibility with existing clients", "Documents")', async () => {
       const r = await call(t.app, 'GET', '/domains', { token: x.end1.token });
       expect(r.status).toBe(200);
       expect(r.body.startsWith(`{"links":{"self":"${BASE}/domains"},"data":[{"type":"domain","id":"end1.example"`)).toBe(true);
@@ -37,14 +38,14 @@ describe.each(ENGINES)('domains on %s', (engine) => {
       return r.json.data.map((d: any) => d.id);
     };
 
-    it('filter[owner_id]: one value, comma-separated and repeated values combine with OR (§4.1)', async () => {
+    it('filter[owner_id]: one value, comma-separated and repeated values combine with OR (API guide "Filters and paging")', async () => {
       expect(await ids(`filter[owner_id]=${x.end2.customerId}`)).toEqual(['end2.example']);
       expect(await ids(`filter[owner_id]=${x.end2.customerId},${x.reseller.customerId}`)).toEqual(['end2.example', 'reseller.example']);
       expect(await ids(`filter[owner_id]=${x.end2.customerId}&filter[owner_id]=${x.reseller.customerId}`)).toEqual(['end2.example', 'reseller.example']);
       expect(await ids(`filter%5Bowner_id%5D=${x.end2.customerId}`)).toEqual(['end2.example']);
     });
 
-    it('filter[package_id] and AND across attributes (§4.1)', async () => {
+    it('filter[package_id] and AND across attributes (API guide "Filters and paging")', async () => {
       expect(await ids(`filter[package_id]=${x.end1.packageId}`)).toEqual(['end1.example', 'flags.example', 'xn--bcher-kva.example']);
       expect(await ids(`filter[package_id]=${x.end1.packageId}&filter[owner_id]=${x.end1.customerId}`)).toEqual(['end1.example', 'flags.example', 'xn--bcher-kva.example']);
       expect(await ids(`filter[package_id]=${x.end1.packageId}&filter[owner_id]=${x.end2.customerId}`)).toEqual([]);
@@ -57,7 +58,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
       expect(await ids(`filter[owner_id]=abc,${x.end2.customerId}`)).toEqual(['end2.example']);
     });
 
-    it('an unknown filter or an empty value → 400 invalid_parameter with source.parameter (API-NOTES §2)', async () => {
+    it('an unknown filter or an empty value → 400 invalid_parameter with source.parameter (API guide "Filters and paging")', async () => {
       const r = await call(t.app, 'GET', '/domains?filter[name]=end1.example', { token: x.end1.token });
       expect(r.status).toBe(400);
       expect(r.json).toEqual(
@@ -70,7 +71,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
       expect(e.json.errors[0]).toMatchObject({ id: 'invalid_parameter', source: { parameter: 'filter[owner_id]' } });
     });
 
-    it('page[size]=1 pages with first/last/prev/next links keeping the filters, and meta.page (§4.1, API-NOTES §2)', async () => {
+    it('page[size]=1 pages with first/last/prev/next links keeping the filters, and meta.page (API guide "Filters and paging")', async () => {
       const q = `filter[owner_id]=${x.end1.customerId}&page[size]=1&page[number]=2`;
       const r = await call(t.app, 'GET', `/domains?${q}`, { token: x.reseller.token });
       expect(r.status).toBe(200);
@@ -106,7 +107,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
       expect(seen).toEqual(await ids(''));
     });
 
-    it('a page past the end is empty; bad paging values → 400 (API-NOTES §2)', async () => {
+    it('a page past the end is empty; bad paging values → 400 (API guide "Filters and paging")', async () => {
       const r = await call(t.app, 'GET', '/domains?page[number]=9&page[size]=2', { token: x.end1.token });
       expect(r.status).toBe(200);
       expect(r.json.data).toEqual([]);

@@ -1,4 +1,4 @@
-// PATCH /domains/{name} (spec §2.0, §4.2, §7.3; API-NOTES §6): presence flags, partial updates of
+// PATCH /domains/{name} (API guide "Documents", "Domains"): presence flags, partial updates of
 // nested groups, 422/409/404 with nothing changed.
 import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call } from '../../helpers/app.js';
@@ -7,7 +7,7 @@ import { errorAt, useDomains } from '../../helpers/domains.js';
 describe.each(ENGINES)('domains on %s', (engine) => {
   const { t, x, get, patch } = useDomains(engine);
 
-  describe('PATCH /domains/{name} (§2.0, §4.2, API-NOTES §6)', () => {
+  describe('PATCH /domains/{name} (API guide "Documents", "Domains")', () => {
     const presence = (p: object) => ({ type: 'domain', id: 'flags.example', attributes: { presence: p } });
 
     it('sets dns_update_lock and answers 200 with the whole resource', async () => {
@@ -37,7 +37,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
       expect((await get('flags.example')).json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: false } });
     });
 
-    it('updates nested groups partially: keys left out keep their value (§2.0)', async () => {
+    it('updates nested groups partially: keys left out keep their value (API guide "Documents")', async () => {
       const a = await patch('flags.example', presence({ dns_migration_mode: { enabled: true } }));
       expect(a.status).toBe(200);
       expect(a.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true } });
@@ -98,7 +98,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
       expect((await get('registered-only.example')).json).toEqual(before.json);
     });
 
-    it('409 id_mismatch when data.id names another domain or data.type is wrong (§7.3)', async () => {
+    it('409 id_mismatch when data.id names another domain or data.type is wrong (API guide "Documents")', async () => {
       const r = await patch('flags.example', { type: 'domain', id: 'end1.example', attributes: { presence: { dns_update_lock: true } } });
       expect(r.status).toBe(409);
       expect(r.json).toEqual(

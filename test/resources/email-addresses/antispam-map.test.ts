@@ -1,9 +1,10 @@
-// rspamd's settings map of a mail server, GET/HEAD /internal/rspamd-settings (issue 11; spec §2.9
-// antispam; deploy/mail/rspamd/hostplane.conf), through HTTP on both engines: the mail server's name
-// and report key as HTTP Basic credentials; its addresses in the modes other than `reject`, lower
-// case ACE, in three rules (mailboxes marked for their Sieve script, forwards rewritten or passed on); another server's addresses never; ETag/Last-Modified with 304 while
-// nothing changed, a new ETag after a PATCH of antispam; HEAD; refusals; not in the OpenAPI
-// document. What rspamd makes of it is test/deploy/rspamd-stack.test.ts.
+// rspamd's settings map of a mail server, GET/HEAD /internal/rspamd-settings (API guide "E-mail
+// addresses"; docs/decisions/0011-antispam-and-autoresponder.md; deploy/mail/rspamd/hostplane.conf),
+// through HTTP on both engines: the mail server's name and report key as HTTP Basic credentials; its
+// addresses in the modes other than `reject`, lower case ACE, in three rules (mailboxes marked for their
+// Sieve script, forwards rewritten or passed on); another server's addresses never; ETag/Last-Modified
+// with 304 while nothing changed, a new ETag after a PATCH of antispam; HEAD; refusals; not in the
+// OpenAPI document. What rspamd makes of it is test/deploy/rspamd-stack.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailServersRepository, mailReportKey } from '../../../src/provisioning/mail/servers.repository.js';
 import { nowIso } from '../../../src/db/time.js';

@@ -1,14 +1,14 @@
-// The autoresponder on the mail server (spec §3.3, §4.3.4; API-NOTES §11; issue 11 item 2 and
-// "Tests"): through HTTP on both engines, then SMTP and IMAP against the local stack's Postfix and
-// Dovecot with Pigeonhole, which read each mailbox's Sieve script from the mail directory. An
-// active autoresponder answers (the reply arrives in the sender's mailbox on the same stack) once
-// per sender per day; inactive it answers nothing; list mail gets nothing; mail that came through a
-// forward or a +tag is answered; a changed text is the next reply. Dates: the mail server's script
-// carries the guard at 00:00 Berlin (as UTC), so a reached `activates` answers and a reached
-// `expires` does not, before the scheduled turn has changed anything; the turn then shows the same
-// in the API. (Dovecot runs on the machine's clock, so the guards stand on either side of now; the
-// instants of winter, summer and both DST-change midnights are in sieve.test.ts and the API's
-// switching at them in autoresponder.test.ts.)
+// The autoresponder on the mail server (API guide "E-mail addresses";
+// docs/decisions/0011-antispam-and-autoresponder.md): through HTTP on both engines, then SMTP and
+// IMAP against the local stack's Postfix and Dovecot with Pigeonhole, which read each mailbox's
+// Sieve script from the mail directory. An active autoresponder answers (the reply arrives in the
+// sender's mailbox on the same stack) once per sender per day; inactive it answers nothing; list
+// mail gets nothing; mail that came through a forward or a +tag is answered; a changed text is the
+// next reply. Dates: the mail server's script carries the guard at 00:00 Berlin (as UTC), so a
+// reached `activates` answers and a reached `expires` does not, before the scheduled turn has
+// changed anything; the turn then shows the same in the API. (Dovecot runs on the machine's clock,
+// so the guards stand on either side of now; the instants of winter, summer and both DST-change
+// midnights are in sieve.test.ts and the API's switching at them in autoresponder.test.ts.)
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp } from '../../helpers/app.js';
 import { inboxMessages } from '../../helpers/imap.js';
@@ -36,7 +36,10 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       address: string;
       password: string;
     }
-    /** A live address (its job done), with `patches` applied one PATCH each (§4.3.4: one autoresponder key per request). */
+    /**
+     * A live address (its job done), with `patches` applied one PATCH each (API guide "E-mail
+     * addresses": one autoresponder key per request).
+     */
     const created = async (attributes: Record<string, unknown>, patches: Array<Record<string, unknown>> = []): Promise<Box> => {
       const r = await postEmail(s.t, token(), { address: `ar${++n}@${domain()}`, ...attributes });
       expect(r.status, r.body).toBe(202);
@@ -72,7 +75,7 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       await sleep(200);
     };
 
-    it('§3.3 an active autoresponder answers once per sender and day; the reply arrives in the sender\'s mailbox', async () => {
+    it('an active autoresponder answers once per sender and day; the reply arrives in the sender\'s mailbox (API guide "E-mail addresses")', async () => {
       const a = await away('Away until Monday. "Quoted" \\ text.');
       const b = await mailbox();
       const c = await mailbox();
@@ -92,7 +95,7 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       expect((await messages(a)).map((m) => /^Subject: (.*)$/m.exec(m)?.[1].trim())).toEqual(['first', 'second', 'third']);
     });
 
-    it('§3.3 an inactive autoresponder answers nothing; list and bulk mail get no reply from an active one', async () => {
+    it('an inactive autoresponder answers nothing; list and bulk mail get no reply from an active one (API guide "E-mail addresses")', async () => {
       const off = await mailbox([{ autoresponder: { text: 'Not sent.' } }]);
       const on = await away('Away.');
       const b = await mailbox();
@@ -109,7 +112,7 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       expect(await replies(d)).toEqual([]);
     });
 
-    it('§3.3 mail that reached the mailbox through a forward or a +tag is answered too', async () => {
+    it('mail that reached the mailbox through a forward or a +tag is answered too (API guide "E-mail addresses")', async () => {
       const a = await away('Through any address.');
       const fwd = await created({ address_type: 'forward', forward_to: [a.address] });
       const b = await mailbox();
@@ -120,7 +123,7 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       expect((await repliesArrived(c, 1))[0]).toContain('Through any address.');
     });
 
-    it('§4.3.4 a PATCHed text is the next reply; switched off, the next sender gets none', async () => {
+    it('a PATCHed text is the next reply; switched off, the next sender gets none (API guide "E-mail addresses")', async () => {
       const a = await away('Old text.');
       const b = await mailbox();
       await send(b.address, a.address, 'one');
@@ -139,7 +142,7 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       expect(await replies(d)).toEqual([]);
     });
 
-    it('§3.3 the mail server switches at 00:00 Berlin of activates and expires on its own; the scheduled turn then shows it in the API', async () => {
+    it('the mail server switches at 00:00 Berlin of activates and expires on its own; the scheduled turn then shows it in the API (API guide "E-mail addresses")', async () => {
       // A clock three days back lets the API take dates whose midnight has passed for the mail server.
       const past = await createTestApp(engine, {}, { store: { store: s.t.store, url: s.databaseUrl, drop: async () => undefined }, now: () => new Date(Date.now() - 3 * DAY) });
       try {

@@ -1,8 +1,9 @@
-// The autoresponder's dates through the API on both engines (spec §3.3; API-NOTES §11; issue 11 item
-// 2, the API side): `activates` switches it on and `expires` off at 00:00 Europe/Berlin of the date,
-// DST-correct, and a reached date is cleared. The scheduled turn (autoresponderTurn) is run with a
-// clock standing on either side of a midnight — winter, summer, the last Sunday of March (the night
-// of 23 hours) and of October (25 hours) — and GET shows what a client sees.
+// The autoresponder's dates through the API on both engines (API guide "E-mail addresses";
+// docs/decisions/0011-antispam-and-autoresponder.md, the API side): `activates` switches it on and
+// `expires` off at 00:00 Europe/Berlin of the date, DST-correct, and a reached date is cleared. The
+// scheduled turn (autoresponderTurn) is run with a clock standing on either side of a midnight —
+// winter, summer, the last Sunday of March (the night of 23 hours) and of October (25 hours) — and
+// GET shows what a client sees.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
@@ -46,7 +47,7 @@ describe.each(ENGINES)('autoresponder dates on %s', { timeout: 60_000 }, (engine
   ];
 
   for (const [what, date, before, midnight] of MIDNIGHTS) {
-    it(`§3.3 activates ${date}, ${what}: off until 00:00 Berlin, then on with the date cleared`, async () => {
+    it(`activates ${date}, ${what}: off until 00:00 Berlin, then on with the date cleared (API guide "E-mail addresses")`, async () => {
       const id = await mailbox([{ text: 'Back soon.' }, { activates: date }]);
       await at(before);
       expect(await state(id)).toEqual({ text: 'Back soon.', active: false, activates: date, expires: null });
@@ -54,7 +55,7 @@ describe.each(ENGINES)('autoresponder dates on %s', { timeout: 60_000 }, (engine
       expect(await state(id)).toEqual({ text: 'Back soon.', active: true, activates: null, expires: null });
     });
 
-    it(`§3.3 expires ${date}, ${what}: on until 00:00 Berlin, then off with the date cleared`, async () => {
+    it(`expires ${date}, ${what}: on until 00:00 Berlin, then off with the date cleared (API guide "E-mail addresses")`, async () => {
       const id = await mailbox([{ text: 'Away.' }, { active: true }, { expires: date }]);
       await at(before);
       expect(await state(id)).toEqual({ text: 'Away.', active: true, activates: null, expires: date });
@@ -86,7 +87,7 @@ describe.each(ENGINES)('autoresponder dates on %s', { timeout: 60_000 }, (engine
     expect(scheduled?.definition.every).toBe(60_000);
   });
 
-  describe('the mailbox\'s Sieve script in the mail directory (issue 11)', () => {
+  describe('the mailbox\'s Sieve script in the mail directory (docs/decisions/0011-antispam-and-autoresponder.md)', () => {
     const script = async (id: string) => {
       const address = (await call(t.app, 'GET', `/email-addresses/${id}`, { token: token() })).json.data.attributes.address_ace as string;
       return t.store.db.selectFrom('mail_sieve').select(['name', 'id', 'script', 'server']).where('address', '=', address).execute();

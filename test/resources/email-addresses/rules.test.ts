@@ -1,7 +1,7 @@
-// /email-addresses through HTTP on both engines, without a mail server (issue 10 item 1; spec §2.9,
-// §2.10, §4.2, §4.3.2–5, §8; API-NOTES §5, §7, §11): the answers' whole shapes, every rule of an
-// address, the mail directory each write leaves (the rows Dovecot and Postfix read), tenancy, and
-// no plaintext password anywhere. No worker runs here: jobs stay pending; what the mail servers do
+// /email-addresses through HTTP on both engines, without a mail server (API guide "E-mail
+// addresses", "Password rules", "Queue jobs"): the answers' whole shapes, every rule of an address,
+// the mail directory each write leaves (the rows Dovecot and Postfix read), tenancy, and no
+// plaintext password anywhere. No worker runs here: jobs stay pending; what the mail servers do
 // with the directory is test/resources/email-addresses/mail.test.ts.
 import bcrypt from 'bcryptjs';
 import crypto from 'node:crypto';
@@ -61,7 +61,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     return r;
   };
 
-  it('§4.2 POST mailbox without password → 202 with the address, the generated password once and links.queue-job; the mail directory has it', async () => {
+  it('POST mailbox without password → 202 with the address, the generated password once and links.queue-job; the mail directory has it (API guide "E-mail addresses")', async () => {
     const address = `${local()}@${domain()}`;
     const r = await postEmail(t, token(), { address: address.toUpperCase().replace(domain().toUpperCase(), domain()), address_type: 'mailbox', description: 'orders' });
     expect(r.status, r.body).toBe(202);
@@ -108,7 +108,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(g.json).toEqual({ data: { ...r.json.data, attributes: rest, links: { self: `${BASE}/email-addresses/${id}` } }, links: { self: `${BASE}/email-addresses/${id}` } });
   });
 
-  it('§4.3.2 a chosen password is never echoed and is what the directory verifies', async () => {
+  it('a chosen password is never echoed and is what the directory verifies (API guide "E-mail addresses", "Password rules")', async () => {
     const r = await postEmail(t, token(), { address: `${local()}@${domain()}`, address_type: 'mailbox', password: GOOD_PASSWORD });
     expect(r.status, r.body).toBe(202);
     expect(r.json.data.attributes.password).toBeUndefined();
@@ -116,7 +116,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(await verifies(r.json.data.attributes.address_ace, GOOD_PASSWORD)).toBe(true);
   });
 
-  it('§8 a password breaking rules → 422 invalid_password, one error per rule; nothing stored', async () => {
+  it('a password breaking rules → 422 invalid_password, one error per rule; nothing stored (API guide "Password rules")', async () => {
     const address = `kasimir@${domain()}`;
     const r = await postEmail(t, token(), { address, address_type: 'mailbox', password: 'Kasimir-Passw0rd' });
     expect(r.status).toBe(422);
@@ -133,7 +133,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(l.json.meta.total).toBe(0);
   });
 
-  it('§4.3.2 the portal password of the contact with that address is refused (create and PATCH)', async () => {
+  it('the portal password of the contact with that address is refused (create and PATCH) (API guide "E-mail addresses", "Password rules")', async () => {
     const address = `portal${++n}@${domain()}`;
     const { contactId } = await t.admin.customers.createContact(Number(x.end1.customerId), { name: 'Portal User', email: address.toUpperCase() });
     const portal = 'Zq8#nW3!yC5?tL2&';
@@ -152,7 +152,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     secrets.push(portal);
   });
 
-  it('§2.9 a forward: targets required, + allowed; its alias rows; no autoresponder, quota or password', async () => {
+  it('a forward: targets required, + allowed; its alias rows; no autoresponder, quota or password (API guide "E-mail addresses")', async () => {
     const address = `${local()}@${domain()}`;
     const none = await postEmail(t, token(), { address, address_type: 'forward' });
     expect(none.json).toEqual(invalidAttribute('/email-addresses', 'forward_to', 'A forward needs forward_to: the addresses it forwards to.'));
@@ -174,7 +174,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(dir.aliases).toEqual(['Team+Orders@other.example', 'b@xn--bcher-kva.example'].sort());
   });
 
-  it('§2.9 forward_to entries: addresses, no duplicates, not itself, at most 100', async () => {
+  it('forward_to entries: addresses, no duplicates, not itself, at most 100 (API guide "E-mail addresses")', async () => {
     const address = `${local()}@${domain()}`;
     const cases: Array<[unknown, string, string]> = [
       [['not an address'], 'forward_to/0', 'forward_to[0] is not an e-mail address.'],
@@ -197,14 +197,14 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     }
   });
 
-  it('§2.9 a mailbox with forward_to keeps a copy: alias rows to itself and to every target', async () => {
+  it('a mailbox with forward_to keeps a copy: alias rows to itself and to every target (API guide "E-mail addresses")', async () => {
     const r = await mailbox({ forward_to: ['copy+in@other.example'] });
     const a = r.json.data.attributes.address_ace;
     expect(r.json.data.attributes.forward_to).toEqual(['copy+in@other.example']);
     expect((await directory(a)).aliases).toEqual([a, 'copy+in@other.example'].sort());
   });
 
-  it('§2.9 address rules: invalid → 422; an existing one (any case, any customer) → 409; a foreign or unknown domain → 404', async () => {
+  it('address rules: invalid → 422; an existing one (any case, any customer) → 409; a foreign or unknown domain → 404 (API guide "E-mail addresses")', async () => {
     const bad = ['no-at-sign', 'a b@x.example', '.dot@x.example', `${'l'.repeat(65)}@${domain()}`, 'a@-x.example', 'a@[127.0.0.1]', `a*b@${domain()}`, `wh?@${domain()}`, `jürgen@${domain()}`,
       // Beyond what the mail server takes in a login or a mail home (0009 "Addresses"); + is the recipient delimiter.
       `p+q@${domain()}`, `o'brien@${domain()}`, `a/b@${domain()}`, `/x@${domain()}`, `a!b@${domain()}`, `a=b@${domain()}`, `a%b@${domain()}`];
@@ -232,7 +232,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(extra.json.errors[0].id).toBe('invalid_api_data');
   });
 
-  it('§2.9 IDN domains: stored in ACE, shown in Unicode with an address_ace twin; filters take either', async () => {
+  it('IDN domains: stored in ACE, shown in Unicode with an address_ace twin; filters take either (API guide "E-mail addresses")', async () => {
     const { domain: idn } = await t.admin.domains.createDomain({ name: 'bücher-end1.example', customerId: Number(x.end1.customerId), packageId: Number(x.end1.packageId) });
     const r = await mailbox({ address: 'Info@Bücher-End1.example' });
     expect(r.json.data.attributes).toMatchObject({ address: 'info@bücher-end1.example', address_ace: 'info@xn--bcher-end1-9db.example' });
@@ -243,7 +243,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     }
   });
 
-  it('API-NOTES §11 addresses at an existing subdomain (any kind); not at one being deleted or missing', async () => {
+  it('addresses at an existing subdomain (any kind); not at one being deleted or missing (API guide "E-mail addresses")', async () => {
     const now = new Date().toISOString();
     const sub = await t.store.db
       .insertInto('subdomains')
@@ -262,7 +262,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(gone.json).toEqual(notFoundAt(`${BASE}/email-addresses`, 'domain'));
   });
 
-  it('API-NOTES §10 placement: a package without a mail server is placed on the default at its first address; one that names a server keeps it', async () => {
+  it('a package without a mail server is placed on the default at its first address; one that names a server keeps it (docs/decisions/0009-mail-directory.md "Mail servers are operator data; jobs wait for them")', async () => {
     await new MailServersRepository(t.store.db).add({ name: 'mx-named', doveadm_url: 'http://127.0.0.1:9', doveadm_key: 'k2', smtp: '127.0.0.1:9', imap: '127.0.0.1:9', is_default: 0, created_at: new Date().toISOString() });
     const bad = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId: Number(x.end1.planId), name: 'nowhere', mailServer: 'mx-none' }).catch((e) => e);
     expect(bad).toMatchObject({ code: 'resource_not_found', message: 'No mail server is named "mx-none" (see `hostplane admin mail-server list`).' });
@@ -324,7 +324,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(own.status).toBe(202);
   });
 
-  it('§4.3 at max_email_addresses → 409 limit_reached; parallel POSTs never pass it', async () => {
+  it('at max_email_addresses → 409 limit_reached; parallel POSTs never pass it (API guide "E-mail addresses")', async () => {
     const { planId } = await t.admin.packages.createPlan({ name: 'two addresses', maxEmailAddresses: 2 });
     const { packageId } = await t.admin.packages.createPackage({ customerId: Number(x.end1.customerId), planId, name: 'small', linuxUser: 'u_small' });
     const { domain: d } = await t.admin.domains.createDomain({ name: 'small-end1.example', customerId: Number(x.end1.customerId), packageId });
@@ -336,7 +336,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     }
   });
 
-  it('§4.3.4 PATCH → 200: description, antispam, one autoresponder key at a time; the rules of each', async () => {
+  it('PATCH → 200: description, antispam, one autoresponder key at a time; the rules of each (API guide "E-mail addresses")', async () => {
     const r = await mailbox();
     const id = r.json.data.id;
     const p = await patchEmail(t, token(), id, { description: null, antispam: 'junk-folder', autoresponder: { text: 'Away until Monday.' } });
@@ -372,7 +372,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
       const e = await patchEmail(t, token(), id, attributes);
       expect(e.json, JSON.stringify(attributes)).toEqual(invalidAttribute(`/email-addresses/${id}`, field, detail));
     }
-    // Dates back to null remove the scheduled changes (§3.3).
+    // Dates back to null remove the scheduled changes (API guide "E-mail addresses").
     await patchEmail(t, token(), id, { autoresponder: { activates: null } });
     const cleared = await patchEmail(t, token(), id, { autoresponder: { expires: null } });
     expect(cleared.json.data.attributes.autoresponder).toEqual({ text: 'Away until Monday.', active: true, activates: null, expires: null });
@@ -381,7 +381,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(mismatch.json.errors[0].id).toBe('id_mismatch');
   });
 
-  it('§4.3.2 PATCH password: the directory verifies the new one only; forwards have none (422)', async () => {
+  it('PATCH password: the directory verifies the new one only; forwards have none (422) (API guide "E-mail addresses", "Password rules")', async () => {
     const r = await mailbox();
     const a = r.json.data.attributes.address_ace;
     const p = await patchEmail(t, token(), r.json.data.id, { password: GOOD_PASSWORD });
@@ -404,7 +404,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(fa.json).toEqual(invalidAttribute(`/email-addresses/${f.json.data.id}`, 'autoresponder', 'Only a mailbox has an autoresponder.'));
   });
 
-  it('§4.2 POST …/password → 200 with a new generated password; the old one no longer verifies; 409 for a forward', async () => {
+  it('POST …/password → 200 with a new generated password; the old one no longer verifies; 409 for a forward (API guide "E-mail addresses")', async () => {
     const r = await mailbox();
     const id = r.json.data.id;
     const p = await call(t.app, 'POST', `/email-addresses/${id}/password`, { token: token() });
@@ -423,7 +423,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(fp.json).toEqual(errorBody('invalid_state', 409, 'Not allowed in the current state', 'A forward has no password; only mailboxes do.', `${BASE}/email-addresses/${f.json.data.id}/password`));
   });
 
-  it('§4.2 forward-to: add (204, once), remove (204), unknown target 404, a forward keeps its last one (409); alias rows follow', async () => {
+  it('forward-to: add (204, once), remove (204), unknown target 404, a forward keeps its last one (409); alias rows follow (API guide "E-mail addresses")', async () => {
     const f = await postEmail(t, token(), { address: `${local()}@${domain()}`, address_type: 'forward', forward_to: ['a@b.example'] });
     const id = f.json.data.id;
     const a = f.json.data.attributes.address_ace;
@@ -456,7 +456,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect((await directory(ma)).aliases).toEqual([]);
   });
 
-  it('§2.10 application passwords: 201 with the password once, the list without it, DELETE 204 then 404; only mailboxes', async () => {
+  it('application passwords: 201 with the password once, the list without it, DELETE 204 then 404; only mailboxes (API guide "E-mail addresses")', async () => {
     const m = await mailbox();
     const id = m.json.data.id;
     const r = await postAppPassword(t, token(), id, { device: 'Laptop', application: 'Thunderbird' });
@@ -525,7 +525,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(Date.parse(await used())).toBeGreaterThan(Date.now() - 60_000);
   });
 
-  it('§4.2 DELETE → 202 with the job; the directory entry is inactive at once; a repeated DELETE answers the same job; writes then → 409', async () => {
+  it('DELETE → 202 with the job; the directory entry is inactive at once; a repeated DELETE answers the same job; writes then → 409 (API guide "E-mail addresses")', async () => {
     const m = await mailbox({ forward_to: ['keep@other.example'] });
     const id = m.json.data.id;
     const a = m.json.data.attributes.address_ace;
@@ -544,7 +544,7 @@ describe.each(ENGINES)('/email-addresses on %s', { timeout: 60_000 }, (engine) =
     expect(reuse.status).toBe(409);
   });
 
-  it('§4.1 list filters: package_id, address (repeat, commas, any case), domain; paging; tenancy (404 outside the scope)', async () => {
+  it('list filters: package_id, address (repeat, commas, any case), domain; paging; tenancy (404 outside the scope) (API guide "Filters and paging")', async () => {
     const a = (await mailbox()).json.data;
     const b = (await mailbox()).json.data;
     const q = (s: string) => call(t.app, 'GET', `/email-addresses?${s}`, { token: token() });

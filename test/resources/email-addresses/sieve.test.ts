@@ -1,6 +1,7 @@
-// The Sieve script of a mailbox (issue 11 groundwork, src/resources/email-addresses/sieve.ts): the
-// exact text for each case, Berlin midnights as UTC instants across both DST changes, escaping,
-// and every generated script compiled by Pigeonhole's sievec (skipped without it; CI has it).
+// The Sieve script of a mailbox (docs/decisions/0011-antispam-and-autoresponder.md,
+// src/resources/email-addresses/sieve.ts): the exact text for each case, Berlin midnights as UTC
+// instants across both DST changes, escaping, and every generated script compiled by Pigeonhole's
+// sievec (skipped without it; CI has it).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';

@@ -1,5 +1,6 @@
-// /packages (spec §2.4, §4.1, §4.2; API-NOTES §1.3, §1.9, §2, §6): read-only; the whole document
-// with related links, the scoped list, its filters and paging.
+// /packages (API guide "Packages", "Filters and paging", "Compatibility with existing clients",
+// "Documents"): read-only; the whole document with related links, the scoped list, its filters and
+// paging.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
@@ -39,13 +40,14 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     };
   };
 
-  it('GET /packages/{id} answers the whole document, byte-exact (§2.4, API-NOTES §6)', async () => {
+  it('GET /packages/{id} answers the whole document, byte-exact (API guide "Packages")', async () => {
     const r = await get(x.end1.packageId);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
     const data = await expectedPackage(x.end1.packageId, x.end1.customerId, x.end1.planId, 'end1 package', 'u_end1');
     expect(r.body).toBe(JSON.stringify({ data, links: { self: `${BASE}/packages/${x.end1.packageId}` } }));
-    // Related links carry raw brackets, as clients write filters (API-NOTES §1.9).
+    // Related links carry raw brackets, as clients write filters (API guide "Compatibility with
+    // existing clients").
     expect(r.body).toContain(`"related":"${BASE}/domains?filter[package_id]=${x.end1.packageId}"`);
     expect(data.attributes.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
@@ -70,7 +72,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     }
   });
 
-  it('GET /packages lists the scope ordered by id, links first (API-NOTES §1.11, §2)', async () => {
+  it('GET /packages lists the scope ordered by id, links first (API guide "Compatibility with existing clients", "Documents")', async () => {
     const r = await call(t.app, 'GET', '/packages', { token: x.end1.token });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({
@@ -95,7 +97,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     return r.json.data.map((p: any) => p.id);
   };
 
-  it('filter[owner_id], filter[plan_id], filter[linux_user]: OR within, AND across (§4.1, API-NOTES §6)', async () => {
+  it('filter[owner_id], filter[plan_id], filter[linux_user]: OR within, AND across (API guide "Filters and paging", "Packages")', async () => {
     expect(await ids(`filter[owner_id]=${x.end1.customerId}`)).toEqual([x.end1.packageId, extraPackageId]);
     expect(await ids(`filter[owner_id]=${x.end2.customerId},${x.reseller.customerId}`)).toEqual([x.reseller.packageId, x.end2.packageId]);
     expect(await ids(`filter[plan_id]=${x.resellerPlanId}`)).toEqual([x.end1.packageId, x.end2.packageId]);
@@ -125,7 +127,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     });
   });
 
-  it('pages with page[size]/page[number] (§4.1)', async () => {
+  it('pages with page[size]/page[number] (API guide "Filters and paging")', async () => {
     const r = await call(t.app, 'GET', '/packages?page[number]=3&page[size]=1', { token: x.reseller.token });
     const link = (n: number) => `${BASE}/packages?page[number]=${n}&page[size]=1`;
     expect(r.json.links).toEqual({ self: link(3), first: link(1), last: link(4), prev: link(2), next: link(4) });
@@ -145,7 +147,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     },
   );
 
-  it.each(['PATCH', 'DELETE', 'POST'] as const)('%s is not allowed: packages are read-only (§2.4)', async (method) => {
+  it.each(['PATCH', 'DELETE', 'POST'] as const)('%s is not allowed: packages are read-only (API guide "Packages")', async (method) => {
     const url = method === 'POST' ? '/packages' : `/packages/${x.end1.packageId}`;
     const r = await call(t.app, method, url, { token: x.end1.token, body: { data: { type: 'package', id: x.end1.packageId, attributes: { name: 'x' } } } });
     expect(r.status).toBe(405);

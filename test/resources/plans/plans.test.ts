@@ -1,5 +1,5 @@
-// /plans (spec §2.5, §4.1, §4.2; API-NOTES §6): read-only; visible are the plans of the caller's
-// packages and, for a reseller, the plans it sells.
+// /plans (API guide "Plans", "Filters and paging"): read-only; visible are the plans of the
+// caller's packages and, for a reseller, the plans it sells.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
@@ -40,7 +40,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  it('GET /plans/{id} answers the whole document, attributes in order, byte-exact (API-NOTES §6)', async () => {
+  it('GET /plans/{id} answers the whole document, attributes in order, byte-exact (API guide "Plans")', async () => {
     const r = await get(customPlanId, x.solo.token);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
@@ -101,7 +101,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
     for (const token of [x.solo.token, x.end1.token, x.end2.token, x.reseller.token]) expect((await get(orphanPlanId, token)).status).toBe(404);
   });
 
-  it('no filters: any filter → 400 invalid_parameter (§4.2)', async () => {
+  it('no filters: any filter → 400 invalid_parameter (API guide "Plans")', async () => {
     const r = await call(t.app, 'GET', '/plans?filter[name]=orphan', { token: x.end1.token });
     expect(r.status).toBe(400);
     expect(r.json).toEqual({
@@ -110,7 +110,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
     });
   });
 
-  it('pages (§4.1)', async () => {
+  it('pages (API guide "Filters and paging")', async () => {
     const r = await call(t.app, 'GET', '/plans?page[size]=2', { token: x.reseller.token });
     expect(r.json.links).toEqual({
       self: `${BASE}/plans?page[size]=2`,
@@ -129,7 +129,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
     expect(r.json.errors[0]).toMatchObject({ id: 'resource_not_found', detail: 'No such plan.' });
   });
 
-  it('PATCH is not allowed: plans are read-only (§2.5)', async () => {
+  it('PATCH is not allowed: plans are read-only (API guide "Plans")', async () => {
     const r = await call(t.app, 'PATCH', `/plans/${x.end1.planId}`, { token: x.end1.token, body: { data: { type: 'plan', id: x.end1.planId, attributes: { max_databases: 99 } } } });
     expect(r.status).toBe(405);
     expect(r.headers.allow).toBe('GET');

@@ -1,5 +1,6 @@
-// /queue-jobs (spec §2.1, §3.1, §4.2, §8; API-NOTES §1.4–1.6, §5): pending jobs of the scope in the
-// list, one job until a done job is 24 h past completion; every value a string or null.
+// /queue-jobs (API guide "Queue jobs", "Compatibility with existing clients"): pending jobs of the
+// scope in the list, one job until a done job is 24 h past completion; every value a string or
+// null.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
 import { notFoundAt } from '../../helpers/errors.js';
@@ -47,12 +48,15 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
   });
   afterAll(() => t.close());
 
-  /** API-NOTES §1.6: one client decodes attributes and links into a map of strings. */
+  /**
+   * API guide "Compatibility with existing clients": one client decodes attributes and links into a
+   * map of strings.
+   */
   const expectStringsOrNull = (data: any) => {
     for (const v of [...Object.values(data.attributes), ...Object.values(data.links)]) expect(v === null || typeof v === 'string').toBe(true);
   };
 
-  it('GET /queue-jobs/{id} of a pending job: the exact document (§2.1, API-NOTES §1.4, §5)', async () => {
+  it('GET /queue-jobs/{id} of a pending job: the exact document (API guide "Queue jobs", "Compatibility with existing clients")', async () => {
     const r = await get(j.pending);
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('application/json');
@@ -64,11 +68,12 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
         `"links":{"self":"${self}","queue-job":"${self}","object":"${object}","dns-record":"${object}"}},"links":{"self":"${self}"}}`,
     );
     expectStringsOrNull(r.json.data);
-    // lego derives the record id by stripping `<base>/dns-records/` (API-NOTES §1.3).
+    // lego derives the record id by stripping `<base>/dns-records/` (API guide "Compatibility with
+    // existing clients").
     expect(r.json.data.links['dns-record'].replace(`${BASE}/dns-records/`, '')).toBe('101');
   });
 
-  it('a done job keeps answering with status done and finished_at until 24 h after completion (API-NOTES §1.6)', async () => {
+  it('a done job keeps answering with status done and finished_at until 24 h after completion (API guide "Compatibility with existing clients")', async () => {
     const r = await get(j.done);
     expect(r.status).toBe(200);
     const self = `${BASE}/queue-jobs/${j.done}`;
@@ -85,7 +90,7 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
     expect(late.json.data.attributes.status).toBe('done');
   });
 
-  it('a done job more than 24 h after finished_at is gone (404) even before the purge (§3.1, §8)', async () => {
+  it('a done job more than 24 h after finished_at is gone (404) even before the purge (API guide "Queue jobs")', async () => {
     const r = await get(j.doneOld);
     expect(r.status).toBe(404);
     expect(r.json).toEqual(notFoundBody(j.doneOld));
@@ -94,7 +99,7 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
     expect(row).toEqual({ status: 'done' });
   });
 
-  it('a failed job shows status failed and its error as a string (API-NOTES §5)', async () => {
+  it('a failed job shows status failed and its error as a string (API guide "Queue jobs")', async () => {
     const r = await get(j.failed);
     expect(r.status).toBe(200);
     const self = `${BASE}/queue-jobs/${j.failed}`;
@@ -124,7 +129,7 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
     expectStringsOrNull(none.json.data);
   });
 
-  it('jobs started from the customer menu never appear: not listed, 404 (§3.1)', async () => {
+  it('jobs started from the customer menu never appear: not listed, 404 (API guide "Queue jobs")', async () => {
     expect(await listIds(x.end1.token)).not.toContain(j.menu);
     const r = await get(j.menu);
     expect(r.status).toBe(404);
@@ -132,7 +137,7 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
     expect((await get(j.menu, x.reseller.token)).status).toBe(404);
   });
 
-  it('GET /queue-jobs lists the pending jobs of the scope only, ordered by id, links first (§4.2)', async () => {
+  it('GET /queue-jobs lists the pending jobs of the scope only, ordered by id, links first (API guide "Queue jobs")', async () => {
     const r = await call(t.app, 'GET', '/queue-jobs', { token: x.end1.token });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({
@@ -154,7 +159,7 @@ describe.each(ENGINES)('queue-jobs on %s', (engine) => {
     }
   });
 
-  it('no filters on the list (§4.2); paging works (§4.1)', async () => {
+  it('no filters on the list (API guide "Queue jobs"); paging works (API guide "Filters and paging")', async () => {
     const f = await call(t.app, 'GET', '/queue-jobs?filter[status]=done', { token: x.end1.token });
     expect(f.status).toBe(400);
     expect(f.json.errors).toEqual([

@@ -1,9 +1,10 @@
-// The rules of /subdomains as a client meets them (issue 9 item 1; spec §2.7, §3.2, §4.3.8;
-// API-NOTES §10), on both engines, without a web server process (no worker runs: the answers and
-// what is stored are what counts here; test/resources/subdomains/web.test.ts makes them real):
-// bad values → 422 pointing at the member and naming what is possible, nothing stored; 409 for a
-// taken name, a CNAME or a delegation at the name, max_subdomains; every transition of §3.2 and
-// the uninitialized redirect of the customer menu; filters; the on-demand TLS question.
+// The rules of /subdomains as a client meets them (API guide "Subdomains";
+// docs/decisions/0008-web-servers.md), on both engines, without a web server process (no worker
+// runs: the answers and what is stored are what counts here; test/resources/subdomains/web.test.ts
+// makes them real): bad values → 422 pointing at the member and naming what is possible, nothing
+// stored; 409 for a taken name, a CNAME or a delegation at the name, max_subdomains; every kind
+// change (API guide "Subdomains") and the uninitialized redirect of the customer menu; filters; the
+// on-demand TLS question.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, freshStore, processUrl, type TestApp, type TestStore } from '../../helpers/app.js';
 import { runCli } from '../../helpers/cli.js';
@@ -145,7 +146,7 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     }
   });
 
-  it('every kind change of §3.2 and the settings of each kind; the answer is 202 with the subdomain as it will be', async () => {
+  it('every kind change and the settings of each kind (API guide "Subdomains"); the answer is 202 with the subdomain as it will be', async () => {
     await clear();
     const created = await post(redirect('https://t.example/page'));
     const id = created.json.data.id;
@@ -212,7 +213,7 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     expect(made).toEqual({ id: expect.stringMatching(/^[0-9]+$/), fqdn: `later.${c.domain}`, subdomain_type: 'redirect', initialized: false, queue_job: expect.stringMatching(/^[0-9]+$/) });
     const g = await call(t.app, 'GET', `/subdomains/${made.id}`, { token: c.token });
     expect(g.json.data.attributes).toMatchObject({ subdomain_type: 'redirect', webspace: null, redirect: null });
-    // From the menu: not listed among the customer's pending jobs (spec §3.1).
+    // From the menu: not listed among the customer's pending jobs (API guide "Queue jobs").
     const jobs = await call(t.app, 'GET', '/queue-jobs', { token: c.token });
     expect(jobs.json.data.map((j: any) => j.id)).not.toContain(made.queue_job);
     for (const redirect of [{ dynamic: true }, { dynamic: false }, { redirect_to_https: true }]) {

@@ -1,4 +1,4 @@
-// /subdomains made real (issue 9; spec §2.7, §3.2; API-NOTES §10; docs/decisions/0008-web-servers.md):
+// /subdomains made real (API guide "Subdomains"; docs/decisions/0008-web-servers.md):
 // through HTTP on both engines against the local stack (a private Caddy; PHP-FPM started by the
 // worker), each kind answers a browser as configured — static and dynamic redirects with paths
 // and query strings, redirect_to_https, a static file and PHP from the webspace, 404 for a host
@@ -102,7 +102,7 @@ requirable(missing)('subdomains on a real web server', () => {
       // open_basedir: the home only.
       expect(await browse(s.web, host, '/escape.php')).toMatchObject({ status: 200, body: 'bool(false)\n' });
 
-      // webspace → redirect (§3.2): the site changes, the files stay.
+      // webspace → redirect (API guide "Subdomains"): the site changes, the files stay.
       const r = await patched(c.token, sub.id, { redirect: { target: 'https://elsewhere.example/' } });
       expect(r.attributes).toMatchObject({ subdomain_type: 'redirect', webspace: null, redirect: { target: 'https://elsewhere.example/', dynamic: false, redirect_to_https: false } });
       expect(await browse(s.web, host, '/v.php')).toMatchObject({ status: 301, location: 'https://elsewhere.example/' });
