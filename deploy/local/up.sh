@@ -18,8 +18,10 @@
 #
 # Layout: <dir>/caddy (initial.json, caddy.pid, caddy.log, Caddy's HOME and XDG data/config, so its
 # storage and autosave stay here), <dir>/www (the packages' homes), <dir>/web (hostplane's PHP-FPM
-# configs, pools, sockets, pid files), <dir>/mail (see below). Refuses (exit 1) when one of the
-# ports is taken or <dir> already has a running stack; exit 2 on a wrong call.
+# configs, pools, sockets, pid files), <dir>/mail (see below), <dir>/registration.json (the store and
+# the server names registered in it, mode 0600: down.sh prints from it how to unregister them).
+# Refuses (exit 1) when one of the ports is taken or <dir> already has a running stack; exit 2 on a
+# wrong call.
 #
 # Mail: Dovecot and Postfix read hostplane's mail directory (the tables mail_domains, mail_users,
 # mail_app_passwords, mail_aliases, mail_sieve) straight from the store on every login and delivery. On

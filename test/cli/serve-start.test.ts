@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EnvSchema, loadConfig } from '../../src/config.js';
 import { ENGINES } from '../helpers/app.js';
 import { exited, freePort, newDatabase, spawnCli, type CliRun } from '../helpers/cli.js';
-import { sleep } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TSX = execFileSync(process.execPath, ['--input-type=module', '-e', 'console.log(import.meta.resolve("tsx"))'], { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -37,11 +37,13 @@ const health = (host: string, port: number) =>
 
 /**
  * Polls /healthz on 127.0.0.1 as fast as a client would until it answers 200, and returns what the
- * process had printed on stdout by then.
+ * process had printed on stdout by then, and a wait for its "hostplane ready" log line (after
+ * which it stops cleanly on SIGTERM).
  */
-async function firstAnswer(child: ReturnType<typeof spawn>, done: Promise<CliRun>, port: number): Promise<string> {
+async function firstAnswer(child: ReturnType<typeof spawn>, done: Promise<CliRun>, port: number) {
   let stdout = '';
   child.stdout!.on('data', (d) => (stdout += d));
+  const ready = () => waitFor('the "hostplane ready" log line', async () => stdout.includes('"msg":"hostplane ready"'), 60_000);
   let early: CliRun | null = null;
   void done.then((r) => (early = r));
   const until = Date.now() + 90_000;
@@ -53,7 +55,7 @@ async function firstAnswer(child: ReturnType<typeof spawn>, done: Promise<CliRun
   }
   // Output written before the answer is in the pipe already; a moment for the stream to hand it over.
   await sleep(20);
-  return stdout;
+  return { printed: stdout, ready };
 }
 
 describe('serve on a fresh checkout (npm start)', () => {
@@ -61,10 +63,10 @@ describe('serve on a fresh checkout (npm start)', () => {
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-checkout-'));
     dirs.push(cwd);
     const port = await freePort();
-    const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'warn' });
+    const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
     const done = exited(child);
     try {
-      const printed = await firstAnswer(child, done, port);
+      const { printed, ready } = await firstAnswer(child, done, port);
       expect(printed).toContain(`\nhostplane serves http://localhost:${port} (API docs: http://localhost:${port}/docs)\n`);
       expect(printed).toContain(`\nIt listens on 127.0.0.1:${port} only, for this machine; HOST=0.0.0.0 serves other machines too.\n`);
       expect(printed).toMatch(/\n {2}customer 10001 +reseller +package 1 +reseller-demo\.example +hp_[A-Za-z0-9]{40}\n/);
@@ -72,6 +74,7 @@ describe('serve on a fresh checkout (npm start)', () => {
       expect(fs.existsSync(path.join(cwd, 'data/hostplane.db'))).toBe(true);
       // Another address of this machine (all of 127.0.0.0/8 is loopback) finds nothing listening.
       expect(await health('127.0.0.2', port)).toBe('ECONNREFUSED');
+      await ready();
       child.kill('SIGTERM');
       expect((await done).code).toBe(0);
     } finally {
@@ -85,13 +88,14 @@ describe.each(ENGINES)('serve with HOST set on %s', (engine) => {
   it('HOST=0.0.0.0 serves every address, also with the demo; the banner says nothing of loopback', { timeout: 120_000 }, async () => {
     const db = await newDatabase(engine);
     const port = await freePort();
-    const child = spawnCli(['serve'], { DATABASE_URL: db.url, DEMO_DATA: 'on', HOST: '0.0.0.0', PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'warn' });
+    const child = spawnCli(['serve'], { DATABASE_URL: db.url, DEMO_DATA: 'on', HOST: '0.0.0.0', PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
     const done = exited(child);
     try {
-      const printed = await firstAnswer(child, done, port);
+      const { printed, ready } = await firstAnswer(child, done, port);
       expect(printed).toContain('\nTry it:\n');
       expect(printed).not.toContain('It listens on');
       expect(await health('127.0.0.2', port)).toBe(200);
+      await ready();
       child.kill('SIGTERM');
       expect((await done).code).toBe(0);
     } finally {
