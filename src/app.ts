@@ -13,7 +13,7 @@ import { registerAuth } from './auth/plugin.js';
 import { limitRouterError, registerLimits, type Limiter } from './limits/plugin.js';
 import { registerOps } from './ops/plugin.js';
 import { registerResources } from './resources/index.js';
-import { buildDnsDriver } from './provisioning/drivers.js';
+import { serviceDeps } from './resources/service-deps.js';
 import type { TypeBoxTypeProvider } from './jsonapi/typed-app.js';
 import { createHttpServer } from './http/server.js';
 import { redactUrl } from './http/log-url.js';
@@ -117,7 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
   // Route handlers get params, query and body typed from their schemas (types only; Ajv validates).
-  registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), { config, store: deps.store, dns: buildDnsDriver({ config, store: deps.store }), now: deps.now }, links);
+  registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), serviceDeps(deps.store, config, deps.now), links);
   return app;
 }
 
