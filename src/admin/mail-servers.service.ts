@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
 import { hostPort, parseHostPort } from '../host-port.js';
 import { DoveadmClient, DoveadmError } from '../provisioning/mail/doveadm.js';
 import { MailServersRepository, type MailServerRow } from '../provisioning/mail/servers.repository.js';
-import { someIds } from './web-servers.service.js';
+import { removeServer } from './server-registry.js';
 
 export interface NewMailServer {
   name: string;
@@ -126,25 +126,7 @@ export class MailServersService {
    * there are others: packages without a server are placed on the default.
    */
   async remove(name: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await serializeTransactions(trx, 'hostplane_mail_servers');
-      const repo = new MailServersRepository(trx);
-      const row = await repo.byName(name);
-      if (!row) throw notFound(name);
-      const packages = await repo.packagesOn(name);
-      if (packages.length) {
-        throw new AppError(
-          'invalid_state',
-          `${packages.length === 1 ? 'Package' : 'Packages'} ${someIds(packages)} ${packages.length === 1 ? 'lives' : 'live'} on mail server "${name}" ` +
-            '(e-mail addresses and mailboxes are there); a mail server is removed only while no package lives on it.',
-        );
-      }
-      const others = (await repo.list()).filter((s) => s.name !== name);
-      if (row.is_default && others.length) {
-        throw new AppError('invalid_state', `"${name}" is the default mail server; make another the default first (${others.map((s) => s.name).join(', ')}).`);
-      }
-      await repo.remove(name);
-    });
+    await removeServer(this.db, name, { kind: 'mail', holds: 'e-mail addresses and mailboxes', lock: 'hostplane_mail_servers', repo: (trx) => new MailServersRepository(trx), notFound });
   }
 
   /** Makes `name` the default: packages without a mail server are placed there at their first address. */

@@ -11,6 +11,7 @@ import { nowIso } from '../db/time.js';
 import { isUniqueViolation, serializeTransactions } from '../db/dialect.js';
 import { AppError } from '../errors.js';
 import { PHP_VERSIONS } from '../php-versions.js';
+import { removeServer } from './server-registry.js';
 import { WebServersRepository, type WebServerRow } from '../provisioning/web/servers.repository.js';
 
 export interface NewWebServer {
@@ -52,10 +53,6 @@ const LISTEN = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/;
 const invalid = (detail: string) => new AppError('invalid_api_data', detail);
 const notFound = (name: string) => new AppError('resource_not_found', `No web server is named "${name}".`);
 
-/** Names at most 10 ids: `1, 4, 7` or `1, 2, …, 10 and 5 more`. */
-export function someIds(ids: number[]): string {
-  return ids.length <= 10 ? ids.join(', ') : `${ids.slice(0, 10).join(', ')} and ${ids.length - 10} more`;
-}
 
 export function webServerView(row: WebServerRow): WebServerView {
   return {
@@ -154,25 +151,7 @@ export class WebServersService {
    * while there are others: packages without a server are placed on the default.
    */
   async remove(name: string): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await serializeTransactions(trx, 'hostplane_web_servers');
-      const repo = new WebServersRepository(trx);
-      const row = await repo.byName(name);
-      if (!row) throw notFound(name);
-      const packages = await repo.packagesOn(name);
-      if (packages.length) {
-        throw new AppError(
-          'invalid_state',
-          `${packages.length === 1 ? 'Package' : 'Packages'} ${someIds(packages)} ${packages.length === 1 ? 'lives' : 'live'} on web server "${name}" ` +
-            '(sites and files are there); a web server is removed only while no package lives on it.',
-        );
-      }
-      const others = (await repo.list()).filter((s) => s.name !== name);
-      if (row.is_default && others.length) {
-        throw new AppError('invalid_state', `"${name}" is the default web server; make another the default first (${others.map((s) => s.name).join(', ')}).`);
-      }
-      await repo.remove(name);
-    });
+    await removeServer(this.db, name, { kind: 'web', holds: 'sites and files', lock: 'hostplane_web_servers', repo: (trx) => new WebServersRepository(trx), notFound });
   }
 
   /** Makes `name` the default: packages that name no web server are placed there at their first subdomain. */
