@@ -39,7 +39,21 @@ export async function migrate(store: Store): Promise<string[]> {
   // schema's table, skip creating its own and fail. Name the schema the tables land in.
   const migrationTableSchema = (await currentSchema(store.db)) ?? undefined;
   const migrator = new Migrator({ db: store.db, provider, migrationTableSchema });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  for (let attempt = 1; ; attempt++) {
+    // Its own tables are looked up before it catches errors: those are thrown, the rest returned.
+    const { error, results } = await migrator.migrateToLatest().catch((e: unknown) => ({ error: e, results: undefined }));
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (!droppedMeanwhile(error, migrationTableSchema) || attempt >= 10) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
+  }
+}
+
+/**
+ * Kysely's table lookup reads every schema of the database (pg_get_serial_sequence by name): a
+ * schema another deployment or test drops at that moment fails it with 3F000 naming that schema.
+ * Nothing was migrated then; the lookup is simply tried again.
+ */
+function droppedMeanwhile(error: unknown, ours: string | undefined): boolean {
+  const e = error as { code?: string; message?: string };
+  return e.code === '3F000' && (ours === undefined || !String(e.message).includes(`"${ours}"`));
 }
