@@ -9,7 +9,7 @@
 // create runs after it, and a create or password job that finds its database being deleted is
 // simply done (the delete wins).
 import { Type, type Static } from 'typebox';
-import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../job-contract.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext } from '../job-contract.js';
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
 import { serverConn } from '../../provisioning/databases/servers.repository.js';
 import { refreshDatabaseUsage } from './databases.usage.js';

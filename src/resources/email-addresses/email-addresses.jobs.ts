@@ -10,7 +10,7 @@
 // Every step converges when run again; jobs on one address run in order (a delete queued behind a
 // create waits for it, and a create that finds its address being deleted is simply done).
 import { Type } from 'typebox';
-import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext, type JobResult } from '../job-contract.js';
+import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext } from '../job-contract.js';
 import type { MailServerConn } from '../../provisioning/mail/driver.js';
 import { MailServersRepository, mailServerConn } from '../../provisioning/mail/servers.repository.js';
 import { EmailAddressesRepository } from './email-addresses.repository.js';
