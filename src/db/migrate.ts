@@ -1,5 +1,5 @@
 // Runs the migrations in order on either engine; idempotent, safe to call at every start.
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type DatabaseIntrospector, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { currentSchema } from './dialect.js';
 import type { Store } from './index.js';
 import * as m001 from './migrations/001-foundation.js';
@@ -38,22 +38,38 @@ export async function migrate(store: Store): Promise<string[]> {
   // schemas in one PostgreSQL database (tests, `?schema=` deployments) it would find another
   // schema's table, skip creating its own and fail. Name the schema the tables land in.
   const migrationTableSchema = (await currentSchema(store.db)) ?? undefined;
-  const migrator = new Migrator({ db: store.db, provider, migrationTableSchema });
-  for (let attempt = 1; ; attempt++) {
-    // Its own tables are looked up before it catches errors: those are thrown, the rest returned.
-    const { error, results } = await migrator.migrateToLatest().catch((e: unknown) => ({ error: e, results: undefined }));
-    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (!droppedMeanwhile(error, migrationTableSchema) || attempt >= 10) throw error;
-    await new Promise((resolve) => setTimeout(resolve, 20 * attempt * Math.random()));
-  }
+  const db = migrationTableSchema === undefined ? store.db : lookingOnlyIn(store.db, migrationTableSchema);
+  const { error, results } = await new Migrator({ db, provider, migrationTableSchema }).migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /**
- * Kysely's table lookup reads every schema of the database (pg_get_serial_sequence by name): a
- * schema another deployment or test drops at that moment fails it with 3F000 naming that schema.
- * Nothing was migrated then; the lookup is simply tried again.
+ * `db` whose introspection sees only `schema`. Kysely's own lookup reads every schema of the
+ * database and fails (3F000) when another deployment or test drops one of them at that moment.
  */
-function droppedMeanwhile(error: unknown, ours: string | undefined): boolean {
-  const e = error as { code?: string; message?: string };
-  return e.code === '3F000' && (ours === undefined || !String(e.message).includes(`"${ours}"`));
+function lookingOnlyIn(db: Kysely<any>, schema: string): Kysely<any> {
+  const introspection: DatabaseIntrospector = {
+    async getSchemas() {
+      const { rows } = await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace
+        where nspname = ${schema}`.execute(db);
+      return rows;
+    },
+    async getTables() {
+      const { rows } = await sql<{ name: string; schema: string }>`select c.relname as name, n.nspname as schema
+        from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${schema} and c.relkind in ('r', 'p', 'v')`.execute(db);
+      return rows.map((r) => ({ ...r, isView: false, columns: [] }));
+    },
+    async getMetadata() {
+      return { tables: await this.getTables() };
+    },
+  };
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

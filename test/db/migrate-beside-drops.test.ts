@@ -1,6 +1,6 @@
 // Migrating a new schema while another schema of the same PostgreSQL database is dropped (tests
 // and `?schema=` deployments share one database): Kysely's table lookup reads every schema and can
-// fail naming the one being dropped; migrate tries that lookup again instead of failing.
+// fail naming the one being dropped; migrate looks only in its own schema.
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { freshStore } from '../helpers/app.js';
