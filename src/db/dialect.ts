@@ -66,13 +66,9 @@ export async function ping(db: Kysely<any>): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
-// Session locks (PostgreSQL): a lock held by one connection until it closes or its process dies;
-// the server then frees it at once. Workers hold one each, so that the others can tell a dead
-// worker from a busy one (docs/decisions/0005-dead-workers.md). A lock is named; its 64-bit
-// advisory-lock key is hashed from the name, the same way in both statements below.
-// Advisory locks are re-entrant per server session: the connection that holds a lock can take it
-// again. So the connection holding one must be a real session (direct or session-pooled), never a
-// transaction-mode pooler's shared backend, or a probe could land on it and find the lock "free".
+// Session locks (PostgreSQL): held by one connection until it closes, so a dead worker can be told
+// from a busy one (decision 0005). They are re-entrant per session: the holder must be a real
+// session, never a transaction-mode pooler's shared backend, where a probe could find it "free".
 
 /** The statement a dedicated connection runs to take session lock $1 (a peer's probe holds it for a moment: wait for that). */
 export const TAKE_SESSION_LOCK_SQL = 'select pg_advisory_lock(hashtextextended($1::text, 0))';

@@ -248,20 +248,10 @@ function checkDirectory(dir: string): void {
 const STAR_RESULT = /[\s,.]\*(?=[\s,]|$)/;
 
 /**
- * pg has PostgreSQL parse and plan every statement anew unless it is named: for our small joins
- * that costs as much as running them (the token lookup 0.27 → 0.11 ms, the package lock of POST
- * /databases 0.31 → 0.12 ms on the bench's machine). So statements are named by their text, as
- * the SQLite statement cache below keys them: each connection prepares a query shape once and
- * afterwards only binds and runs it.
- * - Only statements with parameters whose result columns are named: a prepared statement whose
- *   result columns change under it (a migration adding a column behind `select *`) fails with
- *   "cached plan must not change result type"; named columns do not change. Other schema changes
- *   only make PostgreSQL plan it again.
- * - At most `max` texts get names in this process (a connection keeps what it prepared until it
- *   closes); texts after that run unnamed, as every statement did before.
- * - A prepared statement belongs to its session: behind a transaction-mode pooler it would be
- *   missing on the next backend. Those poolers are excluded anyway (operator guide, "no
- *   transaction-mode pooler").
+ * Statements with parameters and named result columns run as named (prepared) statements, named by
+ * their text: PostgreSQL parses and plans them once per connection instead of on every request
+ * (decision 0012). Named columns, since `select *` under a migration would fail "cached plan must
+ * not change result type"; at most `max` texts; never behind a transaction-mode pooler.
  */
 function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
   const names = new Map<string, string>();

@@ -1,19 +1,7 @@
-// The precompiled reads of an SQLite store (src/db/precompiled.ts), run on the store's own
-// connection beside Kysely, with their answers kept until the database changes
-// (docs/decisions/0012-request-path.md).
-//
-// Whether the database changed since an answer was read is decided by two counters, compared on
-// every read:
-// - `PRAGMA data_version`, which SQLite changes whenever another connection (another process: a
-//   second API server, `hostplane worker`, the operator's `hostplane admin token revoke`) has
-//   committed to the file since this connection last asked; it is read in a read transaction of its
-//   own, so a commit that finished before the request is always seen;
-// - the statements this connection prepared that may write (data_version stays the same for them):
-//   Kysely's SQLite driver prepares every statement through `statements`, and prepares and runs it
-//   in one synchronous step, so the count moves before anyone can read what the write did.
-// An answer is served again only while both are what they were just before it was read; the first
-// read after any commit, by anyone, goes to the database. A revoked token is therefore refused by
-// the first request after the revoke's commit, as without the cache.
+// The precompiled reads of an SQLite store (precompiled.ts), their answers kept until the database
+// changes: another connection's commit moves `PRAGMA data_version`, this connection's writes move a
+// count of its writing statements; an answer is served again only while both stand still, so a
+// revoke is seen by the next request (decision 0012).
 import type SQLite from 'better-sqlite3';
 import type { DirectReader } from './precompiled.js';
 

@@ -1,11 +1,6 @@
-// Keeping a DNS server's zones current (docs/decisions/0003-dns-propagation.md): every change to
-// served records appends to dns_changes (recordChange). The server applies the log in id order: for
-// each new change it reloads from the store the owners the change names (the whole zone when it
-// names none), then writes the last applied id to its dns_servers row, which job handlers read
-// (isApplied). It learns of changes three ways, fastest first: the Store's in-process signal (serve
-// records and serves in one process), PostgreSQL NOTIFY, and polling every DNS_POLL_MS, which alone is
-// enough (a lost signal only costs time). Zones whose serial moved are announced to the
-// secondaries (transfers.ts).
+// Keeps a DNS server's zones current: applies dns_changes in id order (the owners a change names,
+// or the whole zone), then records the last applied id, which jobs wait for (decision 0003). Woken
+// by the Store's signal or PostgreSQL NOTIFY; polling every DNS_POLL_MS alone would suffice.
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';

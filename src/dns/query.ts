@@ -1,16 +1,7 @@
-// One DNS message in, one out (RFC 1035 §4, RFC 6891 EDNS0, RFC 2181 §9 truncation): the
-// transport-independent half of the DNS server (docs/decisions/0003-dns-propagation.md). Pure and
-// total: any bytes give a reply or null (drop), never an exception.
-//
-// The question section is copied from the query byte for byte, so the client sees its name exactly
-// as asked (case included) even where dns-packet would re-encode it differently.
-//
-// Two paths (docs/decisions/0014-dns-zones-in-wire-form.md). The common questions
-// (an existing name and type, NXDOMAIN, NODATA, a name outside our zones; with or without EDNS0)
-// are answered straight from the zones' wire form: the reply is the header, the question, the
-// RRset's bytes (owners point at the question) and our OPT, written into one buffer, nothing
-// decoded. Everything else (CNAME chains, referrals, ANY, DS, errors, truncation, unusual EDNS
-// options) takes the general path through dns-packet; both give the same answers (fuzz.test.ts).
+// One DNS message in, one out (RFC 1035 §4, RFC 6891, RFC 2181 §9): pure and total, any bytes give
+// a reply or null (drop). The question is copied byte for byte, so the client sees its name as
+// asked. Common questions are answered straight from the zones' wire form; the rest take the general
+// path through dns-packet, with the same answers (decision 0014; fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
 import { pickSet, setCount } from './rrsets.js';

@@ -1,18 +1,7 @@
-// The in-memory zones one DNS process serves (docs/decisions/0003-dns-propagation.md,
-// 0014-dns-zones-in-wire-form.md): the zone store that lookup.ts answers from. Pure: zones are
-// built from rows and changed owner by owner.
-//
-// Compact form (rrsets.ts): a zone holds each RRset as one latin1 string of its records in wire
-// form, each record's owner written as the pointer C0 0C (the question's name at offset 12 of every
-// reply).
-// A reply to a question for an existing name is then the header, the question as asked and this
-// string copied (query.ts); the general path decodes the strings into records when it needs them
-// (CNAME chains, referrals, ANY, transfers). Names are map keys only; a name with one RRset holds
-// the string itself, not a list.
-//
-// Changes: replaceOwners swaps the RRsets of the owners a change touched and the SOA, all in one
-// synchronous step, so a query never sees half a change; a change costs what it touches, not the
-// zone's size. The zone keeps what each change did (history) for IXFR (transfer-messages.ts).
+// The in-memory zones one DNS process serves, pure: built from rows, changed owner by owner.
+// Each RRset is kept in wire form with its owner as the pointer C0 0C, so an answer is mostly a copy
+// (decision 0014); replaceOwners swaps a change's owners and the SOA in one synchronous step, so a
+// query never sees half a change, and keeps the history IXFR needs.
 import dnsPacket, { type Answer } from 'dns-packet';
 import { rdataOf, recordWire, toWireRecord, type StoredRecord, type WireRecord, RdataError, TYPE_CODES } from './rdata.js';
 import { encodeSet, listOf, pickSet, setAnswers, setRecords, setType, type Sets, type WireSet } from './rrsets.js';

@@ -1,13 +1,6 @@
-// All SQL of the queue (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md): the
-// insert every producer uses (through withJobs, src/queue/enqueue.ts), the pending-job lookup, and
-// the worker's claim with a lease, heartbeat, the outcomes of a run, progress, purge. The scoped
-// reads of GET /queue-jobs are the HTTP view's (resources/queue-jobs).
-//
-// Fencing: a claim writes a lease token into `lease_owner` that is new for every claim. Every
-// later write of that run is conditional on `lease_owner = token and status = 'pending'`, so a
-// worker whose lease expired or was ended (and whose job another worker took) changes nothing: it
-// learns it lost the job from the count of updated rows. How a dead worker's leases end early:
-// docs/decisions/0005-dead-workers.md.
+// All SQL of the queue (API guide "Queue jobs"): the insert, the claim under a lease, heartbeats,
+// outcomes, progress, purge. Every write of a run is fenced by its claim's token (`lease_owner`), so
+// a worker that lost its job changes nothing and learns so from the count of updated rows.
 import { sql, type Insertable, type InsertQueryBuilder, type Kysely, type QueryCreator } from 'kysely';
 import type { Database, QueueJobsTable } from '../db/schema.js';
 import { isPostgres } from '../db/dialect.js';
@@ -125,22 +118,12 @@ export class QueueRepository {
   }
 
   /**
-   * Claims up to `limit` runnable jobs (pending, due, lease free, expired or ended) for `token` until
-   * `leaseUntil`, oldest due first, in ONE statement:
-   * - PostgreSQL: `update … where id in (select … for update skip locked) returning *` — concurrent
-   *   claimers skip each other's rows instead of waiting or taking the same ones;
-   * - SQLite: the same conditional update; SQLite runs one writer at a time, so the statement
-   *   sees and takes rows atomically and two processes never claim the same job.
-   * A job taken back from an expired or ended lease counts an attempt: a job that kills its worker every
-   * time must not be retried forever.
-   * Jobs on one object run in the order they were enqueued: a job waits while an older job of the
-   * same type on the same object is still pending (a DELETE queued behind a CREATE waits for it).
-   *
-   * On PostgreSQL the claim commits without waiting for its WAL flush (`synchronous_commit` off
-   * for its own transaction), which takes a disk flush off the start of every job. A claim lost
-   * in a server crash only leaves its job unleased, as an ended lease would: another worker runs
-   * it again (handlers are idempotent), and the fenced writes of the first run change nothing.
-   * Any later synchronous commit (the job's own writes, its outcome) flushes the claim too.
+   * Claims up to `limit` runnable jobs (pending, due, lease free or expired) for `token` until
+   * `leaseUntil`, oldest due first, in one statement (PostgreSQL: `for update skip locked`; SQLite's
+   * single writer makes the update atomic). A job taken back from a lost lease counts an attempt; a
+   * job waits while an older job of its type on its object is pending. On PostgreSQL the claim
+   * commits without waiting for its WAL flush (`synchronous_commit` off, one disk flush less per
+   * job): a claim lost in a crash only leaves its job unleased, and the next run is fenced anyway.
    */
   async claim(token: string, limit: number, now: string, leaseUntil: string, queues: QueueSelection = { general: true, named: [] }): Promise<QueueJobRow[]> {
     const claimed = this.db

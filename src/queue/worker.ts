@@ -1,20 +1,8 @@
-// The job worker (API guide "Queue jobs"; docs/decisions/0004-provisioning-seams.md;
-// docs/operator-guide.md "The worker"). Delivery is at least once, effects exactly once: a job is
-// claimed with a lease that heartbeats extend while its handler runs; when its worker dies another
-// worker runs the job again; handlers are idempotent (and can fence their own writes with
-// saveProgress(…, trx)), so running twice changes nothing twice.
-//
-// The Worker composes small rooms, each with its own state (the shared part: worker-context.ts):
-// - claims.ts: claiming due jobs under a lease; slots.ts: the jobs it runs and its free slots;
-//   job-run.ts: one run and its outcome (done, wait, retry with back-off, failed).
-// - reservations.ts: a fresh job of an enqueueing transaction of its Store, taken as it is stored
-//   (docs/decisions/0010-fresh-jobs.md).
-// - heartbeats.ts, session-lock.ts, dead-workers.ts: leases kept alive, and a dead worker's jobs
-//   taken over within seconds (docs/decisions/0005-dead-workers.md).
-// - scheduler.ts (JobDefinition.every), purge.ts (done jobs past retention).
-// - Wake-ups: wakeups.ts (the same Store, in process), listen.ts (PostgreSQL NOTIFY from other
-//   Stores); every JOB_POLL_MS a poll finds what no wake-up announced (other SQLite processes,
-//   `wait` and back-off times of other workers, expired leases).
+// The job worker (API guide "Queue jobs"; decision 0004): at-least-once delivery under a lease,
+// idempotent handlers, so effects happen once. It composes small rooms: claims, slots, job-run,
+// reservations (decision 0010), heartbeats + session-lock + dead-workers (decision 0005),
+// scheduler, purge, and the wake-ups (wakeups.ts in process, listen.ts from other Stores; a poll
+// every JOB_POLL_MS finds the rest).
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';

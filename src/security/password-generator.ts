@@ -1,16 +1,7 @@
 // Generated passwords (API guide "Password rules"): 20 characters from node:crypto's RNG, drawn
-// again until the password passes the same rules a chosen password must pass, for the same user.
-//
-// The alphabet: the letters A-Z and a-z, the digits 0-9 and `-`, `_`, `.` (65 characters, 6.02
-// bits each, 120 bits in all). The three specials are the ones that need no quoting or escaping
-// anywhere a password gets pasted: they are "unreserved" in URLs (mysql://user:pass@host needs no
-// percent-encoding), literal in shells, JSON, XML, SQL strings and config files, typed without
-// AltGr and without dead keys on QWERTY, QWERTZ and AZERTY keyboards, and none of them stands
-// for a letter in the substitutions the rules undo (`@`, `$`). Left out on purpose: space and
-// quotes (trimmed or ending a string), `\` and `%` (escapes), `$ ! & | ; < > * ? # ~` (shell),
-// `@ : / ?` (URLs), `` ` ^ ´ `` (dead keys). The first and the last character are a letter or a
-// digit, so the password never starts like a command-line option (`-x`) nor loses a final `.`
-// read as the end of a sentence.
+// again until they pass the rules a chosen password must pass. Alphabet A-Z a-z 0-9 `-_.` (120 bits):
+// the specials need no quoting in URLs, shells, JSON, SQL or config files and no dead key to type;
+// first and last are alphanumeric, so a password never looks like an option nor loses a final `.`.
 import crypto from 'node:crypto';
 import { checkPassword, type PasswordContext } from './password-policy.js';
 

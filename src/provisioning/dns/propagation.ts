@@ -1,18 +1,7 @@
-// Whether a DNS change is answered by every live DNS server (docs/decisions/0003-dns-propagation.md,
-// migration 002). Job runs reach it through the DNS driver (driver.ts): a job is done only when
-// isApplied is true.
-//
-//   recordChange(trx, signals, domain) → appends to dns_changes, bumps domains.dns_serial, returns
-//     the change id; call it in the same transaction that changes a zone's served records.
-//   isApplied(store, changeId, { staleMs }) → true when every DNS server with a heartbeat newer
-//     than staleMs (the caller passes DNS_SERVER_STALE_MS) has applied_change_id >= changeId,
-//     and at least one server is live.
-//
-// Why the change log can be tailed by id without missing a change: on PostgreSQL ids come from a
-// sequence when the row is inserted, not when it commits, so a reader could see id 11 committed
-// while id 10 is still open, move past 10 and never come back. recordChange therefore takes a
-// transaction-scoped advisory lock before inserting: ids are handed out and committed strictly in
-// order. SQLite has one writer at a time, which gives the same order by itself.
+// The DNS change log and whether a change is answered by every live DNS server (decision 0003).
+// Only the DNS driver (driver.ts) imports it: recordChange in the transaction that changes the zone,
+// isApplied before a job is done. Change ids commit in order (an advisory lock on PostgreSQL),
+// so a server tailing the log by id misses none.
 import type { Kysely } from 'kysely';
 import type { Store } from '../../db/index.js';
 import { isPostgres, notifySchema, serializeTransactions } from '../../db/dialect.js';

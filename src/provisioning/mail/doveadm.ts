@@ -1,15 +1,8 @@
-// A small client of Dovecot 2.3's doveadm HTTP API (docs/decisions/0009-mail-directory.md;
-// deploy/mail/dovecot): POST <url>/doveadm/v1 with `[["command",{params},"tag"],…]` and `Authorization:
-// X-Dovecot-API <base64 key>`; every command answers `["doveadmResponse",data,tag]` or
-// `["error",{type,exitCode},tag]` in one HTTP 200. Command and parameter names are the camelCase forms
-// `GET /doveadm/v1` lists (`user` with `userMask`, `quotaGet` with `user`, `fsDelete` with `path`…).
-// Dovecot 2.3 serves only part of the CLI over HTTP: `auth lookup` and `auth test` are not there
-// (doveadm-auth.c is the CLI's, doveadm-auth-server.c the server's: `user` and `auth cache flush` only),
-// and `user` with `userdbOnly` crashes the doveadm server process in 2.3.19 (signal 11): this client's
-// callers use `user` without it.
-//
-// The key is a secret: no error or message of this module contains it (or its base64 form), whatever
-// the transport says.
+// A small client of Dovecot's doveadm HTTP API (docs/decisions/0009-mail-directory.md): POST
+// /doveadm/v1 `[["command",{params},"tag"]]`, each answered `doveadmResponse` or `error` in one
+// HTTP 200. Dovecot 2.3 serves no `auth lookup`/`auth test` over HTTP, and `user` with
+// `userdbOnly` crashes its doveadm server: callers use `user` without it. The key never appears in
+// an error or message.
 
 /** sysexits.h codes doveadm answers in `["error",{"type":"exitCode","exitCode":N}]`. */
 export const EX_NOUSER = 67; // the userdb does not know the user

@@ -1,17 +1,8 @@
-// The whole Caddy configuration of one web server, built from its sites (API guide "Subdomains";
-// docs/decisions/0008-web-servers.md "Caddy: the whole desired state"). A pure function: the web
-// worker builds it from the store and hands it to CaddyClient.ensure(), which loads it only when
-// Caddy runs something else. Field names are Caddy 2.6's JSON config.
-//
-// Layout: server `hp` (plain HTTP) and, with an https listen address, server `hps` (on-demand TLS);
-// one route per site on each (`@id` `hp-sd-<id>` on hp, `hps-sd-<id>` on hps: Caddy wants every
-// @id unique in the whole config), then a catch-all 404, because Caddy answers an unknown Host with
-// an empty 200. Automatic HTTPS is off on both: hostplane decides which host redirects to https,
-// and certificates come from the on-demand policy, asked per host.
-//
-// Everything taken from a site is kept literal: Caddy expands `{…}` placeholders in headers, roots
-// and dial addresses. Redirect targets get `$ { }` percent-encoded (so no web server
-// reads them as variables); file-system paths get `{ }` backslash-escaped (Caddy's own escape).
+// The whole Caddy configuration of one web server, built from its sites: a pure function, loaded by
+// CaddyClient.ensure() only when Caddy runs something else (docs/decisions/0008-web-servers.md).
+// Servers `hp` (HTTP) and `hps` (on-demand TLS), one route per site, then a catch-all 404 (Caddy
+// answers an unknown Host with an empty 200). Values from a site are kept literal: Caddy would
+// expand `{…}` placeholders in them.
 import type { SiteSpec, WebServerConn } from './sites.js';
 
 export interface CaddyConfigOptions {

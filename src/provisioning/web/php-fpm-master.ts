@@ -1,15 +1,8 @@
-// One PHP-FPM master of a web server (one per PHP version): found by its pid file, started from the
-// registered binary, reloaded, stopped.
-//
-// How php-fpm behaves here (verified with 8.2): with `daemonize = yes` the launching process exits
-// 0 only once the daemon is ready (non-zero and a log line when not), and SIGUSR2 re-executes the
-// master, which daemonizes again: the reloaded master has a NEW pid, the old one exits once the new
-// one is ready — that exit is how a reload is known to be complete (a second USR2 sent during the
-// re-exec would kill the master). A master killed with SIGKILL leaves its workers running and
-// holding the listening sockets ("Another FPM instance seems to already listen"): before starting a
-// master, workers of this state dir that outlived theirs are killed. Before a reload php-fpm tests the
-// config (`-t`): a reload of a config it refuses would end the master; the call fails instead, the
-// master serves on with the old pools, and later calls retry the reload until it succeeds.
+// One PHP-FPM master of a web server (one per PHP version): found by its pid file, started,
+// reloaded, stopped. php-fpm's ways: SIGUSR2 re-executes the master under a NEW pid and the old one
+// exits once it is ready (that is how a reload is known done); a SIGKILLed master leaves workers
+// holding its sockets, so they are killed before a start; the config is tested (`-t`) before a
+// reload, since reloading a refused config would end the master.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import type { VersionPaths } from './php-fpm-files.js';

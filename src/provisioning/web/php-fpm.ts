@@ -1,14 +1,7 @@
-// PHP-FPM on the web server's host (docs/decisions/0008-web-servers.md "PHP-FPM: one
-// master per version, one pool per (Linux user, version)").
-//
-// Everything lives under `<stateDir>/php/<version>/` (php-fpm-files.ts). The web worker writes a
-// pool file, starts the master from the registered binary when it does not run, and reloads it
-// (SIGUSR2) when a pool changed (php-fpm-master.ts). A pool's PHP sees only the home and a per-user
-// tmp dir (`<stateDir>/tmp/<user>/`, open_basedir) and runs as the Linux user when the worker is
-// root and the user exists — else as the worker's own user, like the master.
-//
-// Calls for one (state dir, version) are serialised among the supervisors that share a
-// PhpFpmRegistry: the web driver gives its own to every supervisor it makes.
+// PHP-FPM on the web server's host: one master per version, one pool per (Linux user, version),
+// all under `<stateDir>/php/<version>/` (docs/decisions/0008-web-servers.md). A pool's PHP sees
+// only its home and tmp dir. Calls for one (state dir, version) are serialised through the
+// PhpFpmRegistry the supervisors share.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {

@@ -1,13 +1,7 @@
-// Jobs of databases (API guide "Queue jobs", "Databases";
-// docs/decisions/0004-provisioning-seams.md): ('database', 'create') creates database and user,
-// ('database', 'update') sets a new password, ('database', 'delete') removes both, then the row.
-// Each is done only when the server shows the change (the driver's isCreated / isDropped);
-// otherwise it throws and is retried with backoff.
-//
-// Every step is idempotent (the driver's statements converge), so a run killed at any point and
-// run again ends in the same state. Jobs on one database run in order: a delete queued behind a
-// create runs after it, and a create or password job that finds its database being deleted is
-// simply done (the delete wins).
+// Jobs of databases (API guide "Queue jobs", "Databases"): create, update (a new password), delete.
+// Each is done only when the server shows the change, and every step converges, so a run killed
+// anywhere and run again ends in the same state. A job that finds its database being deleted is
+// done: the delete, queued behind it, wins.
 import { Type, type Static } from 'typebox';
 import { defineJob, DONE, objectIdOf, PermanentJobError, type JobContext } from '../job-contract.js';
 import type { DatabaseServerConn } from '../../provisioning/databases/driver.js';
@@ -22,11 +16,8 @@ export type DatabaseJobPayload = Static<typeof DatabaseJobPayload>;
 
 
 /**
- * The job's database row (undefined when it is gone) and, lazily, the server it lives on as the
- * driver needs it. The run a fresh create gets at commit (docs/decisions/0010-fresh-jobs.md) has
- * both from the POST's transaction (DatabasesService.create) and reads nothing; a DELETE that
- * commits between the two is not seen then, and needs not be: its delete job runs after this one
- * (jobs on one database run in order) and removes what this one created.
+ * The job's database row (undefined when it is gone) and, lazily, the server it lives on. A fresh
+ * create has both from the POST's transaction and reads nothing (decision 0010).
  */
 async function databaseOf(ctx: JobContext<unknown>) {
   const id = objectIdOf(ctx.job);

@@ -1,18 +1,6 @@
-// dns-record (API guide "DNS records", "Compatibility with existing clients"): the create body and
-// the wire representation.
-//
-// Attribute order is fixed by the API guide "DNS records": `record_type, name, name_ace, fqdn,
-// fqdn_ace, domain, data, ttl, tags`. acme.sh cuts list documents apart by brackets: `tags` is the
-// only array in a record and never its first attribute, no attribute name starts with `id`, and a
-// record has no relationships.
-//
-// Choices the original API left open:
-// - `name` is the owner name relative to the domain with IDN labels in Unicode, `""` at the apex;
-//   `fqdn` is `name.domain` in Unicode (no trailing dot); the `_ace` forms are punycode.
-// - `domain` is the domain's id (its ACE name), the value `filter[domain]` and the domains
-//   resource use; its Unicode form is the tail of `fqdn`.
-// - No `state` attribute: a record is listed from the moment POST accepted it until its delete job
-//   has removed it; whether the change is live is the job's `status` (API guide "Queue jobs").
+// dns-record: the create body and the wire representation (API guide "DNS records"). The attribute
+// order is fixed and `tags` is never first: acme.sh cuts list documents apart by brackets (API
+// guide "Compatibility with existing clients"). No `state`: whether a change is live is its job's.
 import { Type } from 'typebox';
 import { CreateBody, Nullable, StringEnum, idParam, resourceSchemas } from '../../jsonapi/schema.js';
 import type { LinkBuilder, ResourceObject } from '../../jsonapi/document.js';

@@ -1,23 +1,7 @@
-// GET/HEAD /internal/rspamd-settings (API guide "E-mail addresses"; docs/decisions/
-// 0011-antispam-and-autoresponder.md): the settings map a mail server's rspamd polls
-// (deploy/mail/rspamd/hostplane.conf `settings = "<url>"`) to learn the antispam mode of each of
-// its addresses. rspamd applies no setting to `reject`, the default, so the map lists the other
-// addresses in three rules that switch rspamd's reject action off for them:
-// - hp_mark: every mailbox not in `reject` → "add header" (X-Spam: Yes). rspamd treats them alike
-//   and the mailbox's own Sieve script applies its mode (sieve.ts: Junk, the subject prefix, or the
-//   mark taken off), so a change between those modes acts on the next message, not on the next poll;
-// - hp_rewrite: forwards in `subject-rewrite` → "rewrite subject" ("***SPAM*** "; milter_headers
-//   adds X-Spam too): a forward runs no Sieve script, so rspamd rewrites for it;
-// - hp_none: forwards in `none` → no action (still scanned: want_spam would skip the scan).
-// rspamd applies one rule per message, the highest priority matching any recipient: hp_rewrite >
-// hp_mark > hp_none > reject. It matches the envelope recipient as Postfix received it (before
-// forwards are expanded), lower-cased and without a +tag.
-//
-// The mail server authenticates with HTTP Basic: its name and its report key (mailReportKey, as in
-// Dovecot's login reports), which rspamd sends from the map URL's user info. The map lists that
-// server's addresses only. rspamd asks every few seconds (HEAD, then GET when changed) with
-// If-None-Match: the answer is 304 while the body's ETag is the same. Not part of the API: no token,
-// no rate limit (infra), hidden from the OpenAPI document.
+// GET/HEAD /internal/rspamd-settings: the settings map a mail server's rspamd polls to learn each
+// address's antispam mode (rules hp_rewrite > hp_mark > hp_none, `reject` by default: decision
+// 0011). Not part of the API: the server authenticates with its name and report key (HTTP Basic),
+// sees only its own addresses, and gets 304 while the ETag is unchanged.
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Store } from '../../db/index.js';

@@ -1,15 +1,6 @@
 // Rules of e-mail addresses and application passwords (API guide "E-mail addresses", "Password
-// rules", "Queue jobs"; docs/decisions/0009-mail-directory.md).
-//
-// Life of an address: POST stores it `pending`, writes the mail directory (the mailbox with its
-// {BLF-CRYPT} hash and quota, or the forward's alias rows) and enqueues a create job, all in one
-// transaction; the job makes it `live` once the package's mail server authenticates the mailbox
-// (doveadm) or accepts the forward as a recipient (SMTP). Passwords, antispam, the autoresponder,
-// forward targets and application passwords change synchronously: the mail servers read the
-// directory (the mailbox's Sieve script too) at every login and delivery, so the change is live at commit. DELETE deactivates the
-// directory entry at once (logins and SMTP refuse it) and enqueues a delete job that removes the
-// stored mail, then the entry, then the row.
-//
+// rules"). The mail servers read the mail directory at every login and delivery, so most changes
+// are live at commit; only creating and deleting an address take a job (decision 0009).
 // Plaintext passwords exist only in the request and in the one answer that shows a generated one.
 import crypto from 'node:crypto';
 import bcrypt from 'bcryptjs';

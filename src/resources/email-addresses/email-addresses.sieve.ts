@@ -1,12 +1,6 @@
-// The Sieve script of a mailbox (API guide "E-mail addresses"; docs/decisions/
-// 0011-antispam-and-autoresponder.md): what the mail server runs at each delivery, generated from
-// the stored attributes and read by Dovecot from the mail directory (mail_sieve). The spam filter
-// (rspamd) decides what is spam and refuses, marks (`X-Spam: Yes`) or rewrites it by the
-// recipients' mode; the script applies the mailbox's own mode to marked mail (spamLines). An
-// autoresponder becomes a `vacation` action (once per sender per day, never to lists or bounces:
-// Sieve vacation semantics) guarded by its dates as UTC instants of 00:00 Europe/Berlin, so the
-// mail server switches exactly at midnight while the API catches up within a minute
-// (autoresponder.ts).
+// The Sieve script of a mailbox, generated from its attributes and read by Dovecot from the mail
+// directory at each delivery (decision 0011): the mailbox's antispam mode applied to mail rspamd
+// marked, and the autoresponder as `vacation`, switched at 00:00 Europe/Berlin by the script itself.
 import { AUTORESPONDER_ZONE, type AntispamMode, type AutoresponderState } from './email-addresses.rules.js';
 
 /** What a mailbox's script depends on. */
@@ -46,14 +40,9 @@ export function berlinMidnightUtc(date: string): string {
 const REWRITTEN = '"\\\\*\\\\*\\\\*SPAM\\\\*\\\\*\\\\* *"';
 
 /**
- * What the script does with a message the spam filter marked (`X-Spam: Yes`). rspamd marks spam
- * for every mailbox whose mode is not `reject` alike (email-addresses.rspamd-settings.ts), and
- * the mailbox's own mode decides here, so a change between those modes acts on the next message.
- * rspamd applies one setting to a whole message, so a mailbox may also receive spam marked for
- * another recipient: a `reject` mailbox files it into `Junk` like `junk-folder` (mail that was
- * accepted is never dropped). `subject-rewrite` prefixes the subject (unless it has the prefix),
- * `none` takes the mark off and leaves the message as it came. Marked spam never gets an
- * autoresponder reply.
+ * What the script does with mail rspamd marked (`X-Spam: Yes`). A message marked for another
+ * recipient may reach a `reject` mailbox too: it goes to Junk, since accepted mail is never dropped.
+ * Marked spam never gets an autoresponder reply.
  */
 function spamLines(mode: AntispamMode): string[] {
   switch (mode) {
