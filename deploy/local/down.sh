@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stops the local stack deploy/local/up.sh started in <dir> (issue 9 item 6), by PID:
+# Stops the local stack deploy/local/up.sh started in <dir>, by PID:
 #
 #   deploy/local/down.sh <dir> [--purge]
 #
@@ -14,7 +14,7 @@
 # <dir>. Customer-writable trees (www/, web/tmp/) are never searched for pid files. Exit 0 when everything named is stopped or nothing was running,
 # 1 when a process could not be stopped or the DNS secondary could not be unregistered, 2 on a wrong call.
 #
-# The DNS secondary (STACK_DNS_SECONDARY=knot; issue 12 item 4): first its registration goes —
+# The DNS secondary (STACK_DNS_SECONDARY=knot): first its registration goes —
 # `hostplane admin dns-secondary remove <name>`, with the store of <dir>/dns/registration.json, or
 # DATABASE_URL when set, and the CLI of $HOSTPLANE or this repository — since a registered
 # secondary that no longer answers makes every DNS job fail after DNS_SECONDARY_TIMEOUT_MS; a name
@@ -156,7 +156,7 @@ stop_one() {
   rm -f -- "$file"
 }
 
-# --- the DNS secondary's registration (issue 12 item 4) ------------------------------------------------
+# --- the DNS secondary's registration ------------------------------------------------------------------
 registration=$dir/dns/registration.json
 if [[ -f $registration ]]; then
   sec_name=$(jq -r '.name // empty' -- "$registration" 2>/dev/null || true)
@@ -220,10 +220,10 @@ done
 shopt -u nullglob
 # The mail servers' masters: Postfix's first, so it hands nothing more to rspamd or Dovecot's LMTP.
 if [[ -f $dir/mail/spool/pid/master.pid ]]; then stop_one "$dir/mail/spool/pid/master.pid" master; fi
-# rspamd's (issue 11), named "rspamd: main process" once it runs.
+# rspamd's, named "rspamd: main process" once it runs.
 if [[ -f $dir/mail/rspamd/rspamd.pid ]]; then stop_one "$dir/mail/rspamd/rspamd.pid" rspamd; fi
 if [[ -f $dir/mail/run/master.pid ]]; then stop_one "$dir/mail/run/master.pid" dovecot; fi
-# The DNS secondary (issue 12 item 4), once it is no longer registered.
+# The DNS secondary, once it is no longer registered.
 if [[ -f $dir/dns/knot.pid ]]; then stop_one "$dir/dns/knot.pid" knotd; fi
 
 ((stopped)) || printf '%s: nothing was running in %s.\n' "$prog" "$dir"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The local stack (issue 9 item 6; docs/decisions/0008-web-servers.md): private instances of the
+# The local stack (docs/decisions/0008-web-servers.md): private instances of the
 # installed real components under one directory, on loopback ports, without touching /etc or the
 # machine's own services — the way to try every resource on one machine, and what the tests use.
 #
 #   DATABASE_URL=<store> deploy/local/up.sh <dir> <port-base>
 #
 # It runs Caddy (admin API on <port-base>, HTTP on <port-base>+1, HTTPS on <port-base>+2) and, for
-# e-mail (issue 10 item 5), Dovecot and Postfix with the configs of deploy/mail (SMTP on
+# e-mail, Dovecot and Postfix with the configs of deploy/mail (SMTP on
 # <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API +13; all on 127.0.0.1) and rspamd, Postfix's
-# milter (issue 11: milter +14, controller +15). PHP-FPM masters are not started here: hostplane's
+# milter (milter +14, controller +15). PHP-FPM masters are not started here: hostplane's
 # web worker starts one per version on demand under <dir>/web; this script only finds the installed
 # /usr/sbin/php-fpm<major.minor> binaries. It registers the stack as web server
 # ${STACK_WEB_NAME:-local} in the store DATABASE_URL names (which must be migrated: `hostplane
@@ -44,7 +44,7 @@
 # enter (every directory above it o+x); without, up.sh starts the rest, says why mail is missing and
 # leaves "mail" out of stack.json.
 #
-# rspamd (issue 11; deploy/mail/rspamd) runs under <dir>/mail/rspamd (rspamd.conf, local/ — its
+# rspamd (deploy/mail/rspamd) runs under <dir>/mail/rspamd (rspamd.conf, local/ — its
 # LOCAL_CONFDIR —, db/, rspamd.log, rspamd.pid) as _rspamd, offline (no DNS lists, no map
 # downloads) and with the test header X-Hostplane-Test-Spam: yes scoring as spam. It reads the
 # per-recipient antispam modes from $HOSTPLANE_URL/internal/rspamd-settings, asking again every few
@@ -54,7 +54,7 @@
 # +15), mail runs without the milter and up.sh says why; so does Postfix while rspamd is down
 # (milter_default_action = accept).
 #
-# A DNS secondary (issue 12 item 4; docs/decisions/0013-dns-secondaries.md), on request only:
+# A DNS secondary (docs/decisions/0013-dns-secondaries.md), on request only:
 #
 #   STACK_DNS_SECONDARY=knot DATABASE_URL=<store> deploy/local/up.sh <dir> <port-base>
 #
@@ -122,7 +122,7 @@ else
   done
 fi
 
-# --- rspamd (issue 11): why Postfix runs without its milter, or nothing --------------------------------
+# --- rspamd: why Postfix runs without its milter, or nothing -------------------------------------------
 rspamd_milter_port=$((base + 14))
 rspamd_controller_port=$((base + 15))
 rspamd_pid_rel=mail/rspamd/rspamd.pid
@@ -151,7 +151,7 @@ doveadm_port=$((base + 13))
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd -- "$here/../.." && pwd -P)
 
-# --- the DNS secondary (issue 12 item 4): Knot reading hostplane's catalog zone, on request --------------
+# --- the DNS secondary: Knot reading hostplane's catalog zone, on request --------------------------------
 knot_port=$((base + 16))
 knot_pid_rel=dns/knot.pid
 knot_missing=
@@ -465,7 +465,7 @@ if [[ -z $mail_missing ]]; then
     fi
   done
 fi
-# rspamd (issue 11): its user must enter <dir> too; Postfix's milter is rspamd's, or none.
+# rspamd: its user must enter <dir> too; Postfix's milter is rspamd's, or none.
 smtpd_milters=
 if [[ -z $mail_missing && -z $rspamd_missing ]]; then
   if ! setpriv --reuid=_rspamd --regid="$(id -g _rspamd)" --init-groups test -x "$dir/mail" 2>/dev/null; then
@@ -698,7 +698,7 @@ $(tail -n 20 -- "$mail/postfix.log")"
   fi
 fi
 
-# --- rspamd: Postfix's milter, the antispam modes from hostplane (issue 11) ------------------------------
+# --- rspamd: Postfix's milter, the antispam modes from hostplane -----------------------------------------
 # Started once the mail server is registered: its first request for the settings map must find the
 # key (rspamd asks again only 20 to 40 s later when that request fails).
 if [[ -z $mail_missing && -z $rspamd_missing ]]; then
@@ -760,7 +760,7 @@ if [[ -z $mail_missing && -z $rspamd_missing ]]; then
 fi
 # --- end of rspamd ---------------------------------------------------------------------------------------
 
-# --- the DNS secondary: Knot, fed by hostplane's DNS server through its catalog zone (issue 12 item 4) ----
+# --- the DNS secondary: Knot, fed by hostplane's DNS server through its catalog zone ----------------------
 # Knot's control socket is a Unix socket: its path must fit in 107 bytes. knot.conf quotes the paths.
 if [[ -n $dns_secondary && -z $knot_missing ]]; then
   if ((${#dir} + 14 > 107)); then
@@ -927,7 +927,7 @@ else
            which has no $missing_tables yet: after \`hostplane migrate\` adds them, run up.sh again"
   fi
 fi
-# rspamd's line (issue 11).
+# rspamd's line.
 if [[ -z $mail_missing && -z $rspamd_missing ]]; then
   mail_lines+="
   rspamd   milter 127.0.0.1:$rspamd_milter_port (Postfix's), controller http://127.0.0.1:$rspamd_controller_port (pid $rspamd_pid,
@@ -936,7 +936,7 @@ elif [[ -z $mail_missing ]]; then
   mail_lines+="
   rspamd   not started: $rspamd_missing; mail is not checked for spam"
 fi
-# The DNS secondary's lines (issue 12 item 4), only when asked for.
+# The DNS secondary's lines, only when asked for.
 dns_lines=
 dns_env=
 dns_use=

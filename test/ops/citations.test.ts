@@ -1,42 +1,55 @@
-// The repository's own documents are the contract: comments and test names cite the API guide's
-// sections and the decision records, never a file a contributor who clones the repository lacks
-// (the original specification, its notes) nor an issue number; and every cited heading exists.
+// The repository's own documents are the contract: comments, test names, the docs and the deploy
+// files cite the API guide's sections and the decision records, never a file a contributor who
+// clones the repository lacks (the original specification, its notes) nor an issue number; and
+// every cited heading and record exists.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-// Built from parts, so this file does not match itself.
-const OUTSIDE = new RegExp(['spec' + ' §', 'spec' + '\\.md', 'API-' + 'NOTES', 'issue' + ' [0-9]'].join('|'));
+// Built from parts, so this file does not match itself. In any letter case, and an issue number
+// also in the plural or with "#".
+const OUTSIDE = new RegExp(['spec' + ' §', 'spec' + '\\.md', 'API-' + 'NOTES', 'issues?' + ' #?[0-9]'].join('|'), 'i');
 
-function sources(dir: string): string[] {
+const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+
+/** The files under `dir` whose names `keep` accepts, relative to the repository root. */
+function walk(dir: string, keep: (name: string) => boolean): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
     const rel = path.join(dir, e.name);
-    if (e.isDirectory()) return sources(rel);
-    return /\.(ts|mjs|sh)$/.test(e.name) ? [rel] : [];
+    if (e.isDirectory()) return walk(rel, keep);
+    return keep(e.name) ? [rel] : [];
   });
 }
 
-describe('citations', () => {
-  const files = ['src', 'test', 'bench'].flatMap(sources);
+/** Every match of `pattern` (with the g flag) in `files`, as its first group. */
+const cited = (files: string[], pattern: RegExp) => new Set(files.flatMap((f) => [...read(f).matchAll(pattern)].map((m) => m[1])));
 
+const code = ['src', 'test', 'bench'].flatMap((dir) => walk(dir, (name) => /\.(ts|mjs|sh)$/.test(name)));
+const docs = [...walk('docs', (name) => name.endsWith('.md')), 'README.md'];
+// Every text file of the deploy templates and the CI script: a NUL byte marks a binary.
+const deploy = ['deploy', '.ci'].flatMap((dir) => walk(dir, () => true)).filter((f) => !fs.readFileSync(path.join(ROOT, f)).includes(0));
+const files = [...code, ...docs, ...deploy];
+
+describe('citations', () => {
   it('no comment or test name cites a document outside the repository or an issue number', () => {
-    const found = files.flatMap((f) =>
-      fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n').flatMap((line, i) => (OUTSIDE.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])),
-    );
+    expect(docs).toContain(path.join('docs', 'decisions', '0001-foundation.md'));
+    expect(deploy).toContain(path.join('deploy', 'mail', 'postfix', 'main.cf.in'));
+    const found = files.flatMap((f) => read(f).split('\n').flatMap((line, i) => (OUTSIDE.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])));
     expect(found).toEqual([]);
   });
 
   it('every API guide section cited names a heading of docs/api-guide.md', () => {
-    const guide = fs.readFileSync(path.join(ROOT, 'docs/api-guide.md'), 'utf8');
-    const headings = new Set([...guide.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].trim()));
-    const cited = new Set(files.flatMap((f) => [...fs.readFileSync(path.join(ROOT, f), 'utf8').matchAll(/API guide ((?:"[^"\n]+"(?:, )?)+)/g)].flatMap((m) => [...m[1].matchAll(/"([^"]+)"/g)].map((q) => q[1]))));
-    expect([...cited].filter((c) => !headings.has(c))).toEqual([]);
+    const headings = new Set([...read('docs/api-guide.md').matchAll(/^#+ (.+)$/gm)].map((m) => m[1].trim()));
+    const sections = [...cited(files, /API guide ((?:"[^"\n]+"(?:, )?)+)/g)].flatMap((list) => [...list.matchAll(/"([^"]+)"/g)].map((q) => q[1]));
+    expect(sections.filter((s) => !headings.has(s))).toEqual([]);
   });
 
-  it('every decision record cited exists', () => {
-    const cited = new Set(files.flatMap((f) => [...fs.readFileSync(path.join(ROOT, f), 'utf8').matchAll(/docs\/decisions\/([0-9]{4}-[a-z0-9-]+\.md)/g)].map((m) => m[1])));
-    expect([...cited].filter((c) => !fs.existsSync(path.join(ROOT, 'docs/decisions', c)))).toEqual([]);
+  it('every decision record cited exists, by its path or as "decision NNNN"', () => {
+    const records = fs.readdirSync(path.join(ROOT, 'docs/decisions'));
+    const byPath = [...cited(files, /docs\/decisions\/([0-9]{4}-[a-z0-9-]+\.md)/g)].filter((c) => !records.includes(c));
+    const byNumber = [...cited(files, /\bdecision ([0-9]{4})\b/gi)].filter((n) => !records.some((r) => r.startsWith(`${n}-`)));
+    expect([...byPath, ...byNumber]).toEqual([]);
   });
 });
