@@ -1,0 +1,78 @@
+// Placing a node's config files so that a run converges (docs/decisions/0018-nodes-on-debian.md): a
+// file that is right is left alone; a new text is written beside the running file, checked by its
+// daemon, and only then renamed over it. A failing check leaves the running file in place.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+export interface NodeFile {
+  path: string;
+  text: string;
+  mode: number;
+  /** Owner and group by name; root's when absent. */
+  owner?: string;
+  group?: string;
+  /** The daemon's check of a candidate; it throws with the daemon's words when it refuses it. */
+  check?: (candidate: string) => Promise<void>;
+}
+
+export type Placed = 'unchanged' | 'written';
+
+/** A rendered file its daemon refused; the running file was kept. */
+export class RefusedFile extends Error {
+  constructor(
+    readonly file: string,
+    readonly why: string,
+  ) {
+    super(`${file}: refused by its check, the running file is kept: ${why}`);
+  }
+}
+
+export async function placeFile(f: NodeFile): Promise<Placed> {
+  const ids = await idsOf(f.owner, f.group);
+  const now = await fs.stat(f.path).catch(() => null);
+  if (now && (await fs.readFile(f.path, 'utf8')) === f.text && (now.mode & 0o7777) === f.mode && now.uid === ids.uid && now.gid === ids.gid) {
+    return 'unchanged';
+  }
+  await fs.mkdir(path.dirname(f.path), { recursive: true });
+  // Beside the running file: same file system, so the rename below replaces it in one step.
+  const candidate = path.join(path.dirname(f.path), `.${path.basename(f.path)}.hostplane-new`);
+  await fs.writeFile(candidate, f.text, { mode: f.mode });
+  await fs.chmod(candidate, f.mode);
+  await fs.chown(candidate, ids.uid, ids.gid);
+  try {
+    await f.check?.(candidate);
+  } catch (err) {
+    await fs.rm(candidate, { force: true });
+    throw new RefusedFile(f.path, err instanceof Error ? err.message : String(err));
+  }
+  await fs.rename(candidate, f.path);
+  return 'written';
+}
+
+/** A check that runs `command args…` (the candidate's path in place of `{}`) and refuses on a non-zero exit. */
+export function commandCheck(command: string, args: string[]): (candidate: string) => Promise<void> {
+  return async (candidate) => {
+    try {
+      await promisify(execFile)(command, args.map((a) => a.replaceAll('{}', candidate)), { timeout: 60_000 });
+    } catch (err) {
+      const e = err as { stderr?: string; stdout?: string; message: string };
+      throw new Error(`${command}: ${(e.stderr || e.stdout || e.message).trim()}`);
+    }
+  };
+}
+
+async function idsOf(owner?: string, group?: string): Promise<{ uid: number; gid: number }> {
+  const uid = owner ? await lookupId('passwd', owner) : 0;
+  const gid = group ? await lookupId('group', group) : 0;
+  return { uid, gid };
+}
+
+/** The id of a user or group by name, from the system's databases (`getent`: NSS, not only /etc). */
+async function lookupId(db: 'passwd' | 'group', name: string): Promise<number> {
+  const { stdout } = await promisify(execFile)('getent', [db, name]).catch(() => ({ stdout: '' }));
+  const id = Number(stdout.split(':')[2]);
+  if (!stdout || !Number.isInteger(id)) throw new Error(`no ${db === 'passwd' ? 'user' : 'group'} named ${name} on this host`);
+  return id;
+}

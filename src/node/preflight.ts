@@ -1,0 +1,74 @@
+// What `hostplane node setup` checks before it changes anything (docs/decisions/0018-nodes-on-debian.md
+// "One command per node"): the OS and its release, root, the options, and that no port a role needs
+// is held by a program that is not the role's own. Every problem is listed at once.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { domainNameProblem } from '../domain-name.js';
+import { NEEDS, portsOf, type Role } from './roles.js';
+
+export interface Listener {
+  proto: 'tcp' | 'udp';
+  port: number;
+  programs: string[];
+}
+
+/** What the host is, as read from it (readHost) or given by a test. */
+export interface HostFacts {
+  osRelease: string;
+  uid: number;
+  listening: Listener[];
+}
+
+export interface SetupOptions {
+  roles: Role[];
+  name: string;
+  /** The store for a node without the api role: postgres://… as the api node printed it. */
+  store?: string;
+}
+
+export async function readHost(): Promise<HostFacts> {
+  const osRelease = await fs.readFile('/etc/os-release', 'utf8').catch(() => '');
+  const { stdout } = await promisify(execFile)('ss', ['-Hlntup']).catch(() => ({ stdout: '' }));
+  return { osRelease, uid: process.getuid?.() ?? -1, listening: parseSs(stdout) };
+}
+
+/** `ss -Hlntup` lines → listeners: `tcp LISTEN 0 128 0.0.0.0:25 0.0.0.0:* users:(("master",pid=1,fd=13))`. */
+export function parseSs(text: string): Listener[] {
+  return text.split('\n').flatMap((line) => {
+    const cols = line.trim().split(/\s+/);
+    const port = Number(/:(\d+)$/.exec(cols[4] ?? '')?.[1]);
+    if ((cols[0] !== 'tcp' && cols[0] !== 'udp') || !Number.isInteger(port)) return [];
+    return [{ proto: cols[0], port, programs: [...line.matchAll(/\("([^"]+)",pid=/g)].map((m) => m[1]) }];
+  });
+}
+
+const osField = (text: string, key: string) => new RegExp(`^${key}="?([^"\\n]*)"?$`, 'm').exec(text)?.[1];
+
+/** Every reason not to go on; empty when the setup may start. */
+export function preflightProblems(host: HostFacts, o: SetupOptions): string[] {
+  const problems: string[] = [];
+  const id = osField(host.osRelease, 'ID');
+  const version = osField(host.osRelease, 'VERSION_ID');
+  if (id !== 'debian' || version !== '13') {
+    const pretty = osField(host.osRelease, 'PRETTY_NAME') ?? 'an unknown system (no /etc/os-release)';
+    problems.push(`this is ${pretty}: hostplane node setup runs on Debian 13 (trixie)`);
+  }
+  if (host.uid !== 0) problems.push('it must run as root (it installs packages and writes /etc)');
+  const nameProblem = domainNameProblem(o.name);
+  if (nameProblem || !o.name.includes('.')) problems.push(`--name ${JSON.stringify(o.name)} is not the host's full domain name (e.g. web1.example.net)`);
+  const needsStore = !o.roles.includes('api') && o.roles.some((r) => r !== 'dns');
+  if (needsStore && !o.store) problems.push('--store is required without the api role: the postgres://… URL the api node printed');
+  if (o.store && !/^postgres(ql)?:\/\//.test(o.store)) problems.push('--store must be a postgres:// URL (nodes share the api node\'s PostgreSQL)');
+  for (const need of portsOf(o.roles)) {
+    const strangers = host.listening
+      .filter((l) => l.proto === need.proto && l.port === need.port)
+      .flatMap((l) => (l.programs.length ? l.programs : ['an unknown program']))
+      .filter((p) => !need.ours.includes(p));
+    if (strangers.length) {
+      const roles = o.roles.filter((r) => NEEDS[r].ports.some((p) => p.port === need.port && p.proto === need.proto));
+      problems.push(`${need.proto} port ${need.port} (${roles.join(', ')}) is held by ${[...new Set(strangers)].join(', ')}, not by the role's own daemon`);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,59 @@
+// The roles a node can take and what each needs of the host (docs/decisions/0018-nodes-on-debian.md):
+// the Debian 13 packages it installs and the ports it listens on, with the programs that may
+// already hold them (ours, from an earlier run). Anything else on such a port stops the setup.
+
+export const ROLES = ['api', 'dns', 'web', 'mail', 'db'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface PortNeed {
+  port: number;
+  proto: 'tcp' | 'udp';
+  /** Process names (as `ss` shows them) that may hold the port: the role's own daemons. */
+  ours: readonly string[];
+}
+
+export interface RoleNeeds {
+  packages: readonly string[];
+  ports: readonly PortNeed[];
+}
+
+const tcp = (port: number, ...ours: string[]): PortNeed => ({ port, proto: 'tcp', ours });
+const udp = (port: number, ...ours: string[]): PortNeed => ({ port, proto: 'udp', ours });
+// hostplane's own processes run as node (the unit's ExecStart) and show as such.
+const HOSTPLANE = ['node', 'hostplane'];
+
+export const NEEDS: Record<Role, RoleNeeds> = {
+  api: {
+    packages: ['caddy', 'postgresql', 'redis-server'],
+    ports: [tcp(80, 'caddy'), tcp(443, 'caddy'), tcp(5432, 'postgres'), tcp(6379, 'redis-server')],
+  },
+  dns: { packages: [], ports: [tcp(53, ...HOSTPLANE), udp(53, ...HOSTPLANE)] },
+  web: {
+    packages: ['caddy', 'php8.4-fpm', 'php8.4-mysql'],
+    ports: [tcp(80, 'caddy'), tcp(443, 'caddy')],
+  },
+  mail: {
+    packages: ['dovecot-imapd', 'dovecot-lmtpd', 'dovecot-sieve', 'dovecot-pgsql', 'postfix', 'postfix-pgsql', 'rspamd', 'lego'],
+    ports: [tcp(25, 'master', 'smtpd'), tcp(143, 'dovecot', 'imap-login'), tcp(993, 'dovecot', 'imap-login')],
+  },
+  db: { packages: ['mariadb-server'], ports: [tcp(3306, 'mariadbd')] },
+};
+
+/** `--roles api,dns` → the roles in their canonical order, or the words that are not roles. */
+export function parseRoles(list: string): { roles: Role[] } | { unknown: string[] } {
+  const words = list.split(',').map((w) => w.trim()).filter(Boolean);
+  const unknown = words.filter((w) => !(ROLES as readonly string[]).includes(w));
+  if (unknown.length || !words.length) return { unknown: unknown.length ? unknown : [list] };
+  return { roles: ROLES.filter((r) => words.includes(r)) };
+}
+
+/** The ports of `roles`, one entry per port and protocol, the owners of every role merged. */
+export function portsOf(roles: readonly Role[]): PortNeed[] {
+  const byKey = new Map<string, PortNeed>();
+  for (const need of roles.flatMap((r) => NEEDS[r].ports)) {
+    const key = `${need.proto}/${need.port}`;
+    const seen = byKey.get(key);
+    byKey.set(key, seen ? { ...seen, ours: [...new Set([...seen.ours, ...need.ours])] } : need);
+  }
+  return [...byKey.values()];
+}
