@@ -23,14 +23,17 @@ export function cgroupRoots(): string[] {
     .map(([, mountPoint]) => mountPoint);
 }
 
-/** Mounts the host's overlay and writes the files that make it this host of this lab. */
-export async function prepareHost(state: LabState, host: HostPlan, rootfs: string): Promise<string> {
+/**
+ * Mounts the host's overlay and writes the files that make it this host of this lab. `lower`:
+ * the read-only layers, uppermost first (hostplane's layer, then the root filesystem).
+ */
+export async function prepareHost(state: LabState, host: HostPlan, lower: string[]): Promise<string> {
   const dir = hostDir(state.dir, host.name);
   const root = hostRoot(state.dir, host.name);
   record(state, 'dirs', dir);
   for (const d of ['upper', 'work', 'root']) fs.mkdirSync(path.join(dir, d), { recursive: true });
   record(state, 'mounts', root);
-  await must('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${rootfs},upperdir=${dir}/upper,workdir=${dir}/work`, root]);
+  await must('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower.join(':')},upperdir=${dir}/upper,workdir=${dir}/work`, root]);
   const etc = (f: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(root, 'etc', f)), { recursive: true });
     fs.writeFileSync(path.join(root, 'etc', f), text);
@@ -81,7 +84,7 @@ async function leader(nspawn: ProcRef, until: number, host: string): Promise<num
 
 /** Runs a command inside a running host (all of its namespaces and its root). */
 export function inHost(leaderPid: number, cmd: string[], opts: { timeoutMs?: number; input?: string } = {}) {
-  return run('nsenter', ['-t', String(leaderPid), '-m', '-u', '-i', '-n', '-p', '-C', '-r', '-w', '--', '/usr/bin/env', '-i', 'PATH=/usr/sbin:/usr/bin:/sbin:/bin', 'LC_ALL=C.UTF-8', ...cmd], opts);
+  return run('nsenter', ['-t', String(leaderPid), '-m', '-u', '-i', '-n', '-p', '-C', '-r', '-w', '--', '/usr/bin/env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'LC_ALL=C.UTF-8', ...cmd], opts);
 }
 
 /** Waits until systemd in the host says it is up ("running", or "degraded": a unit failed). */
@@ -92,7 +95,8 @@ export async function waitBooted(nspawn: ProcRef, host: string, timeoutMs: numbe
     const r = await inHost(pid, ['systemctl', 'is-system-running', '--wait'], { timeoutMs: Math.max(1000, until - Date.now()) });
     const answer = r.stdout.trim();
     if (answer === 'running' || answer === 'degraded') return pid;
-    // Before systemd listens, systemctl fails at once; it is asked again until the deadline.
+    if (answer === 'stopping') throw new LabError(`${host} is shutting down instead of booting (systemd says "${answer}"; see its console.log)`);
+    // Before systemd listens, systemctl fails at once or says "offline"; it is asked again until the deadline.
     if (Date.now() > until) throw new LabError(`${host} did not finish booting within ${timeoutMs / 1000} s (systemd says "${answer || r.stderr.trim()}")`);
     await sleep(250);
   }

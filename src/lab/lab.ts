@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureRepo, ensureRootfs } from './cache.js';
-import { bootHost, prepareHost, waitBooted } from './hosts.js';
+import { ensureHostplaneLayer } from './hostplane.js';
+import { bootHost, inHost, prepareHost, waitBooted } from './hosts.js';
 import { createNetwork, listNetns } from './network.js';
 import { CLIENT_ADDRESS, HOSTS, names } from './plan.js';
 import { alive, LabError, procRef } from './proc.js';
@@ -62,6 +63,12 @@ function labJson(state: LabState) {
   };
 }
 
+/** The hosts run this checkout's hostplane, with its dependencies, from their own Node. */
+async function checkHostplane(host: string, leader: number): Promise<void> {
+  const r = await inHost(leader, ['hostplane', '--version'], { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new LabError(`hostplane does not run on ${host}: ${(r.stderr || r.stdout).trim()}`);
+}
+
 export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: number } = {}): Promise<void> {
   const why = preflight();
   if (why) throw new LabError(why);
@@ -83,17 +90,18 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
   try {
     const rootfs = await ensureRootfs(log);
     const repo = await ensureRepo(rootfs, log);
+    const hostplane = await ensureHostplaneLayer(log);
     log(`lab ${n.id}: network 198.18.0.0/24 in namespaces ${n.bridgeNetns}, ${n.clientNetns}, …`);
     await createNetwork(state, n);
     startRepoServer(state, n, repo);
     await waitRepoServer(n);
     const started = [];
     for (const h of HOSTS) {
-      await prepareHost(state, h, rootfs);
+      await prepareHost(state, h, [hostplane, rootfs]);
       started.push({ h, nspawn: bootHost(state, n, h) });
     }
     log(`booting ${HOSTS.map((h) => h.name).join(', ')}`);
-    await Promise.all(started.map(({ h, nspawn }) => waitBooted(nspawn, h.name, opts.bootTimeoutMs ?? 120_000)));
+    await Promise.all(started.map(({ h, nspawn }) => waitBooted(nspawn, h.name, opts.bootTimeoutMs ?? 120_000).then((pid) => checkHostplane(h.name, pid))));
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     throw new LabError(`lab up failed: ${msg}\nwhat it made is recorded in ${dir}/state.json; remove it with: hostplane lab down ${dir}`);

@@ -108,7 +108,21 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
         if (answer !== fqdn) await new Promise((r) => setTimeout(r, 200));
       }
       expect(answer, host).toBe(fqdn);
+      // This checkout's hostplane, installed beside its dependencies, runs on the host's own Node.
+      const help = await inHost(pid, ['hostplane', '--help'], { timeoutMs: 60_000 });
+      expect({ code: help.code, stderr: help.stderr }, host).toEqual({ code: 0, stderr: '' });
+      expect(help.stdout).toMatch(/^Usage: hostplane /);
     }
+  }, 120_000);
+
+  it('hostplane\'s native addons load on the hosts: SQLite (better-sqlite3) and the UDP batch reader', async () => {
+    const pid = leaderOf(state, 'db');
+    const migrate = await inHost(pid, ['sh', '-c', 'DATABASE_URL=/tmp/lab-test.db hostplane migrate'], { timeoutMs: 60_000 });
+    expect(migrate.stdout).toMatch(/^Applied to \/tmp\/lab-test\.db: 001-foundation, /);
+    expect(migrate.code).toBe(0);
+    const addon = '/usr/local/lib/node_modules/hostplane/native/udp-batch/build/Release/udp_batch.node';
+    const load = await inHost(pid, ['node', '-e', `const m = { exports: {} }; process.dlopen(m, '${addon}'); console.log(typeof m.exports.open)`]);
+    expect(load.stdout.trim(), load.stderr).toBe('function');
   }, 120_000);
 
   it('the web host installs caddy from the lab repository, its only source, with no route out', async () => {
