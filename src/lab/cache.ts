@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CACHE_DIR, MIRROR, RELEASE } from './plan.js';
 import { ROLE_PACKAGES, ROOTFS_BASE, ROOTFS_EXTRA } from './packages.js';
-import { alive, must, procRef } from './proc.js';
+import { alive, must, procRef, publish } from './proc.js';
 
 export const rootfsDir = () => path.join(CACHE_DIR, 'rootfs', RELEASE);
 export const repoDir = () => path.join(CACHE_DIR, 'repo', RELEASE);
@@ -75,7 +75,7 @@ export async function ensureRootfs(log: Log): Promise<string> {
   log(`building the Debian ${RELEASE} root filesystem in ${build} (debootstrap; a few minutes, once)`);
   await must('debootstrap', ['--variant=minbase', `--include=${ROOTFS_BASE.join(',')}`, RELEASE, build, MIRROR]);
   await finishRootfs(build, log);
-  fs.renameSync(build, final);
+  publish(build, final);
   log(`root filesystem ready: ${final}`);
   return final;
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CACHE_DIR } from './plan.js';
-import { LabError, must, procRef } from './proc.js';
+import { LabError, must, procRef, publish } from './proc.js';
 
 /** The checkout this code runs from (src/lab or dist/lab, two levels below package.json). */
 export const checkoutDir = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -53,7 +53,7 @@ export async function ensureHostplaneLayer(log: (line: string) => void): Promise
     const pkg = path.join(build, HOST_PACKAGE_DIR);
     await must('npm', ['run', '--silent', 'build:native'], { cwd: pkg });
     if (!fs.existsSync(path.join(pkg, 'native/udp-batch/build/Release/udp_batch.node'))) throw new LabError('native/udp-batch did not build (see `npm run build:native`)');
-    fs.renameSync(build, final);
+    publish(build, final);
     return final;
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

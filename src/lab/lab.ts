@@ -73,6 +73,7 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
   const why = preflight();
   if (why) throw new LabError(why);
   const dir = path.resolve(dirArg);
+  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new LabError(`${dir} is not a directory`);
   fs.mkdirSync(dir, { recursive: true });
   const old = readState(dir);
   if (old) {

@@ -114,3 +114,16 @@ export async function stop(procs: ProcRef[], graceMs: number): Promise<void> {
     throw new LabError(`processes ${procs.filter(alive).map((p) => p.pid).join(', ')} did not end after SIGKILL`);
   }
 }
+
+/**
+ * Moves a finished build into its place in the cache; when a concurrent run got there first, its
+ * copy is kept and this one dropped (both were built from the same inputs).
+ */
+export function publish(build: string, final: string): void {
+  try {
+    fs.renameSync(build, final);
+  } catch (err) {
+    if (!fs.existsSync(final)) throw err;
+    fs.rmSync(build, { recursive: true, force: true });
+  }
+}
