@@ -30,7 +30,7 @@ export function cgroupRoots(): string[] {
 export async function prepareHost(state: LabState, host: HostPlan, lower: string[]): Promise<string> {
   const dir = hostDir(state.dir, host.name);
   const root = hostRoot(state.dir, host.name);
-  record(state, 'dirs', dir);
+  record(state, 'paths', dir);
   for (const d of ['upper', 'work', 'root']) fs.mkdirSync(path.join(dir, d), { recursive: true });
   record(state, 'mounts', root);
   await must('mount', ['-t', 'overlay', 'overlay', '-o', `lowerdir=${lower.join(':')},upperdir=${dir}/upper,workdir=${dir}/work`, root]);
@@ -53,6 +53,10 @@ export function bootHost(state: LabState, n: Names, host: HostPlan): ProcRef {
     record(state, 'cgroups', g);
     fs.mkdirSync(g, { recursive: true });
   }
+  // nspawn removes these when it ends normally, not when it is killed; so lab down does.
+  const root = fs.statSync(hostRoot(state.dir, host.name));
+  record(state, 'paths', `/run/systemd/nspawn/propagate/${n.machine(host.name)}`);
+  record(state, 'paths', `/run/systemd/nspawn/locks/inode-${root.dev}:${root.ino}`);
   const nspawn = [
     'systemd-nspawn', '--boot', '--register=no', '--keep-unit', '--link-journal=no', '--console=read-only',
     `--directory=${hostRoot(state.dir, host.name)}`,

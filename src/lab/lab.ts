@@ -86,7 +86,7 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
     );
   }
   const n = names(dir);
-  const state: LabState = { id: n.id, dir, upPid: procRef(process.pid), created: new Date().toISOString(), netns: [], mounts: [], cgroups: [], procs: {}, dirs: [] };
+  const state: LabState = { id: n.id, dir, upPid: procRef(process.pid), created: new Date().toISOString(), netns: [], mounts: [], cgroups: [], procs: {}, paths: [] };
   writeState(state);
   try {
     const rootfs = await ensureRootfs(log);

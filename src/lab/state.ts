@@ -19,8 +19,11 @@ export interface LabState {
   cgroups: string[];
   /** Processes: the repository server and one systemd-nspawn per host. */
   procs: Record<string, ProcRef>;
-  /** Directories `lab down` deletes (the hosts' overlay layers). */
-  dirs: string[];
+  /**
+   * Files and directories `lab down` deletes: the hosts' overlay layers, and what nspawn leaves
+   * in /run when it is killed (its propagation directory and its lock on the host's root).
+   */
+  paths: string[];
 }
 
 export const statePath = (dir: string) => path.join(dir, 'state.json');
@@ -42,7 +45,7 @@ export function writeState(state: LabState): void {
 }
 
 /** Records one more thing of the lab, then saves; call before creating it (undo tolerates absence). */
-export function record<K extends 'netns' | 'mounts' | 'cgroups' | 'dirs'>(state: LabState, key: K, value: string): void {
+export function record<K extends 'netns' | 'mounts' | 'cgroups' | 'paths'>(state: LabState, key: K, value: string): void {
   if (!state[key].includes(value)) state[key].push(value);
   writeState(state);
 }

@@ -25,7 +25,9 @@ function traces(dir: string, id: string): string[] {
   const cgroups = ['/sys/fs/cgroup/systemd', '/sys/fs/cgroup/unified', '/sys/fs/cgroup']
     .filter((r) => fs.existsSync(r))
     .flatMap((r) => fs.readdirSync(r).filter((e) => e.includes(id)).map((e) => path.join(r, e)));
-  return [...netns.map((n) => `netns ${n}`), ...links.map((l) => `link ${l}`), ...mounts.map((m) => `mount ${m}`), ...cgroups.map((c) => `cgroup ${c}`)];
+  const propagate = '/run/systemd/nspawn/propagate';
+  const nspawnDirs = fs.existsSync(propagate) ? fs.readdirSync(propagate).filter((e) => e.includes(id)) : [];
+  return [...nspawnDirs.map((d) => `nspawn ${propagate}/${d}`), ...netns.map((n) => `netns ${n}`), ...links.map((l) => `link ${l}`), ...mounts.map((m) => `mount ${m}`), ...cgroups.map((c) => `cgroup ${c}`)];
 }
 
 /** Every process of the lab: those recorded and every process inside the hosts' cgroups. */
@@ -197,6 +199,8 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
       expect(down.code, down.stderr).toBe(0);
       expect(procs.filter(alive)).toEqual([]);
       expect(traces(half, halfId)).toEqual([]);
+      // Also what nspawn leaves in /run when it is killed before its container has booted.
+      expect(made!.paths.filter((p) => p.startsWith('/run/') && fs.existsSync(p))).toEqual([]);
     } finally {
       if (fs.existsSync(path.join(half, 'state.json'))) await runCli(['lab', 'down', half], {});
       fs.rmSync(half, { recursive: true, force: true });
