@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `hostplane` command: serve | worker | dns | migrate | demo | admin …
+// The `hostplane` command: serve | worker | dns | migrate | demo | admin … | lab
 // Settings come from the environment (docs/operator-guide.md "The operator CLI"). Exit codes: 0
 // done, 1 the command failed, 2 invalid settings (every problem listed); with --json a failure is
 // one JSON line on stderr.
@@ -11,6 +11,7 @@ import { jsonError, processIo, reportError, type CliIo, type Writer } from './cl
 import { migrateCommand } from './cli/migrate.js';
 import { demoCommand } from './cli/demo.js';
 import { adminCommand } from './cli/admin/index.js';
+import { labCommand } from './cli/lab.js';
 
 // src/main.ts and dist/main.js both sit one level below package.json.
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -40,7 +41,8 @@ function program(io: CliIo): Command {
     )
     .addCommand(migrateCommand(io))
     .addCommand(demoCommand(io))
-    .addCommand(adminCommand(io));
+    .addCommand(adminCommand(io))
+    .addCommand(labCommand(io));
 }
 
 /** commander's own exit (usage error, --help, --version), after it printed what it had to say. */

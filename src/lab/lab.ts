@@ -1,0 +1,131 @@
+// `hostplane lab up|down <dir>` (decision 0018 "The lab"): boots the lab's Debian 13 hosts on
+// their private network and takes everything down again. `up` records each thing before it
+// makes it (state.json), so `down` undoes a running lab and a half-made one alike.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensureRepo, ensureRootfs } from './cache.js';
+import { ensureHostplaneLayer } from './hostplane.js';
+import { bootHost, inHost, prepareHost, waitBooted } from './hosts.js';
+import { createNetwork, listNetns } from './network.js';
+import { CLIENT_ADDRESS, HOSTS, names } from './plan.js';
+import { alive, LabError, procRef } from './proc.js';
+import { startRepoServer, waitRepoServer } from './repo-server.js';
+import { readState, writeState, type LabState } from './state.js';
+import { teardown } from './teardown.js';
+
+export type Log = (line: string) => void;
+
+const TOOLS: Record<string, string> = {
+  debootstrap: 'debootstrap',
+  'systemd-nspawn': 'systemd-container',
+  'apt-ftparchive': 'apt-utils',
+  ip: 'iproute2',
+  nsenter: 'util-linux',
+  unshare: 'util-linux',
+  curl: 'curl',
+};
+
+function onPath(cmd: string): boolean {
+  const dirs = (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/sbin']);
+  return dirs.some((d) => d && fs.existsSync(path.join(d, cmd)));
+}
+
+/** Why the lab cannot run on this machine, or null: root and the Debian tools it uses. */
+export function preflight(): string | null {
+  if (process.getuid?.() !== 0) return 'the lab needs root (network namespaces, mounts, systemd-nspawn): run it with sudo';
+  const missing = Object.keys(TOOLS).filter((t) => !onPath(t));
+  if (missing.length) {
+    const pkgs = [...new Set(missing.map((t) => TOOLS[t]))].join(' ');
+    return `missing ${missing.join(', ')}: install them with \`apt-get install ${pkgs}\``;
+  }
+  return null;
+}
+
+/** Whether anything recorded in `state` still exists (a process, a namespace or a mount). */
+async function leftovers(state: LabState): Promise<string[]> {
+  const netns = new Set(await listNetns());
+  const mounts = fs.readFileSync('/proc/self/mounts', 'utf8');
+  return [
+    ...Object.entries(state.procs).filter(([, p]) => alive(p)).map(([name, p]) => `process ${name} (${p.pid})`),
+    ...state.netns.filter((ns) => netns.has(ns)).map((ns) => `network namespace ${ns}`),
+    ...state.mounts.filter((m) => mounts.includes(` ${m} `)).map((m) => `mount ${m}`),
+  ];
+}
+
+/** The lab's description for tests and people: what exists now of the final shape. */
+function labJson(state: LabState) {
+  const n = names(state.dir);
+  return {
+    client_netns: n.clientNetns,
+    client: CLIENT_ADDRESS,
+    hosts: Object.fromEntries(HOSTS.map((h) => [h.name, h.address])),
+    host_netns: Object.fromEntries(HOSTS.map((h) => [h.name, n.hostNetns(h.name)])),
+  };
+}
+
+/** The hosts run this checkout's hostplane, with its dependencies, from their own Node. */
+async function checkHostplane(host: string, leader: number): Promise<void> {
+  const r = await inHost(leader, ['hostplane', '--version'], { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new LabError(`hostplane does not run on ${host}: ${(r.stderr || r.stdout).trim()}`);
+}
+
+export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: number } = {}): Promise<void> {
+  const why = preflight();
+  if (why) throw new LabError(why);
+  const dir = path.resolve(dirArg);
+  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) throw new LabError(`${dir} is not a directory`);
+  fs.mkdirSync(dir, { recursive: true });
+  const old = readState(dir);
+  if (old) {
+    if (old.upPid && old.upPid.pid !== process.pid && alive(old.upPid)) throw new LabError(`\`lab up\` is already running on ${dir} (pid ${old.upPid.pid})`);
+    const left = await leftovers(old);
+    throw new LabError(
+      left.length
+        ? `${dir} already has a running lab (${left.join(', ')}); take it down first: hostplane lab down ${dir}`
+        : `${dir} has the record of an earlier lab (state.json); clear it first: hostplane lab down ${dir}`,
+    );
+  }
+  const n = names(dir);
+  const state: LabState = { id: n.id, dir, upPid: procRef(process.pid), created: new Date().toISOString(), netns: [], mounts: [], cgroups: [], procs: {}, paths: [] };
+  writeState(state);
+  try {
+    const rootfs = await ensureRootfs(log);
+    const repo = await ensureRepo(rootfs, log);
+    const hostplane = await ensureHostplaneLayer(log);
+    log(`lab ${n.id}: network 198.18.0.0/24 in namespaces ${n.bridgeNetns}, ${n.clientNetns}, …`);
+    await createNetwork(state, n);
+    startRepoServer(state, n, repo);
+    await waitRepoServer(n);
+    const started = [];
+    for (const h of HOSTS) {
+      await prepareHost(state, h, [hostplane, rootfs]);
+      started.push({ h, nspawn: bootHost(state, n, h) });
+    }
+    log(`booting ${HOSTS.map((h) => h.name).join(', ')}`);
+    await Promise.all(started.map(({ h, nspawn }) => waitBooted(nspawn, h.name, opts.bootTimeoutMs ?? 120_000).then((pid) => checkHostplane(h.name, pid))));
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new LabError(`lab up failed: ${msg}\nwhat it made is recorded in ${dir}/state.json; remove it with: hostplane lab down ${dir}`);
+  }
+  delete state.upPid;
+  writeState(state);
+  fs.writeFileSync(path.join(dir, 'lab.json'), `${JSON.stringify(labJson(state), null, 2)}\n`);
+  log(`lab up: ${HOSTS.map((h) => `${h.name} ${h.address}`).join(', ')}; described in ${dir}/lab.json`);
+}
+
+/** Takes the lab in `dir` down; the lines saying what it removed. */
+export async function labDown(dirArg: string): Promise<string[]> {
+  const why = preflight();
+  if (why) throw new LabError(why);
+  const dir = path.resolve(dirArg);
+  const state = readState(dir);
+  if (!state) throw new LabError(`no lab in ${dir} (no state.json there)`);
+  if (state.upPid && state.upPid.pid !== process.pid && alive(state.upPid)) {
+    throw new LabError(`\`lab up\` is still running on ${dir} (pid ${state.upPid.pid}); stop it first, then run lab down again`);
+  }
+  const removed = await teardown(state);
+  for (const f of ['lab.json', 'state.json', 'repo-server.log']) fs.rmSync(path.join(dir, f), { force: true });
+  // The hosts' parent directory, if `down` emptied it (a person's files in it stay).
+  if (fs.existsSync(path.join(dir, 'hosts')) && !fs.readdirSync(path.join(dir, 'hosts')).length) fs.rmdirSync(path.join(dir, 'hosts'));
+  return removed;
+}

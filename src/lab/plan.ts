@@ -1,0 +1,71 @@
+// The lab's fixed shape (decision 0018 "The lab"): four hosts and a client on 198.18.0.0/24, and
+// the names of everything it creates. Names carry an id derived from the lab's directory, so two
+// labs (a test's and a person's) never share a namespace, interface, cgroup or machine name.
+import crypto from 'node:crypto';
+import path from 'node:path';
+
+export const SUBNET_PREFIX = 24;
+export const BRIDGE_ADDRESS = '198.18.0.1';
+export const REPO_PORT = 8000;
+export const CACHE_DIR = '/var/cache/hostplane-lab';
+export const RELEASE = 'trixie';
+export const MIRROR = 'http://deb.debian.org/debian';
+
+export type HostName = 'api' | 'web' | 'mail' | 'db';
+
+export interface HostPlan {
+  name: HostName;
+  address: string;
+  /** The host's own name first, then its other names in /etc/hosts. */
+  fqdns: string[];
+}
+
+export const HOSTS: HostPlan[] = [
+  { name: 'api', address: '198.18.0.10', fqdns: ['api.lab.test', 'ns1.lab.test'] },
+  { name: 'web', address: '198.18.0.11', fqdns: ['web1.lab.test'] },
+  { name: 'mail', address: '198.18.0.12', fqdns: ['mx1.lab.test'] },
+  { name: 'db', address: '198.18.0.13', fqdns: ['db1.lab.test'] },
+];
+
+export const CLIENT_ADDRESS = '198.18.0.100';
+
+/** Everything named after one lab directory. */
+export interface Names {
+  id: string;
+  bridgeNetns: string;
+  clientNetns: string;
+  hostNetns(host: string): string;
+  /** The bridge inside the bridge namespace. */
+  bridge: string;
+  /** The bridge side of a member's veth pair (in the bridge namespace); ≤ 15 characters. */
+  vethOuter(member: string): string;
+  /** The member side, inside the member's namespace. */
+  vethInner: string;
+  machine(host: string): string;
+  /** The host's own cgroup v2 group's name, so the containers' systemd instances never share one. */
+  cgroup(host: string): string;
+}
+
+export function names(labDir: string): Names {
+  const id = crypto.createHash('sha256').update(path.resolve(labDir)).digest('hex').slice(0, 6);
+  return {
+    id,
+    bridgeNetns: `hpl-${id}-br`,
+    clientNetns: `hpl-${id}-client`,
+    hostNetns: (h) => `hpl-${id}-${h}`,
+    bridge: `hpl${id}br`,
+    vethOuter: (m) => `hpl${id}-${m.slice(0, 4)}`,
+    vethInner: `hpl${id}`,
+    machine: (h) => `hpl-${id}-${h}`,
+    cgroup: (h) => `hpl-${id}-${h}`,
+  };
+}
+
+/** /etc/hosts of every host: the lab's names, then localhost. */
+export function etcHosts(self: HostPlan): string {
+  const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
+  for (const h of HOSTS) lines.push(`${h.address}\t${h.fqdns.join(' ')}${h === self ? ` ${h.name}` : ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export const repoUrl = () => `http://${BRIDGE_ADDRESS}:${REPO_PORT}/`;
