@@ -83,7 +83,7 @@ export async function teardown(state: LabState): Promise<string[]> {
     out.push(`removed cgroup ${g}`);
   }
   for (const ns of await destroyNetwork(state)) out.push(`deleted network namespace ${ns} and its interfaces`);
-  for (const d of state.dirs) {
+  for (const d of state.paths) {
     // Never delete below a mount point that is still mounted: that would reach into the lower layer.
     if (!fs.existsSync(d) || stuck.some((s) => s.startsWith(d))) continue;
     fs.rmSync(d, { recursive: true, force: true });
