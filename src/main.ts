@@ -11,6 +11,7 @@ import { jsonError, processIo, reportError, type CliIo, type Writer } from './cl
 import { migrateCommand } from './cli/migrate.js';
 import { demoCommand } from './cli/demo.js';
 import { adminCommand } from './cli/admin/index.js';
+import { nodeCommand } from './cli/node.js';
 
 // src/main.ts and dist/main.js both sit one level below package.json.
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -40,7 +41,8 @@ function program(io: CliIo): Command {
     )
     .addCommand(migrateCommand(io))
     .addCommand(demoCommand(io))
-    .addCommand(adminCommand(io));
+    .addCommand(adminCommand(io))
+    .addCommand(nodeCommand(io));
 }
 
 /** commander's own exit (usage error, --help, --version), after it printed what it had to say. */

@@ -101,7 +101,7 @@ ${rows.map(columns).join('\n')}
 }
 
 const WIDTHS = [17, 6, 8, 7, 7, 7, 8];
-const columns = (r: string[]) => r.map((c, i) => (i < WIDTHS.length ? c.padEnd(WIDTHS[i]) : c)).join('');
+const columns = (r: string[]) => r.map((c, i) => (i < WIDTHS.length ? c.padEnd(Math.max(WIDTHS[i], c.length + 1)) : c)).join('');
 
 /** One of the maps: the row of a domain, an active mailbox or a forward's destinations (joined). */
 export function postfixMap(f: MailFacts, map: PostfixMap): string {
