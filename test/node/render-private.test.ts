@@ -1,9 +1,9 @@
 // The private profile renders what the local stack ran before the typed renderer
-// (docs/decisions/0018-nodes-on-debian.md "One renderer, two profiles"): the templates rendered
-// with sed the way deploy/local/up.sh did (test/fixtures/mail-templates/render.sh) and `hostplane
-// node render --profile private` with the same values, into the same directory one after the
-// other, read the same by doveconf -n, postconf -n and -M and rspamadm configdump, with the same
-// files, modes and groups. Needs root, dovecot-core, postfix and rspamd; skipped without, failed
+// (docs/decisions/0018-nodes-on-debian.md "One renderer, two profiles"): deploy/mail's templates
+// rendered with sed the way deploy/local/up.sh did (both kept in test/fixtures/mail-templates) and
+// `hostplane node render --profile private` with the same values, into the same directory one after
+// the other, read the same by doveconf -n, postconf -n and -M and rspamadm configdump, with the
+// same files, modes and groups. Needs root, dovecot-core, postfix and rspamd; skipped without, failed
 // under CI_REQUIRE_ALL=1.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,8 +14,8 @@ import { requirable } from '../helpers/required.js';
 import { daemonsView, mailToolsMissing, renderCli, run, tree } from '../helpers/mail-render.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** deploy/mail's templates as the local stack last rendered them, and up.sh's way of rendering them. */
 const FIXTURE = path.join(ROOT, 'test/fixtures/mail-templates');
-const TEMPLATES = path.join(ROOT, 'deploy/mail');
 const KEY = 'c0ffee'.repeat(5) + 'ab';
 const BASE = 47100;
 
@@ -30,7 +30,7 @@ const STORES = {
   sqlite: { driver: 'sqlite', path: '/var/lib/hostplane/store/hostplane.db' },
 } as const;
 
-requirable(mailToolsMissing())('node render --profile private: what up.sh rendered from deploy/mail with sed', () => {
+requirable(mailToolsMissing())('node render --profile private: what up.sh rendered from its templates with sed', () => {
   let tmp: string;
   beforeAll(() => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-render-'));
@@ -64,7 +64,7 @@ requirable(mailToolsMissing())('node render --profile private: what up.sh render
       fs.writeFileSync(`${dir}/mail/doveadm.key`, KEY, { mode: 0o600 });
       const s = STORES[store];
       await run(path.join(FIXTURE, 'render.sh'), [], {
-        TEMPLATES, DIR: dir, BASE: String(BASE), NAME: 'local-1', URL: 'http://127.0.0.1:8080/api', KEY,
+        TEMPLATES: FIXTURE, DIR: dir, BASE: String(BASE), NAME: 'local-1', URL: 'http://127.0.0.1:8080/api', KEY,
         MAIL_UID: String(mail.uid), MAIL_GID: String(mail.gid), HS_CACHE: rspamd ? `${dir}/mail/rspamd/hs` : '', STORE: store,
         ...(s.driver === 'pgsql'
           ? { PG_HOST: s.host, PG_PORT: String(s.port), PG_DB: s.dbname, PG_USER: s.user, PG_PASSWORD: s.password, PG_SCHEMA: s.schema }
