@@ -131,10 +131,11 @@ function done<T>(r: Reader, value: T): T {
 export function readPrivateInput(value: unknown): PrivateInput {
   const r = json(value);
   const rspamd = r.object('rspamd', true);
+  // Mail uses port-base+10 to +13, rspamd +14 and +15.
+  const top = rspamd ? 65520 : 65522;
   return done(r, {
     dir: r.string('dir', PATH, PATH_WANT),
-    // The stack uses port-base to port-base+15.
-    portBase: r.int('portBase', 1, 65520, 'the stack\'s port-base, 1 to 65520'),
+    portBase: r.int('portBase', 1, top, `the stack's port-base, 1 to ${top}${rspamd ? ' (with rspamd)' : ''}`),
     ...common(r),
     dovecotVersion: r.version('2.3'),
     rspamd: rspamd ? { hsCacheDir: rspamd.string('hsCacheDir', PATH, PATH_WANT) } : null,
