@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requirable } from '../helpers/required.js';
 import { mailToolsMissing, renderCli, run } from '../helpers/mail-render.js';
-import { dovecot24Missing, labCacheHere, openTrixie, type Trixie } from '../helpers/trixie.js';
+import { describeDovecot24, openTrixie, type Trixie } from '../helpers/trixie.js';
 
 const KEY = 'f00d'.repeat(8);
 
@@ -99,13 +99,7 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
   });
 });
 
-const missing24 = dovecot24Missing();
-// Required where the lab keeps its cache (it makes the Debian 13 root filesystem); elsewhere, CI
-// included until it runs the lab, skipped with the reason.
-const describe24: ReturnType<typeof requirable> =
-  missing24 === null || labCacheHere() ? requirable(missing24) : (name, body) => describe.skip(`${name} (skipped: ${missing24})`, body);
-
-describe24('node render, Dovecot 2.4 (Debian 13)', () => {
+describeDovecot24('node render, Dovecot 2.4 (Debian 13)', () => {
   let tmp: string;
   let trixie: Trixie;
   beforeAll(async () => {
