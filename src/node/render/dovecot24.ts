@@ -95,6 +95,8 @@ auth_policy_hash_nonce = ${f.doveadmKey}
 auth_policy_check_before_auth = no
 auth_policy_check_after_auth = no
 auth_policy_report_after_auth = yes
+# Only these two (the empty line drops 2.4's defaults, which would send a hash of the password too).
+auth_policy_request_attributes =
 auth_policy_request_attributes {
   login = %{requested_username}
   app_password_id = %{passdb:hostplane_app_password_id}
