@@ -516,7 +516,7 @@ function sha512Crypt(password: string): string | null {
 }
 
 /**
- * The passdb's password_query (deploy/mail/dovecot/sql.conf.ext.in) for `addresses` in turn, `n`
+ * The passdb's password_query (src/node/render/dovecot-sql.ts) for `addresses` in turn, `n`
  * times one after the other from this process: µs each, round trip included.
  */
 async function lookupTimes(h: Instance, addresses: string[], n: number): Promise<number[]> {
@@ -770,7 +770,7 @@ async function main() {
   console.log('   PostgreSQL CPU: the server processes of the mail servers\' connections (the role up.sh made), per login; this process busy: event-loop');
   console.log('   utilisation of this process (the clients and the app Dovecot reports logins to)');
   console.log();
-  console.log(`4. The passdb query alone (password_query of deploy/mail, by primary key), ${LOOKUPS} times one after the other from this process over the same addresses, µs with the round trip`);
+  console.log(`4. The passdb query alone (password_query of src/node/render, by primary key), ${LOOKUPS} times one after the other from this process over the same addresses, µs with the round trip`);
   console.log(
     markdownTable(
       ['engine', 'run', 'mailboxes', 'p50 µs', 'p99 µs', '× small dir p50', 'plan'],

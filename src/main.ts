@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `hostplane` command: serve | worker | dns | migrate | demo | admin … | lab
+// The `hostplane` command: serve | worker | dns | migrate | demo | admin … | node render | lab
 // Settings come from the environment (docs/operator-guide.md "The operator CLI"). Exit codes: 0
 // done, 1 the command failed, 2 invalid settings (every problem listed); with --json a failure is
 // one JSON line on stderr.
@@ -11,6 +11,7 @@ import { jsonError, processIo, reportError, type CliIo, type Writer } from './cl
 import { migrateCommand } from './cli/migrate.js';
 import { demoCommand } from './cli/demo.js';
 import { adminCommand } from './cli/admin/index.js';
+import { nodeCommand } from './cli/node.js';
 import { labCommand } from './cli/lab.js';
 
 // src/main.ts and dist/main.js both sit one level below package.json.
@@ -42,6 +43,7 @@ function program(io: CliIo): Command {
     .addCommand(migrateCommand(io))
     .addCommand(demoCommand(io))
     .addCommand(adminCommand(io))
+    .addCommand(nodeCommand(io))
     .addCommand(labCommand(io));
 }
 

@@ -6,10 +6,11 @@
 #   DATABASE_URL=<store> deploy/local/up.sh <dir> <port-base>
 #
 # It runs Caddy (admin API on <port-base>, HTTP on <port-base>+1, HTTPS on <port-base>+2) and, for
-# e-mail, Dovecot and Postfix with the configs of deploy/mail (SMTP on
-# <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API +13; all on 127.0.0.1) and rspamd, Postfix's
-# milter (milter +14, controller +15). PHP-FPM masters are not started here: hostplane's
-# web worker starts one per version on demand under <dir>/web; this script only finds the installed
+# e-mail, Dovecot and Postfix with the files `hostplane node render --profile
+# private` writes (src/node/render; SMTP on <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API
+# +13; all on 127.0.0.1) and rspamd, Postfix's milter (milter +14, controller +15).
+# PHP-FPM masters are not started here: hostplane's web worker starts one per version on demand
+# under <dir>/web; this script only finds the installed
 # /usr/sbin/php-fpm<major.minor> binaries. It registers the stack as web server
 # ${STACK_WEB_NAME:-local} in the store DATABASE_URL names (which must be migrated: `hostplane
 # migrate`) through the admin CLI — `$HOSTPLANE` or, unset, `node --import tsx src/main.ts` of this
@@ -44,7 +45,7 @@
 # enter (every directory above it o+x); without, up.sh starts the rest, says why mail is missing and
 # leaves "mail" out of stack.json.
 #
-# rspamd (deploy/mail/rspamd) runs under <dir>/mail/rspamd (rspamd.conf, local/ — its
+# rspamd (src/node/render/rspamd.ts) runs under <dir>/mail/rspamd (rspamd.conf, local/ — its
 # LOCAL_CONFDIR —, db/, rspamd.log, rspamd.pid) as _rspamd, offline (no DNS lists, no map
 # downloads) and with the test header X-Hostplane-Test-Spam: yes scoring as spam. It reads the
 # per-recipient antispam modes from $HOSTPLANE_URL/internal/rspamd-settings, asking again every few
@@ -465,49 +466,16 @@ if [[ -z $mail_missing ]]; then
     fi
   done
 fi
-# rspamd: its user must enter <dir> too; Postfix's milter is rspamd's, or none.
-smtpd_milters=
+# rspamd: its user must enter <dir> too; Postfix's milter is rspamd's (port-base+14), or none.
 if [[ -z $mail_missing && -z $rspamd_missing ]]; then
   if ! setpriv --reuid=_rspamd --regid="$(id -g _rspamd)" --init-groups test -x "$dir/mail" 2>/dev/null; then
     rspamd_missing="user _rspamd cannot enter $dir (every directory above it needs o+x)"
-  else
-    smtpd_milters=inet:127.0.0.1:$rspamd_milter_port
   fi
 fi
 
-# Writes <template> rendered to <output> (mode 0640, group <group>): every @NAME@ of the pairs in
-# `subst` outside comment lines, which keep the placeholders' descriptions as they are.
-subst=()
-render() {
-  local template=$1 out=$2 group=$3 expr=() i v
-  for ((i = 0; i < ${#subst[@]}; i += 2)); do
-    v=${subst[i + 1]}
-    v=${v//\\/\\\\}
-    v=${v//|/\\|}
-    v=${v//&/\\&}
-    expr+=(-e "/^[[:space:]]*#/!s|@${subst[i]}@|$v|g")
-  done
-  sed "${expr[@]}" -- "$template" >"$out.tmp"
-  if grep -v '^[[:space:]]*#' -- "$out.tmp" | grep -q '@[A-Z_]*@'; then
-    die "$template has a placeholder up.sh does not fill: $(grep -v '^[[:space:]]*#' -- "$out.tmp" | grep -o '@[A-Z_]*@' | head -n 1)"
-  fi
-  chmod 0640 -- "$out.tmp"
-  chgrp "$group" -- "$out.tmp"
-  mv -f -- "$out.tmp" "$out"
-}
 random_hex() {
   od -An -tx1 -N16 /dev/urandom | tr -d ' \n'
 }
-# A libpq connection-string value: quoted when it holds anything but plain characters.
-pq_value() {
-  if [[ $1 =~ ^[A-Za-z0-9._/:+-]+$ ]]; then
-    printf '%s' "$1"
-  else
-    local v=${1//\\/\\\\}
-    printf "'%s'" "${v//\'/\\\'}"
-  fi
-}
-
 mail_db=
 if [[ -z $mail_missing ]]; then
   if [[ $DATABASE_URL =~ ^postgres(ql)?:// ]]; then
@@ -571,14 +539,9 @@ SELECT string_agg(t, ', ' ORDER BY t) FROM unnest(ARRAY[$tables]) t
   WHERE NOT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = :'schema' AND table_name = t)
 SQL
   ) || die "could not read the tables of DATABASE_URL (psql said why above)."
-  sql_driver=pgsql
-  sql_connect="host=$(pq_value "$pg_host") port=$pg_port dbname=$(pq_value "$pg_db") user=$(pq_value "$reader") password=$(pq_value "$reader_password")"
-  table_prefix="\"$pg_schema\"."
-  map=pgsql
-  subst_db=(HOSTS "inet:$pg_host:$pg_port" USER "$reader" PASSWORD "$reader_password" DBNAME "$pg_db")
-  # The readers run as their own users (production's way).
-  auth_worker_user='$default_internal_user'
-  proxymap_unpriv=-
+  # The readers run as their own users (production's way); the renderer takes that from the driver.
+  store_json=$(jq -n --arg h "$pg_host" --argjson p "$pg_port" --arg d "$pg_db" --arg u "$reader" --arg pw "$reader_password" --arg s "$pg_schema" \
+    '{driver: "pgsql", host: $h, port: $p, dbname: $d, user: $u, password: $pw, schema: $s}')
 elif [[ -z $mail_missing ]]; then
   # A file path or sqlite: URL, as hostplane reads it; relative to the caller's directory.
   db_file=$DATABASE_URL
@@ -592,23 +555,17 @@ elif [[ -z $mail_missing ]]; then
   else
     # No grants on SQLite: tables a later migration adds are read as they appear.
     missing_tables=
-    sql_driver=sqlite
-    sql_connect=$db_file
-    table_prefix=
-    map=sqlite
-    subst_db=(DBPATH "$db_file")
+    store_json=$(jq -n --arg f "$db_file" '{driver: "sqlite", path: $f}')
     mail_db="SQLite $db_file"
-    # The readers run as root: the store's directory may be one only root can enter (production:
-    # a directory group-writable for dovecot and postfix, as WAL readers write the -shm file).
-    auth_worker_user=root
-    proxymap_unpriv=n
+    # The renderer runs the readers as root on SQLite: the store's directory may be one only root
+    # can enter (production: a directory group-writable for dovecot and postfix, as WAL readers
+    # write the -shm file).
   fi
 fi
 
 mail_json=null
 if [[ -z $mail_missing ]]; then
   mail=$dir/mail
-  conf=$here/../mail
   mkdir -p -- "$mail/dovecot" "$mail/postfix" "$mail/run" "$mail/state" "$mail/spool" "$mail/data" "$mail/vmail"
   chmod 0755 -- "$mail" "$mail/dovecot" "$mail/postfix"
   chown mail:mail -- "$mail/vmail"
@@ -620,38 +577,47 @@ if [[ -z $mail_missing ]]; then
   chmod 0600 -- "$mail/doveadm.key"
   # Dovecot reports each login to hostplane (the application passwords' last_used_at), naming itself
   # with a key derived from its doveadm key (src/provisioning/mail/servers.repository.ts
-  # mailReportKey): the header goes with every login and must not open the doveadm API.
-  report_key=$(printf 'hostplane-mail-auth-report:%s' "$(tr -d '[:space:]' <"$mail/doveadm.key")" | sha256sum | cut -d' ' -f1)
-  (umask 077 && printf 'X-Hostplane-Mail-Key: %s' "$report_key" >"$mail/policy-header")
+  # mailReportKey): the header goes with every login and must not open the doveadm API. rspamd's
+  # settings map names the server with the same key.
+  doveadm_key=$(tr -d '[:space:]' <"$mail/doveadm.key")
+  report_key=$(printf 'hostplane-mail-auth-report:%s' "$doveadm_key" | sha256sum | cut -d' ' -f1)
 
-  # The rows of this mail server (its registered name) in the SQL queries; ' doubled for SQL.
-  sql_name=${name//\'/\'\'}
-  subst=(
-    BASE_DIR "$mail/run" STATE_DIR "$mail/state" LOG_PATH "$mail/dovecot.log" CONF_DIR "$mail/dovecot"
-    INSTANCE "hostplane-stack-$base" LISTEN 127.0.0.1 IMAP_PORT "$imap_port" LMTP_PORT "$lmtp_port"
-    DOVEADM_PORT "$doveadm_port" DOVEADM_KEY_FILE "$mail/doveadm.key" MAIL_HOME "$mail/vmail/%d/%n"
-    POLICY_URL "$hostplane_url/internal/mail-auth-report" POLICY_HEADER_FILE "$mail/policy-header"
-    MAIL_USER mail MAIL_GROUP mail FIRST_VALID_UID "$(id -u mail)" FIRST_VALID_GID "$(id -g mail)"
-    AUTH_WORKER_USER "$auth_worker_user" DICT_USER "$auth_worker_user" SUBMISSION_HOST "127.0.0.1:$smtp_port" MYHOSTNAME mail.hostplane.test
-    AUTH_FAILURE_DELAY 0 AUTH_PENALTY_MODE 0 POSTMASTER postmaster@mail.hostplane.test
-    SERVER "$sql_name"
-    SQL_DRIVER "$sql_driver" SQL_CONNECT "$sql_connect" T "$table_prefix"
-  )
-  for f in dovecot.conf sql.conf.ext sql-app.conf.ext dict-sieve.conf.ext; do
-    render "$conf/dovecot/$f.in" "$mail/dovecot/$f" dovecot
-  done
-  subst=(
-    QUEUE_DIR "$mail/spool" DATA_DIR "$mail/data" MAILLOG "$mail/postfix.log" MAILLOG_PREFIX "$mail"
-    MYHOSTNAME mail.hostplane.test INET_INTERFACES loopback-only MYNETWORKS 127.0.0.0/8
-    CONF_DIR "$mail/postfix" MAP "$map" LMTP "inet:127.0.0.1:$lmtp_port"
-    SMTP_LISTEN "127.0.0.1:$smtp_port" PROXYMAP_UNPRIV "$proxymap_unpriv" T "$table_prefix" SERVER "$sql_name" "${subst_db[@]}"
-    SMTPD_MILTERS "$smtpd_milters"
-  )
-  render "$conf/postfix/main.cf.in" "$mail/postfix/main.cf" postfix
-  render "$conf/postfix/master.cf.in" "$mail/postfix/master.cf" postfix
-  for f in domains mailboxes aliases; do
-    render "$conf/postfix/$map-$f.cf.in" "$mail/postfix/$map-$f.cf" postfix
-  done
+  # rspamd's directories (its files are rendered with the others below): LOCAL_CONFDIR local/ for
+  # _rspamd's group, its state db/ and its log, private as it names the settings map's URL with the key.
+  rspamd_facts=null
+  if [[ -z $rspamd_missing ]]; then
+    rspamd_dir=$mail/rspamd
+    mkdir -p -- "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d" "$rspamd_dir/db"
+    chmod 0755 -- "$rspamd_dir"
+    chgrp _rspamd -- "$rspamd_dir/local" "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d"
+    chmod 0750 -- "$rspamd_dir/local" "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d"
+    chown _rspamd: -- "$rspamd_dir/db"
+    touch -- "$rspamd_dir/rspamd.log"
+    chown _rspamd: -- "$rspamd_dir/rspamd.log"
+    chmod 0600 -- "$rspamd_dir/rspamd.log"
+    # The compiled expressions, shared by the stacks (a cold start compiles for 10 to 30 s): only a
+    # directory _rspamd owns, or the stack's own.
+    hs_cache=/var/tmp/hostplane-rspamd-hs
+    if [[ ! -e $hs_cache && ! -L $hs_cache ]]; then
+      mkdir -m 0755 -- "$hs_cache" 2>/dev/null && chown _rspamd: -- "$hs_cache" || true
+    fi
+    if [[ -L $hs_cache || ! -d $hs_cache || $(stat -c %U -- "$hs_cache") != _rspamd ]]; then
+      hs_cache=$rspamd_dir/hs
+      mkdir -p -- "$hs_cache"
+      chown _rspamd: -- "$hs_cache"
+    fi
+    rspamd_facts=$(jq -n --arg h "$hs_cache" '{hsCacheDir: $h}')
+  fi
+
+  # Every file of Dovecot, Postfix and rspamd, from the renderer's private profile (hostplane node
+  # render; docs/decisions/0018-nodes-on-debian.md): the same ports and paths as named above.
+  facts=$mail/facts.json
+  (umask 077 && jq -n --arg dir "$dir" --argjson base "$base" --arg name "$name" --arg url "$hostplane_url" --arg key "$doveadm_key" \
+    --argjson store "$store_json" --argjson uid "$(id -u mail)" --argjson gid "$(id -g mail)" --argjson rspamd "$rspamd_facts" \
+    '{dir: $dir, portBase: $base, name: $name, apiUrl: $url, doveadmKey: $key, store: $store, mailUid: $uid, mailGid: $gid, rspamd: $rspamd}' >"$facts")
+  "${hostplane[@]}" node render --profile private --facts "$facts" --out "$dir" >/dev/null ||
+    die "could not render the mail servers' files (the CLI said why above)."
+  rm -f -- "$facts"
 
   mail_started=1
   rm -f -- "$dir/$dovecot_pid_rel" "$dir/$postfix_pid_rel"
@@ -702,42 +668,6 @@ fi
 # Started once the mail server is registered: its first request for the settings map must find the
 # key (rspamd asks again only 20 to 40 s later when that request fails).
 if [[ -z $mail_missing && -z $rspamd_missing ]]; then
-  rspamd_dir=$mail/rspamd
-  rspamd_conf=$here/../mail/rspamd
-  mkdir -p -- "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d" "$rspamd_dir/db"
-  chmod 0755 -- "$rspamd_dir"
-  chgrp _rspamd -- "$rspamd_dir/local" "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d"
-  chmod 0750 -- "$rspamd_dir/local" "$rspamd_dir/local/local.d" "$rspamd_dir/local/override.d"
-  chown _rspamd: -- "$rspamd_dir/db"
-  # Private: rspamd logs the settings map's URL with the report key in it.
-  touch -- "$rspamd_dir/rspamd.log"
-  chown _rspamd: -- "$rspamd_dir/rspamd.log"
-  chmod 0600 -- "$rspamd_dir/rspamd.log"
-  # The compiled expressions, shared by the stacks (a cold start compiles for 10 to 30 s): only a
-  # directory _rspamd owns, or the stack's own.
-  hs_cache=/var/tmp/hostplane-rspamd-hs
-  if [[ ! -e $hs_cache && ! -L $hs_cache ]]; then
-    mkdir -m 0755 -- "$hs_cache" 2>/dev/null && chown _rspamd: -- "$hs_cache" || true
-  fi
-  if [[ -L $hs_cache || ! -d $hs_cache || $(stat -c %U -- "$hs_cache") != _rspamd ]]; then
-    hs_cache=$rspamd_dir/hs
-    mkdir -p -- "$hs_cache"
-    chown _rspamd: -- "$hs_cache"
-  fi
-  # The settings map names this mail server and its report key as HTTP Basic credentials.
-  [[ $hostplane_url =~ ^(https?://)(.+)$ ]]
-  settings_url="${BASH_REMATCH[1]}$(jq -rn --arg n "$name" '$n | @uri'):$report_key@${BASH_REMATCH[2]%/}/internal/rspamd-settings"
-  subst=(MILTER "127.0.0.1:$rspamd_milter_port" CONTROLLER "127.0.0.1:$rspamd_controller_port" LOG_FILE "$rspamd_dir/rspamd.log")
-  render "$rspamd_conf/rspamd.conf.in" "$rspamd_dir/rspamd.conf" _rspamd
-  subst=(SETTINGS_URL "$settings_url")
-  render "$rspamd_conf/hostplane.conf.in" "$rspamd_dir/local/rspamd.conf.override" _rspamd
-  subst=(MAP_WATCH_INTERVAL 1s HS_CACHE_DIR "$hs_cache")
-  render "$rspamd_conf/options.inc.in" "$rspamd_dir/local/override.d/options.inc" _rspamd
-  # Tests and this stack only: no network, and the test header that makes a message spam.
-  install -m 0640 -g _rspamd -- "$rspamd_conf/offline.conf" "$rspamd_dir/local/rspamd.conf.local.override"
-  install -m 0640 -g _rspamd -- "$rspamd_conf/offline-options.inc" "$rspamd_dir/local/local.d/options.inc"
-  install -m 0640 -g _rspamd -- "$rspamd_conf/test-spam.conf" "$rspamd_dir/local/local.d/regexp.conf"
-
   rm -f -- "$dir/$rspamd_pid_rel"
   rspamd_log=$rspamd_dir/rspamd.log
   (

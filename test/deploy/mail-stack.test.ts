@@ -1,4 +1,4 @@
-// The local stack's mail servers (docs/decisions/0009-mail-directory.md; deploy/mail,
+// The local stack's mail servers (docs/decisions/0009-mail-directory.md; src/node/render,
 // deploy/local/up.sh): private Dovecot and Postfix started by up.sh on a fresh store of each
 // engine, reading hostplane's mail directory (migration 008, seeded with
 // test/helpers/mail-directory.ts) — on PostgreSQL through the read-only role up.sh makes.

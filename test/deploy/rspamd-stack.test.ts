@@ -1,9 +1,9 @@
 // The antispam modes on the local stack's real rspamd and Dovecot (API guide "E-mail addresses";
-// docs/decisions/0011-antispam-and-autoresponder.md; deploy/mail/rspamd, deploy/local/up.sh):
+// docs/decisions/0011-antispam-and-autoresponder.md; src/node/render/rspamd.ts, deploy/local/up.sh):
 // Postfix asks rspamd as a milter, rspamd reads the per-recipient settings from the app's settings
 // map (GET /internal/rspamd-settings) and refuses spam for `reject` or marks it (X-Spam: Yes) for
 // mailboxes; each mailbox's Sieve script applies its own mode. Spam is a message with the stack's
-// test header (X-Hostplane-Test-Spam: yes, deploy/mail/rspamd/test-spam.conf) or GTUBE; sent by
+// test header (X-Hostplane-Test-Spam: yes, src/node/render/rspamd.ts) or GTUBE; sent by
 // SMTP, read back by IMAP from INBOX and Junk. `reject` refuses it in the SMTP dialogue,
 // `junk-folder` files it into Junk, `subject-rewrite` delivers it with "***SPAM*** " before the
 // subject, `none` unchanged; GTUBE is refused in every mode. Also: +tag and letter case, forwards,

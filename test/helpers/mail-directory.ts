@@ -1,5 +1,5 @@
 // hostplane's mail directory in tests (docs/decisions/0009-mail-directory.md): the tables Dovecot and
-// Postfix read (deploy/mail; made by migration 008), seeded in a test store as hostplane's job commits
+// Postfix read (src/node/render; made by migration 008), seeded in a test store as hostplane's job commits
 // write them — users with {BLF-CRYPT} hashes (bcryptjs, cost 10), application passwords as SHA-256
 // rows, alias rows for forwards and a mailbox's forward_to, quotas. On PostgreSQL in the store's
 // schema (its search_path), on SQLite in the store's file.

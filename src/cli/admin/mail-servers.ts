@@ -1,5 +1,5 @@
 // `hostplane admin mail-server …`: the mail servers (Dovecot and Postfix on hostplane's mail
-// directory, deploy/mail) e-mail addresses live on (operator data;
+// directory, src/node/render) e-mail addresses live on (operator data;
 // docs/decisions/0009-mail-directory.md). The doveadm key is read from a file (never an argument:
 // it would show in `ps` and the shell history), stored for the driver and never printed: list and
 // --json show where the server is, not the key.

@@ -6,7 +6,7 @@
 //   rule (API guide "Password rules").
 // - `email_addresses`: the API's rows (address in ACE with the local part lower-cased).
 // - The mail directory, written in the same transaction as every change and read by Dovecot and
-//   Postfix (deploy/mail): `mail_domains`, `mail_users` ({BLF-CRYPT} hash, quota, active),
+//   Postfix (src/node/render): `mail_domains`, `mail_users` ({BLF-CRYPT} hash, quota, active),
 //   `mail_app_passwords` (SHA-256 of the secret; device, application, created_at for the API) and
 //   `mail_aliases` (forwards, and a mailbox's forward_to with a row to itself).
 import { sql, type Kysely } from 'kysely';

@@ -1,6 +1,6 @@
 // The mailboxes' Sieve scripts in the mail directory (API guide "E-mail addresses";
 // docs/decisions/0011-antispam-and-autoresponder.md): Dovecot's Sieve plugin reads a mailbox's
-// active script through its SQL dict at every delivery (deploy/mail/dovecot/dict-sieve.conf.ext.in):
+// active script through its SQL dict at every delivery (src/node/render/dovecot23.ts, dovecot24.ts):
 // `priv/sieve/name/active` → the script's `id`, then `priv/sieve/data/<id>` → its text. The id is
 // the SHA-256 of the text: Dovecot keeps a compiled binary per id, so a changed script must get a
 // new id (or the old binary runs on), and an unchanged one keeps it (no recompilation).

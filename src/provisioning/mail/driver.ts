@@ -2,7 +2,7 @@
 // "Drivers"): what e-mail jobs ask a mail server — over its doveadm HTTP API and its SMTP port — to
 // decide that a change is live there, to remove a deleted mailbox's stored mail and to read quota
 // usage. Passwords, aliases and quotas themselves are never pushed: Dovecot and Postfix read the
-// mail directory at every login and delivery (deploy/mail).
+// mail directory at every login and delivery (src/node/render).
 import path from 'node:path';
 import { DoveadmClient, DoveadmError, EX_NOINPUT, EX_NOUSER } from './doveadm.js';
 import { acceptsRecipient as smtpAcceptsRecipient } from './smtp-probe.js';
@@ -47,11 +47,11 @@ export interface DovecotMailDriverOptions {
 }
 
 /**
- * Dovecot 2.3 (doveadm HTTP API) and the server's SMTP service, as deploy/mail configures them:
+ * Dovecot 2.3 (doveadm HTTP API) and the server's SMTP service, as src/node/render configures them:
  * `const mail = dovecotMailDriver()`; `await mail.authenticates(conn, 'a@example.com')`.
  *
  * - Lookups are `user` lookups (the HTTP API has no `auth lookup`, doveadm.ts) made as the service
- *   `imap` (what a login sees) or `lmtp` (a delivery): deploy/mail's user_query asks for
+ *   `imap` (what a login sees) or `lmtp` (a delivery): the rendered user_query asks for
  *   `active = 1` as password_query does, except for the service `doveadm`, which still finds an
  *   inactive row so that removeMail can find the mail home of an address being deleted.
  * - doveadm takes `*` and `?` in a user name as wildcards (a listing, not a lookup): addresses with

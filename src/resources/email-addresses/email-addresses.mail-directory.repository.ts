@@ -1,4 +1,4 @@
-// The mail directory (deploy/mail; docs/decisions/0009-mail-directory.md): the
+// The mail directory (src/node/render; docs/decisions/0009-mail-directory.md): the
 // tables Dovecot and Postfix read at every login and delivery. Written only here, always in the
 // transaction of the API change it follows, so a new password, a revoked application password or
 // a changed forward is live at commit: nothing is pushed to the mail servers or reloaded.

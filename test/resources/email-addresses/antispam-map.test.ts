@@ -1,5 +1,5 @@
 // rspamd's settings map of a mail server, GET/HEAD /internal/rspamd-settings (API guide "E-mail
-// addresses"; docs/decisions/0011-antispam-and-autoresponder.md; deploy/mail/rspamd/hostplane.conf),
+// addresses"; docs/decisions/0011-antispam-and-autoresponder.md; src/node/render/rspamd.ts),
 // through HTTP on both engines: the mail server's name and report key as HTTP Basic credentials; its
 // addresses in the modes other than `reject`, lower case ACE, in three rules (mailboxes marked for their
 // Sieve script, forwards rewritten or passed on); another server's addresses never; ETag/Last-Modified

@@ -1,6 +1,6 @@
 // /email-addresses seen through the mail protocols (docs/decisions/0009-mail-directory.md): through
 // HTTP on both engines, then IMAP and SMTP against the local stack's real Dovecot and Postfix,
-// which read the mail directory hostplane writes (deploy/mail, deploy/local/up.sh). Logins with the
+// which read the mail directory hostplane writes (src/node/render, deploy/local/up.sh). Logins with the
 // generated, a PATCHed and an application password; delivery to a mailbox, through a forward (to a
 // mailbox and a +tag target) and a mailbox's forward_to that keeps a copy; forward-to changes at
 // once; DELETE: logins fail, SMTP refuses, the stored mail is gone; quota usage; no plaintext

@@ -1,0 +1,71 @@
+// `hostplane node …`: what makes a host a hosting node (docs/decisions/0018-nodes-on-debian.md).
+// `node render` writes a mail node's configuration files from a facts file, in the private profile
+// (the local stack: deploy/local/up.sh calls it) or the system profile (a Debian node).
+import fs from 'node:fs';
+import { Command, InvalidArgumentError } from 'commander';
+import { CliError, output, type CliIo } from './context.js';
+import { FactsError, mailFiles, privateFacts, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
+import { writeFiles } from '../node/write-files.js';
+
+function parseProfile(value: string): Profile {
+  if (value !== 'private' && value !== 'system') throw new InvalidArgumentError('must be private (the local stack) or system (a Debian node).');
+  return value;
+}
+
+interface RenderOptions {
+  profile: Profile;
+  facts: string;
+  out: string;
+  json?: boolean;
+}
+
+export function nodeCommand(io: CliIo): Command {
+  return new Command('node').description("set up this host as a hosting node (docs/decisions/0018-nodes-on-debian.md)").addCommand(
+    new Command('render')
+      .description("write a mail node's Dovecot, Postfix and rspamd files from a facts file (JSON), with their modes and groups")
+      .requiredOption('--profile <profile>', 'private (the local stack, loopback ports, no TLS) or system (Debian paths, standard ports, TLS)', parseProfile)
+      .requiredOption('--facts <file>', "the node's facts as JSON (docs/operator-guide.md \"What a mail server needs\")")
+      .requiredOption('--out <dir>', 'an existing directory the files are written under (their paths are relative to the facts root)')
+      .option('--json', 'print [{"path":…,"mode":…,"group":…,"changed":…}, …]')
+      .action((o: RenderOptions) => render(io, o)),
+  );
+}
+
+function render(io: CliIo, o: RenderOptions): void {
+  const facts = readFacts(o);
+  if (!fs.statSync(o.out, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new CliError(`--out: ${o.out} is not a directory; create it first.`, 'invalid_input', 2);
+  }
+  let written;
+  try {
+    written = writeFiles(o.out, mailFiles(facts, o.profile));
+  } catch (err) {
+    throw new CliError(`could not write the files under ${o.out}: ${(err as Error).message}`);
+  }
+  const out = output(io.stdout);
+  if (o.json) return out.json(written);
+  const changed = written.filter((w) => w.changed);
+  out.text(`${changed.length ? `Wrote ${changed.length} of ${written.length} files` : `All ${written.length} files were up to date`} under ${o.out}:\n`);
+  for (const w of written) out.text(`  ${w.path} (${w.mode.toString(8).padStart(4, '0')} ${w.group})${w.changed ? '' : ' unchanged'}\n`);
+}
+
+function readFacts(o: RenderOptions) {
+  let text: string;
+  try {
+    text = fs.readFileSync(o.facts, 'utf8');
+  } catch (err) {
+    throw new CliError(`--facts: cannot read ${o.facts}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'invalid_input', 2);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`--facts: ${o.facts} is not JSON: ${(err as Error).message}`, 'invalid_input', 2);
+  }
+  try {
+    return o.profile === 'private' ? privateFacts(readPrivateInput(value)) : systemFacts(readSystemInput(value));
+  } catch (err) {
+    if (!(err instanceof FactsError)) throw err;
+    throw new CliError(`invalid facts in ${o.facts} (profile ${o.profile}):\n  - ${err.problems.join('\n  - ')}`, 'invalid_facts', 2);
+  }
+}

@@ -1,0 +1,157 @@
+// What an operator or a script gives `hostplane node render --facts <file>`: the few facts a profile
+// cannot know (names, the store, keys, ids, TLS files). Read from JSON and checked field by field, so
+// a wrong file is refused naming every bad field before anything is written.
+import type { DovecotVersion, MailStore } from './facts.js';
+
+/** The local stack's facts (deploy/local/up.sh): everything else follows from dir and portBase. */
+export interface PrivateInput {
+  dir: string;
+  portBase: number;
+  name: string;
+  apiUrl: string;
+  doveadmKey: string;
+  store: MailStore;
+  mailUid: number;
+  mailGid: number;
+  dovecotVersion: DovecotVersion;
+  /** null: rspamd is not run (Postfix without a milter). */
+  rspamd: { hsCacheDir: string } | null;
+}
+
+/** A Debian mail node's facts; the layout and ports are Debian's (profiles.ts). */
+export interface SystemInput {
+  /** / on a node; a prefix for every path of the layout in tests. */
+  root: string;
+  name: string;
+  hostname: string;
+  postmaster: string;
+  apiUrl: string;
+  doveadmKey: string;
+  store: MailStore;
+  mailUid: number;
+  mailGid: number;
+  dovecotVersion: DovecotVersion;
+  tls: { cert: string; key: string };
+}
+
+/** Bad facts: every problem, one line each. */
+export class FactsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+type Json = Record<string, unknown>;
+
+/** Reads one field after another, collecting what is wrong instead of stopping at the first. */
+class Reader {
+  constructor(
+    private readonly o: Json,
+    private readonly at = '',
+    /** Shared with the readers of nested objects. */
+    readonly problems: string[] = [],
+  ) {}
+
+  private bad(key: string, want: string): undefined {
+    const v = this.o[key];
+    this.problems.push(`${this.at}${key} ${v === undefined ? 'is missing' : `must be ${want}; got ${JSON.stringify(v)}`}${v === undefined ? ` (${want})` : ''}`);
+    return undefined;
+  }
+
+  string(key: string, test: RegExp, want: string, fallback?: string): string {
+    const v = this.o[key] ?? fallback;
+    return typeof v === 'string' && test.test(v) ? v : (this.bad(key, want) ?? '');
+  }
+
+  int(key: string, min: number, max: number, want: string): number {
+    const v = this.o[key];
+    return Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? (v as number) : (this.bad(key, want) ?? 0);
+  }
+
+  object(key: string, optional = false): Reader | null {
+    const v = this.o[key];
+    if (optional && (v === undefined || v === null)) return null;
+    if (typeof v === 'object' && v !== null && !Array.isArray(v)) return new Reader(v as Json, `${this.at}${key}.`, this.problems);
+    this.bad(key, 'an object');
+    return null;
+  }
+
+  version(fallback: DovecotVersion): DovecotVersion {
+    return this.string('dovecotVersion', /^2\.[34]$/, '"2.3" or "2.4"', fallback) as DovecotVersion;
+  }
+}
+
+// Paths and names end up unquoted in Dovecot's and Postfix's files: only characters none of them reads
+// specially.
+const PATH = /^\/[A-Za-z0-9._/+@-]*$/;
+const PATH_WANT = 'an absolute path of letters, digits and . _ - + @ /';
+const NAME = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
+const NAME_WANT = 'the registered mail server name: 1 to 32 of a-z, 0-9 and "-", e.g. mx1';
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+const PLAIN = /^[^\0-\x1f\x7f"\\%]+$/;
+const PLAIN_WANT = 'a non-empty string without control characters, quotes, backslashes or %';
+const ID_MAX = 4294967294;
+
+function common(r: Reader) {
+  const store = r.object('store');
+  return {
+    name: r.string('name', NAME, NAME_WANT),
+    apiUrl: r.string('apiUrl', /^https?:\/\/[A-Za-z0-9.:[\]_-]+(\/[A-Za-z0-9._~/-]*)?$/, "hostplane's API base, http(s)://host[:port][/path]").replace(/\/$/, ''),
+    doveadmKey: r.string('doveadmKey', /^[A-Za-z0-9+/=._-]{16,256}$/, 'the doveadm API key: 16 to 256 of A-Z a-z 0-9 + / = . _ -'),
+    store: store ? readStore(store) : ({ driver: 'sqlite', path: '' } as MailStore),
+    mailUid: r.int('mailUid', 1, ID_MAX, "the uid of the mailboxes' system user"),
+    mailGid: r.int('mailGid', 1, ID_MAX, "the gid of the mailboxes' system group"),
+  };
+}
+
+function readStore(s: Reader): MailStore {
+  const driver = s.string('driver', /^(pgsql|sqlite)$/, '"pgsql" or "sqlite"');
+  if (driver === 'sqlite') return { driver, path: s.string('path', PATH, PATH_WANT) };
+  return {
+    driver: 'pgsql',
+    host: s.string('host', /^[A-Za-z0-9.:_-]+$/, 'a host name or IP address'),
+    port: s.int('port', 1, 65535, 'a port number'),
+    dbname: s.string('dbname', PLAIN, PLAIN_WANT),
+    user: s.string('user', PLAIN, PLAIN_WANT),
+    password: s.string('password', /^[^\0-\x1f\x7f]*$/, 'a string without control characters'),
+    schema: s.string('schema', PLAIN, PLAIN_WANT),
+  };
+}
+
+function json(value: unknown): Reader {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FactsError(['the facts must be a JSON object']);
+  return new Reader(value as Json);
+}
+
+function done<T>(r: Reader, value: T): T {
+  if (r.problems.length) throw new FactsError(r.problems);
+  return value;
+}
+
+export function readPrivateInput(value: unknown): PrivateInput {
+  const r = json(value);
+  const rspamd = r.object('rspamd', true);
+  // Mail uses port-base+10 to +13, rspamd +14 and +15.
+  const top = rspamd ? 65520 : 65522;
+  return done(r, {
+    dir: r.string('dir', PATH, PATH_WANT),
+    portBase: r.int('portBase', 1, top, `the stack's port-base, 1 to ${top}${rspamd ? ' (with rspamd)' : ''}`),
+    ...common(r),
+    dovecotVersion: r.version('2.3'),
+    rspamd: rspamd ? { hsCacheDir: rspamd.string('hsCacheDir', PATH, PATH_WANT) } : null,
+  });
+}
+
+export function readSystemInput(value: unknown): SystemInput {
+  const r = json(value);
+  const tls = r.object('tls');
+  const hostname = r.string('hostname', HOSTNAME, 'the node\'s host name in lower case, e.g. mx1.example.net');
+  return done(r, {
+    root: r.string('root', PATH, PATH_WANT, '/').replace(/(.)\/$/, '$1'),
+    hostname,
+    postmaster: r.string('postmaster', /^[^\s@"\\%]+@[a-z0-9.-]+$/, 'an e-mail address', `postmaster@${hostname}`),
+    ...common(r),
+    dovecotVersion: r.version('2.4'),
+    tls: { cert: tls?.string('cert', PATH, PATH_WANT) ?? '', key: tls?.string('key', PATH, PATH_WANT) ?? '' },
+  });
+}

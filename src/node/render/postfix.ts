@@ -1,0 +1,126 @@
+// Postfix 3.7+ for hostplane's mail directory: accepts mail for its domains, mailboxes and forwards
+// and hands it to Dovecot over LMTP. The maps are SQL queries through proxymap, read at every
+// lookup: a change is live when hostplane commits it.
+import { readersAsRoot, tablePrefix, type MailFacts } from './facts.js';
+
+export type PostfixMap = 'domains' | 'mailboxes' | 'aliases';
+
+export function postfixMainCf(f: MailFacts): string {
+  const p = f.postfix;
+  const map = (m: PostfixMap) => `proxy:${f.store.driver}:${p.confDir}/${f.store.driver}-${m}.cf`;
+  const log = p.log ? `maillog_file = ${p.log.file}\nmaillog_file_prefixes = /var, /dev/stdout, ${p.log.prefix}\n` : '';
+  return `# hostplane's Postfix, rendered by \`hostplane node render\`; smtpd's own port is in master.cf.
+compatibility_level = 3.6
+queue_directory = ${p.queueDir}
+data_directory = ${p.dataDir}
+meta_directory = /etc/postfix
+mail_owner = postfix
+setgid_group = postdrop
+${log}
+myhostname = ${f.hostname}
+myorigin = $myhostname
+mydestination =
+inet_interfaces = ${p.inetInterfaces}
+inet_protocols = ipv4
+mynetworks = ${p.mynetworks}
+smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination
+smtpd_recipient_restrictions = permit_mynetworks, reject_unauth_destination
+${p.outboundDns ? '' : 'smtp_dns_support_level = disabled\n'}smtputf8_enable = no
+biff = no
+alias_maps =
+alias_database =
+local_recipient_maps =
+# b+tag@example.com is delivered to b@example.com (Dovecot strips the same delimiter).
+recipient_delimiter = +
+${tls(f)}
+# hostplane's mail directory: domains (ACE, lower case), mailboxes (active = 1), forwards and the
+# forward_to of mailboxes (a mailbox that keeps a copy has an alias row to itself).
+virtual_mailbox_domains = ${map('domains')}
+virtual_mailbox_maps = ${map('mailboxes')}
+virtual_alias_maps = ${map('aliases')}
+virtual_transport = lmtp:inet:${f.dovecot.lmtp.address}:${f.dovecot.lmtp.port}
+proxy_read_maps = $virtual_mailbox_domains $virtual_mailbox_maps $virtual_alias_maps
+
+# rspamd decides what is spam (docs/decisions/0011-antispam-and-autoresponder.md): mail that comes in
+# over SMTP is checked, not bounces. While rspamd is down or slow, mail is accepted unchecked: nothing
+# is lost or deferred because of the filter.
+smtpd_milters = ${f.rspamd ? `inet:${f.rspamd.milter.address}:${f.rspamd.milter.port}` : ''}
+non_smtpd_milters =
+milter_protocol = 6
+milter_default_action = accept
+`;
+}
+
+/** STARTTLS offered on port 25 (senders may still send in clear: MX-to-MX mail); AUTH never in clear. */
+function tls(f: MailFacts): string {
+  if (!f.tls) return '';
+  return `
+smtpd_tls_cert_file = ${f.tls.cert}
+smtpd_tls_key_file = ${f.tls.key}
+smtpd_tls_security_level = may
+smtpd_tls_auth_only = yes
+smtp_tls_security_level = may
+`;
+}
+
+export function postfixMasterCf(f: MailFacts): string {
+  const smtp = f.postfix.smtp ? `${f.postfix.smtp.address}:${f.postfix.smtp.port}` : 'smtp';
+  // proxymap opens the SQL maps as postfix ("-"); on SQLite as root, so the store may stay in a
+  // directory only root enters (operator guide "What a mail server needs").
+  const unpriv = readersAsRoot(f) ? 'n' : '-';
+  const rows: string[][] = [
+    [smtp, 'inet', 'n', '-', 'n', '-', '-', 'smtpd'],
+    ['pickup', 'unix', 'n', '-', 'n', '60', '1', 'pickup'],
+    ['cleanup', 'unix', 'n', '-', 'n', '-', '0', 'cleanup'],
+    ['qmgr', 'unix', 'n', '-', 'n', '300', '1', 'qmgr'],
+    ['tlsmgr', 'unix', '-', '-', 'n', '1000?', '1', 'tlsmgr'],
+    ['rewrite', 'unix', '-', '-', 'n', '-', '-', 'trivial-rewrite'],
+    ['bounce', 'unix', '-', '-', 'n', '-', '0', 'bounce'],
+    ['defer', 'unix', '-', '-', 'n', '-', '0', 'bounce'],
+    ['trace', 'unix', '-', '-', 'n', '-', '0', 'bounce'],
+    ['verify', 'unix', '-', '-', 'n', '-', '1', 'verify'],
+    ['flush', 'unix', 'n', '-', 'n', '1000?', '0', 'flush'],
+    ['proxymap', 'unix', '-', unpriv, 'n', '-', '-', 'proxymap'],
+    ['proxywrite', 'unix', '-', unpriv, 'n', '-', '1', 'proxymap'],
+    ['smtp', 'unix', '-', '-', 'n', '-', '-', 'smtp'],
+    ['relay', 'unix', '-', '-', 'n', '-', '-', 'smtp'],
+    ['showq', 'unix', 'n', '-', 'n', '-', '-', 'showq'],
+    ['error', 'unix', '-', '-', 'n', '-', '-', 'error'],
+    ['retry', 'unix', '-', '-', 'n', '-', '-', 'error'],
+    ['discard', 'unix', '-', '-', 'n', '-', '-', 'discard'],
+    ['lmtp', 'unix', '-', '-', 'n', '-', '-', 'lmtp'],
+    ['anvil', 'unix', '-', '-', 'n', '-', '1', 'anvil'],
+    ['scache', 'unix', '-', '-', 'n', '-', '1', 'scache'],
+    ['postlog', 'unix-dgram', 'n', '-', 'n', '-', '1', 'postlogd'],
+  ];
+  return `# hostplane's Postfix services: Debian's master.cf without chroot (a chrooted smtpd could not
+# reach the maps' sockets and files).
+# service         type  private unpriv chroot wakeup maxproc command
+${rows.map(columns).join('\n')}
+`;
+}
+
+const WIDTHS = [17, 6, 8, 7, 7, 7, 8];
+const columns = (r: string[]) => r.map((c, i) => (i < WIDTHS.length ? c.padEnd(Math.max(WIDTHS[i], c.length + 1)) : c)).join('');
+
+/** One of the maps: the row of a domain, an active mailbox or a forward's destinations (joined). */
+export function postfixMap(f: MailFacts, map: PostfixMap): string {
+  const t = tablePrefix(f);
+  const mine = `server = '${f.name}'`;
+  const query = {
+    domains: `SELECT domain FROM ${t}mail_domains WHERE domain = '%s' AND ${mine}`,
+    mailboxes: `SELECT 'OK' FROM ${t}mail_users WHERE address = '%s' AND active = 1 AND ${mine}`,
+    aliases: `SELECT destination FROM ${t}mail_aliases WHERE source = '%s' AND ${mine}`,
+  }[map];
+  const s = f.store;
+  const connect = s.driver === 'sqlite' ? `dbpath = ${s.path}\n` : `hosts = inet:${s.host}:${s.port}\nuser = ${s.user}\npassword = ${s.password}\ndbname = ${s.dbname}\n`;
+  return `# hostplane's mail directory for Postfix, ${s.driver}: ${MAP_WHAT[map]}.
+${connect}query = ${query}
+`;
+}
+
+const MAP_WHAT: Record<PostfixMap, string> = {
+  domains: 'the domains it accepts mail for',
+  mailboxes: 'the active mailboxes',
+  aliases: 'forwards and forward_to (a mailbox that keeps a copy has a row to itself)',
+};

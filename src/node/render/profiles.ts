@@ -1,0 +1,116 @@
+// The two profiles of docs/decisions/0018-nodes-on-debian.md "One renderer, two profiles": the
+// facts of the local stack (deploy/local/up.sh: everything under <dir>, loopback ports from
+// port-base, no TLS) and of a Debian node (Debian's paths and units, standard ports, TLS).
+import type { MailFacts } from './facts.js';
+import type { PrivateInput, SystemInput } from './input.js';
+
+export type Profile = 'private' | 'system';
+
+/** The local stack: SMTP +10, IMAP +11, LMTP +12, doveadm +13, rspamd's milter +14 and controller +15. */
+export function privateFacts(i: PrivateInput): MailFacts {
+  const mail = `${i.dir}/mail`;
+  const at = (n: number) => ({ address: '127.0.0.1', port: i.portBase + n });
+  return {
+    root: i.dir,
+    name: i.name,
+    hostname: 'mail.hostplane.test',
+    postmaster: 'postmaster@mail.hostplane.test',
+    store: i.store,
+    tls: null,
+    apiUrl: i.apiUrl,
+    doveadmKey: i.doveadmKey,
+    mail: { user: 'mail', group: 'mail', uid: i.mailUid, gid: i.mailGid, home: `${mail}/vmail` },
+    dovecot: {
+      version: i.dovecotVersion,
+      instance: `hostplane-stack-${i.portBase}`,
+      baseDir: `${mail}/run`,
+      stateDir: `${mail}/state`,
+      logPath: `${mail}/dovecot.log`,
+      confDir: `${mail}/dovecot`,
+      listen: '127.0.0.1',
+      imap: i.portBase + 11,
+      imaps: null,
+      lmtp: at(12),
+      doveadm: at(13),
+      doveadmKeyFile: `${mail}/doveadm.key`,
+      policyHeaderFile: `${mail}/policy-header`,
+      // A test and development tool: failed logins answer at once, without anvil's growing penalty.
+      authFailureDelay: 0,
+      loginPenalty: false,
+    },
+    postfix: {
+      confDir: `${mail}/postfix`,
+      queueDir: `${mail}/spool`,
+      dataDir: `${mail}/data`,
+      log: { file: `${mail}/postfix.log`, prefix: mail },
+      inetInterfaces: 'loopback-only',
+      mynetworks: '127.0.0.0/8',
+      smtp: at(10),
+      outboundDns: false,
+    },
+    rspamd: i.rspamd && {
+      milter: at(14),
+      controller: at(15),
+      localConfDir: `${mail}/rspamd/local`,
+      // Tests see an antispam change within seconds; a node asks every 30 s.
+      mapWatchInterval: '1s',
+      hsCacheDir: i.rspamd.hsCacheDir,
+      instance: { topFile: `${mail}/rspamd/rspamd.conf`, logFile: `${mail}/rspamd/rspamd.log` },
+    },
+  };
+}
+
+/**
+ * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, LMTP on loopback 24, the doveadm HTTP
+ * API on 8080 (operator guide "What a mail server needs": reachable by hostplane's workers alone,
+ * by firewall), Debian's rspamd service (milter on localhost:11332), logs to the journal.
+ */
+export function systemFacts(i: SystemInput): MailFacts {
+  const p = i.root === '/' ? '' : i.root;
+  return {
+    root: i.root,
+    name: i.name,
+    hostname: i.hostname,
+    postmaster: i.postmaster,
+    store: i.store,
+    tls: i.tls,
+    apiUrl: i.apiUrl,
+    doveadmKey: i.doveadmKey,
+    mail: { user: 'vmail', group: 'vmail', uid: i.mailUid, gid: i.mailGid, home: `${p}/var/vmail` },
+    dovecot: {
+      version: i.dovecotVersion,
+      instance: 'dovecot',
+      baseDir: `${p}/run/dovecot`,
+      stateDir: `${p}/var/lib/dovecot`,
+      logPath: null,
+      confDir: `${p}/etc/dovecot`,
+      listen: '*, ::',
+      imap: 143,
+      imaps: 993,
+      lmtp: { address: '127.0.0.1', port: 24 },
+      doveadm: { address: '*, ::', port: 8080 },
+      doveadmKeyFile: `${p}/etc/dovecot/doveadm.key`,
+      policyHeaderFile: `${p}/etc/dovecot/hostplane-header`,
+      authFailureDelay: 2,
+      loginPenalty: true,
+    },
+    postfix: {
+      confDir: `${p}/etc/postfix`,
+      queueDir: `${p}/var/spool/postfix`,
+      dataDir: `${p}/var/lib/postfix`,
+      log: null,
+      inetInterfaces: 'all',
+      mynetworks: '127.0.0.0/8',
+      smtp: null,
+      outboundDns: true,
+    },
+    rspamd: {
+      milter: { address: '127.0.0.1', port: 11332 },
+      controller: { address: '127.0.0.1', port: 11334 },
+      localConfDir: `${p}/etc/rspamd`,
+      mapWatchInterval: '30s',
+      hsCacheDir: `${p}/var/lib/rspamd`,
+      instance: null,
+    },
+  };
+}

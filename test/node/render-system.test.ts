@@ -1,0 +1,150 @@
+// The system profile (docs/decisions/0018-nodes-on-debian.md "One renderer, two profiles"): a Debian
+// mail node's files under a temporary root, accepted by the daemons' own checks — doveconf (Debian
+// 12's Dovecot 2.3 here; 2.4 in a Debian 13 root filesystem), postfix check, rspamadm configtest
+// with Debian's /etc/rspamd/rspamd.conf — with TLS required for IMAP logins, STARTTLS on SMTP and
+// no login in clear. Needs root, dovecot-core, postfix and rspamd; skipped without, failed under
+// CI_REQUIRE_ALL=1.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requirable } from '../helpers/required.js';
+import { mailToolsMissing, renderCli, run } from '../helpers/mail-render.js';
+import { describeDovecot24, openTrixie, type Trixie } from '../helpers/trixie.js';
+
+const KEY = 'f00d'.repeat(8);
+
+/** A node's facts under `root`, with a certificate made for it. */
+async function nodeFacts(root: string, dovecotVersion: '2.3' | '2.4') {
+  fs.mkdirSync(`${root}/etc/ssl`, { recursive: true });
+  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=mx1.example.net', '-days', '30', '-keyout', `${root}/etc/ssl/mail.key`, '-out', `${root}/etc/ssl/mail.pem`]);
+  // What `node setup` makes before rendering: the doveadm key, Postfix's queue and data directories.
+  fs.mkdirSync(`${root}/etc/dovecot`, { recursive: true });
+  fs.writeFileSync(`${root}/etc/dovecot/doveadm.key`, KEY, { mode: 0o600 });
+  fs.mkdirSync(`${root}/var/spool/postfix`, { recursive: true });
+  fs.mkdirSync(`${root}/var/lib/postfix`, { recursive: true });
+  fs.mkdirSync(`${root}/var/lib/rspamd`, { recursive: true });
+  return {
+    root,
+    name: 'mx1',
+    hostname: 'mx1.example.net',
+    apiUrl: 'https://api.example.net',
+    doveadmKey: KEY,
+    store: { driver: 'pgsql', host: 'db.internal', port: 5432, dbname: 'hostplane', user: 'hostplane_mail', password: 'pw"1 x', schema: 'public' },
+    mailUid: 5000,
+    mailGid: 5000,
+    dovecotVersion,
+    tls: { cert: `${root}/etc/ssl/mail.pem`, key: `${root}/etc/ssl/mail.key` },
+  };
+}
+
+/** The value of one setting as doveconf reads the file. */
+const dovecotSetting = async (conf: string, name: string) => (await run('doveconf', ['-c', conf, '-h', name])).trim();
+
+requirable(mailToolsMissing())('node render --profile system: a Debian mail node', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-render-'));
+    await renderCli('system', await nodeFacts(root, '2.3'), root, path.join(os.tmpdir(), `${path.basename(root)}.json`));
+  }, 60_000);
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("Debian's layout: /etc/dovecot, /etc/postfix, /etc/rspamd's LOCAL_CONFDIR files, no private rspamd", () => {
+    const files = (d: string) => fs.readdirSync(path.join(root, d), { recursive: true }).map(String).sort();
+    expect(files('etc/dovecot')).toEqual(['dict-sieve.conf.ext', 'doveadm.key', 'dovecot.conf', 'hostplane-header', 'sql-app.conf.ext', 'sql.conf.ext']);
+    expect(files('etc/postfix')).toEqual(['main.cf', 'master.cf', 'pgsql-aliases.cf', 'pgsql-domains.cf', 'pgsql-mailboxes.cf']);
+    expect(files('etc/rspamd')).toEqual(['override.d', 'override.d/options.inc', 'rspamd.conf.override']);
+  });
+
+  it('Dovecot 2.3 accepts it: TLS required (STARTTLS on 143, imaps on 993), no login in clear, LMTP on loopback 24, doveadm on 8080', async () => {
+    const conf = `${root}/etc/dovecot/dovecot.conf`;
+    const n = await run('doveconf', ['-n', '-c', conf]);
+    expect(await dovecotSetting(conf, 'ssl')).toBe('required');
+    expect(await dovecotSetting(conf, 'disable_plaintext_auth')).toBe('yes');
+    expect(n).toContain(`ssl_cert = <${root}/etc/ssl/mail.pem`);
+    expect(n).toMatch(/inet_listener imap \{\n\s+address = \*, ::\n\s+port = 143\n/);
+    expect(n).toMatch(/inet_listener imaps \{\n\s+port = 993\n/);
+    expect(n).toMatch(/inet_listener lmtp \{\n\s+address = 127\.0\.0\.1\n\s+port = 24\n/);
+    expect(n).toMatch(/inet_listener http \{\n\s+address = \*, ::\n\s+port = 8080\n/);
+    expect(n).toContain('mail_uid = vmail');
+    expect(n).toContain(`mail_home = ${root}/var/vmail/%d/%n`);
+  });
+
+  it('Postfix accepts it (postfix check): STARTTLS with the certificate on port 25, AUTH never in clear, mail to rspamd', async () => {
+    await run('postfix', ['-c', `${root}/etc/postfix`, 'check']);
+    const n = (await run('postconf', ['-n', '-c', `${root}/etc/postfix`])).split('\n');
+    expect(n).toEqual(
+      expect.arrayContaining([
+        'smtpd_tls_security_level = may',
+        `smtpd_tls_cert_file = ${root}/etc/ssl/mail.pem`,
+        `smtpd_tls_key_file = ${root}/etc/ssl/mail.key`,
+        'smtpd_tls_auth_only = yes',
+        'inet_interfaces = all',
+        'myhostname = mx1.example.net',
+        'smtpd_milters = inet:127.0.0.1:11332',
+      ]),
+    );
+    expect(n.filter((l) => l.startsWith('smtp_dns_support_level') || l.startsWith('maillog_file'))).toEqual([]);
+    const master = await run('postconf', ['-M', '-c', `${root}/etc/postfix`]);
+    expect(master).toMatch(/^smtp +inet +n +- +n +- +- +smtpd$/m);
+  });
+
+  it("rspamd accepts it with Debian's rspamd.conf: the settings map of mx1, reject at 15, maps asked every 30 s", async () => {
+    const vars = [`--var=LOCAL_CONFDIR=${root}/etc/rspamd`, `--var=DBDIR=${root}/var/lib/rspamd`];
+    expect(await run('rspamadm', [...vars, 'configtest', '-c', '/etc/rspamd/rspamd.conf'])).toContain('syntax OK');
+    const dump = JSON.parse(await run('rspamadm', [...vars, 'configdump', '-C', '-c', '/etc/rspamd/rspamd.conf']));
+    expect(dump.settings).toMatch(/^https:\/\/mx1:[0-9a-f]{64}@api\.example\.net\/internal\/rspamd-settings$/);
+    expect(dump.actions.reject).toBe(15);
+    expect(dump.options.map_watch_interval).toBe(30);
+  });
+});
+
+describeDovecot24('node render, Dovecot 2.4 (Debian 13)', () => {
+  let tmp: string;
+  let trixie: Trixie;
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-render-'));
+    trixie = await openTrixie();
+  }, 180_000);
+  afterAll(() => {
+    trixie?.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  it('system: doveconf 2.4 accepts it; TLS required with the certificate, no login in clear, the SQL in dovecot.conf', async () => {
+    const root = path.join(tmp, 'system');
+    await renderCli('system', await nodeFacts(root, '2.4'), root, path.join(tmp, 'system.json'));
+    const conf = `${root}/etc/dovecot/dovecot.conf`;
+    expect(fs.readdirSync(`${root}/etc/dovecot`).sort()).toEqual(['doveadm.key', 'dovecot.conf']);
+    const n = await trixie.doveconf(conf);
+    expect(n).toMatch(/^# 2\.4\./);
+    expect(n).toContain('ssl = required');
+    expect(n).toMatch(/ssl_server \{\n\s+cert_file = .*\/etc\/ssl\/mail\.pem\n\s+key_file = .*\/etc\/ssl\/mail\.key\n/);
+    expect((await trixie.doveconf(conf, ['-h', 'auth_allow_cleartext'])).trim()).toBe('no');
+    expect(n).toMatch(/inet_listener imaps \{\n\s+port = 993\n/);
+    expect(n).toContain('password = pw"1 x');
+    expect(n).toContain("quota_bytes || 'B' AS quota_storage_size");
+  }, 60_000);
+
+  it.for(['pgsql', 'sqlite'] as const)('private on %s: doveconf 2.4 accepts the local stack; no TLS, logins in clear on loopback', { timeout: 60_000 }, async (driver, { skip }) => {
+    // The lab's repository has only the PostgreSQL driver.
+    if (driver === 'sqlite' && !trixie.sqlite) skip('no dovecot-sqlite in that root filesystem');
+    const dir = path.join(tmp, `private-${driver}`);
+    fs.mkdirSync(dir);
+    const store = driver === 'sqlite' ? { driver, path: `${dir}/store.db` } : { driver, host: '127.0.0.1', port: 5432, dbname: 'test', user: 'reader', password: 'x', schema: 's 1' };
+    const input = { dir, portBase: 47200, name: 'local', apiUrl: 'http://127.0.0.1:8080', doveadmKey: KEY, store, mailUid: 8, mailGid: 8, dovecotVersion: '2.4', rspamd: null };
+    await renderCli('private', input, dir, path.join(tmp, `private-${driver}.json`));
+    const conf = `${dir}/mail/dovecot/dovecot.conf`;
+    const n = await trixie.doveconf(conf);
+    expect(n).toContain('ssl = no');
+    expect((await trixie.doveconf(conf, ['-h', 'auth_allow_cleartext'])).trim()).toBe('yes');
+    expect(n).toMatch(/inet_listener imap \{\n\s+port = 47211\n\s+listen = 127\.0\.0\.1\n/);
+    if (driver === 'sqlite') {
+      expect(n).toContain(`sqlite_path = ${dir}/store.db`);
+      expect(n).toMatch(/service auth-worker \{\n\s+user = root\n/);
+    } else {
+      expect(n).toContain('sql_table = "s 1".mail_sieve');
+      expect(n).toMatch(/service auth-worker \{\n\s+user = \$SET:default_internal_user\n/);
+    }
+  });
+});
