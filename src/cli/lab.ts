@@ -22,6 +22,17 @@ export function labCommand(io: CliIo): Command {
   return new Command('lab')
     .description('boot Debian 13 hosts (api, web, mail, db) and a client on a private network in 198.18.0.0/24 (root; debootstrap, systemd-nspawn)')
     .addCommand(
+      new Command('cache')
+        .description('build or complete the cache in /var/cache/hostplane-lab (root filesystem, package repository) without booting anything')
+        .action(() =>
+          asCliError(async () => {
+            const log = (line: string) => void io.stderr.write(`lab: ${line}\n`);
+            const { ensureRootfs, ensureRepo } = await import('../lab/cache.js');
+            out.text(`${await ensureRepo(await ensureRootfs(log), log)}\n`);
+          }),
+        ),
+    )
+    .addCommand(
       new Command('up')
         .description('build the cache in /var/cache/hostplane-lab if missing, then boot the lab; writes <dir>/lab.json and <dir>/state.json')
         .argument('<dir>', 'the lab directory (hosts\' changes, state, description)')

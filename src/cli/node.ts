@@ -2,10 +2,11 @@
 // `node render` writes a mail node's configuration files from a facts file, in the private profile
 // (the local stack: deploy/local/up.sh calls it) or the system profile (a Debian node).
 import fs from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError, output, type CliIo } from './context.js';
 import { FactsError, mailFiles, privateFacts, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
-import { writeFiles } from '../node/write-files.js';
+import { placeFiles } from '../node/files.js';
 
 function parseProfile(value: string): Profile {
   if (value !== 'private' && value !== 'system') throw new InvalidArgumentError('must be private (the local stack) or system (a Debian node).');
@@ -31,14 +32,16 @@ export function nodeCommand(io: CliIo): Command {
   );
 }
 
-function render(io: CliIo, o: RenderOptions): void {
+async function render(io: CliIo, o: RenderOptions): Promise<void> {
   const facts = readFacts(o);
   if (!fs.statSync(o.out, { throwIfNoEntry: false })?.isDirectory()) {
     throw new CliError(`--out: ${o.out} is not a directory; create it first.`, 'invalid_input', 2);
   }
+  const files = mailFiles(facts, o.profile);
   let written;
   try {
-    written = writeFiles(o.out, mailFiles(facts, o.profile));
+    const placed = await placeFiles(files.map((f) => ({ ...f, path: path.join(o.out, f.path) })));
+    written = files.map((f, i) => ({ path: f.path, mode: f.mode, group: f.group, changed: placed[i] === 'written' }));
   } catch (err) {
     throw new CliError(`could not write the files under ${o.out}: ${(err as Error).message}`);
   }

@@ -23,6 +23,8 @@ export const ROLE_PACKAGES = [
   'dovecot-lmtpd',
   'dovecot-sieve',
   'dovecot-pgsql',
+  // the renderer's tests check the local stack's SQLite profile with Debian 13's Dovecot too
+  'dovecot-sqlite',
   'postfix',
   'postfix-pgsql',
   'rspamd',

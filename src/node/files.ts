@@ -10,7 +10,7 @@ export interface NodeFile {
   path: string;
   text: string;
   mode: number;
-  /** Owner and group by name; root's when absent. */
+  /** Owner and group by name; this process's own when absent. */
   owner?: string;
   group?: string;
   /** The daemon's check of a candidate; it throws with the daemon's words when it refuses it. */
@@ -18,6 +18,14 @@ export interface NodeFile {
 }
 
 export type Placed = 'unchanged' | 'written';
+
+/** Places every file, or none when an owner or group is missing (all looked up before the first write). */
+export async function placeFiles(files: NodeFile[]): Promise<Placed[]> {
+  const ids = await Promise.all(files.map((f) => idsOf(f.owner, f.group)));
+  const placed: Placed[] = [];
+  for (const [i, f] of files.entries()) placed.push(await placeFile(f, ids[i]));
+  return placed;
+}
 
 /** A rendered file its daemon refused; the running file was kept. */
 export class RefusedFile extends Error {
@@ -29,8 +37,8 @@ export class RefusedFile extends Error {
   }
 }
 
-export async function placeFile(f: NodeFile): Promise<Placed> {
-  const ids = await idsOf(f.owner, f.group);
+export async function placeFile(f: NodeFile, known?: { uid: number; gid: number }): Promise<Placed> {
+  const ids = known ?? (await idsOf(f.owner, f.group));
   const now = await fs.stat(f.path).catch(() => null);
   if (now && (await fs.readFile(f.path, 'utf8')) === f.text && (now.mode & 0o7777) === f.mode && now.uid === ids.uid && now.gid === ids.gid) {
     return 'unchanged';
@@ -64,8 +72,8 @@ export function commandCheck(command: string, args: string[]): (candidate: strin
 }
 
 async function idsOf(owner?: string, group?: string): Promise<{ uid: number; gid: number }> {
-  const uid = owner ? await lookupId('passwd', owner) : 0;
-  const gid = group ? await lookupId('group', group) : 0;
+  const uid = owner ? await lookupId('passwd', owner) : process.getuid!();
+  const gid = group ? await lookupId('group', group) : process.getgid!();
   return { uid, gid };
 }
 

@@ -15,7 +15,7 @@ import { requirable } from './required.js';
 const LAB = '/var/cache/hostplane-lab';
 const LAB_ROOT = `${LAB}/rootfs/trixie`;
 const LAB_REPO = `${LAB}/repo/trixie`;
-const PACKAGES = ['dovecot-core', 'dovecot-imapd', 'dovecot-lmtpd', 'dovecot-pgsql', 'dovecot-sieve'];
+const PACKAGES = ['dovecot-core', 'dovecot-imapd', 'dovecot-lmtpd', 'dovecot-pgsql', 'dovecot-sqlite', 'dovecot-sieve'];
 
 
 type Source = { root: string } | { lower: string; repo: string };
@@ -52,7 +52,7 @@ export interface Trixie {
   doveconf(conf: string, args?: string[]): Promise<string>;
   /** Starts `<command…>` in the root (with /proc), in the foreground: the child's pid is the command's. */
   start(command: string[]): ChildProcess;
-  /** Whether dovecot-sqlite is installed (the lab's repository has only the PostgreSQL driver). */
+  /** Whether dovecot-sqlite is installed (a root given by HOSTPLANE_TRIXIE_ROOT may lack it). */
   sqlite: boolean;
   close(): void;
 }
