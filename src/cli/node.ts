@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { CliError, output, type CliIo } from './context.js';
 import { FactsError, mailFiles, privateFacts, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
 import { placeFiles } from '../node/files.js';
+import { parseRoles, ROLES } from '../node/roles.js';
 
 function parseProfile(value: string): Profile {
   if (value !== 'private' && value !== 'system') throw new InvalidArgumentError('must be private (the local stack) or system (a Debian node).');
@@ -21,7 +22,7 @@ interface RenderOptions {
 }
 
 export function nodeCommand(io: CliIo): Command {
-  return new Command('node').description("set up this host as a hosting node (docs/decisions/0018-nodes-on-debian.md)").addCommand(
+  return new Command('node').description("set up this host as a hosting node (docs/decisions/0018-nodes-on-debian.md)").addCommand(setupCommand(io)).addCommand(
     new Command('render')
       .description("write a mail node's Dovecot, Postfix and rspamd files from a facts file (JSON), with their modes and groups")
       .requiredOption('--profile <profile>', 'private (the local stack, loopback ports, no TLS) or system (Debian paths, standard ports, TLS)', parseProfile)
@@ -30,6 +31,31 @@ export function nodeCommand(io: CliIo): Command {
       .option('--json', 'print [{"path":…,"mode":…,"group":…,"changed":…}, …]')
       .action((o: RenderOptions) => render(io, o)),
   );
+}
+
+interface SetupCliOptions {
+  roles: string;
+  name: string;
+  store?: string;
+}
+
+function setupCommand(io: CliIo): Command {
+  return new Command('setup')
+    .description('make this Debian 13 host a node of the given roles: install, configure, start and register; run again to converge or upgrade (root)')
+    .requiredOption('--roles <roles>', `comma-separated: ${ROLES.join(', ')}`)
+    .requiredOption('--name <fqdn>', "this host's full domain name, e.g. db1.example.net; its first label is its name in hostplane")
+    .option('--store <url>', 'postgres://… of the api node (required without the api role)')
+    .action(async (o: SetupCliOptions) => {
+      const parsed = parseRoles(o.roles);
+      if ('unknown' in parsed) throw new CliError(`--roles: ${parsed.unknown.join(', ')} is not a role (roles: ${ROLES.join(', ')})`, 'invalid_input', 2);
+      const { nodeSetup, SetupRefused } = await import('../node/setup.js');
+      try {
+        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store }, (line) => void io.stderr.write(`node setup: ${line}\n`));
+      } catch (err) {
+        if (err instanceof SetupRefused) throw new CliError(err.message, 'refused');
+        throw new CliError(err instanceof Error ? err.message : String(err), 'setup_failed');
+      }
+    });
 }
 
 async function render(io: CliIo, o: RenderOptions): Promise<void> {
