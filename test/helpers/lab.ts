@@ -1,0 +1,44 @@
+// A lab for a test file (decision 0018 "The lab"): booted before its tests, taken down after them,
+// whatever they did. `const lab = useLab()`, then `await lab.sh('db', 'hostplane --version')`.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { inHost } from '../../src/lab/hosts.js';
+import { names } from '../../src/lab/plan.js';
+import { children } from '../../src/lab/proc.js';
+import type { LabState } from '../../src/lab/state.js';
+import { runCli } from './cli.js';
+
+export type LabHost = 'api' | 'web' | 'mail' | 'db';
+
+export interface Lab {
+  dir: string;
+  /** `sh -c <script>` as root inside a host: its exit code and output. */
+  sh(host: LabHost, script: string, timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** A command of this machine run in the lab's client namespace (the "internet"). */
+  client(cmd: string, args: string[]): { code: number | null; stdout: string; stderr: string };
+}
+
+export function useLab(): Lab {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-lab-'));
+  let state: LabState;
+  beforeAll(async () => {
+    const up = await runCli(['lab', 'up', dir], {});
+    expect(up.code, up.stderr).toBe(0);
+    state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as LabState;
+  }, 900_000);
+  afterAll(async () => {
+    if (fs.existsSync(path.join(dir, 'state.json'))) await runCli(['lab', 'down', dir], {});
+    fs.rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+  return {
+    dir,
+    sh: (host, script, timeoutMs = 600_000) => inHost(children(state.procs[host].pid)[0], ['sh', '-c', script], { timeoutMs }),
+    client: (cmd, args) => {
+      const r = spawnSync('ip', ['netns', 'exec', names(dir).clientNetns, cmd, ...args], { encoding: 'utf8', timeout: 60_000 });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    },
+  };
+}
