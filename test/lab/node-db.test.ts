@@ -17,6 +17,7 @@ requirable(preflight())('node setup --roles db in the lab', () => {
   it('prepares the store on the api host (PostgreSQL on the lab network, migrated)', async () => {
     const r = await lab.sh('api', [
       'set -e',
+      'apt-get update -qq',
       'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null',
       'conf=$(ls -d /etc/postgresql/*/main)',
       `echo "listen_addresses = '*'" > $conf/conf.d/lab.conf`,
