@@ -79,12 +79,22 @@ export function bootHost(state: LabState, n: Names, host: HostPlan): ProcRef {
 /** The container's PID 1 as this machine sees it: nspawn's child, once it has one. */
 async function leader(nspawn: ProcRef, until: number, host: string): Promise<number> {
   for (;;) {
-    const [pid] = children(nspawn.pid);
+    // nspawn forks an intermediate child first, which exits once the container's init runs: wait
+    // for init itself (systemd), or nsenter would aim at a process about to vanish.
+    const pid = children(nspawn.pid).find((p) => comm(p) === 'systemd');
     if (pid) return pid;
     if (Date.now() > until) throw new LabError(`${host}: systemd-nspawn started no container (see its console.log)`);
     await sleep(100);
   }
 }
+
+const comm = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
 
 /** Runs a command inside a running host (all of its namespaces and its root). */
 export function inHost(leaderPid: number, cmd: string[], opts: { timeoutMs?: number; input?: string } = {}) {
@@ -94,8 +104,8 @@ export function inHost(leaderPid: number, cmd: string[], opts: { timeoutMs?: num
 /** Waits until systemd in the host says it is up ("running", or "degraded": a unit failed). */
 export async function waitBooted(nspawn: ProcRef, host: string, timeoutMs: number): Promise<number> {
   const until = Date.now() + timeoutMs;
-  const pid = await leader(nspawn, until, host);
   for (;;) {
+    const pid = await leader(nspawn, until, host);
     const r = await inHost(pid, ['systemctl', 'is-system-running', '--wait'], { timeoutMs: Math.max(1000, until - Date.now()) });
     const answer = r.stdout.trim();
     if (answer === 'running' || answer === 'degraded') return pid;
