@@ -71,6 +71,8 @@ requirable(preflight())('node setup --roles db in the lab', () => {
     const r = await lab.sh('db', setup('db1.lab.test'));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('node setup: restarting mariadb.service: its configuration changed\n');
-    expect(login().code).toBe(0);
+    const again = login();
+    expect(again.code, again.stderr).toBe(0);
+    expect((await lab.sh('db', 'mariadb -N -e "select @@skip_name_resolve"')).stdout.trim()).toBe('1');
   }, 300_000);
 });
