@@ -2,6 +2,7 @@
 // prints no EBADENGINE warning — npm warns when a locked package's `engines.node` does not admit
 // the running Node, so every package in the lock must admit it — and the licence package.json
 // names is the one the LICENSE file grants.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import semver from 'semver';
@@ -32,5 +33,14 @@ describe('installing hostplane', () => {
     expect(pkg.license).toBe('MIT');
     expect(read('LICENSE')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
     expect(read('LICENSE')).toContain('Permission is hereby granted, free of charge');
+  });
+
+  it('the package an operator installs ships the built command, its documents and deploy files, and no tests, benches or sources', () => {
+    const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' })) as [{ files: { path: string }[] }];
+    const files = pack.files.map((f) => f.path);
+    for (const needed of ['dist/main.js', 'docs/api-guide.md', 'deploy/systemd/hostplane-serve.service', 'deploy/local/up.sh', 'native/udp-batch/udp_batch.c', 'README.md', 'LICENSE']) {
+      expect(files).toContain(needed);
+    }
+    expect(files.filter((f) => /^(test|bench|src)\//.test(f))).toEqual([]);
   });
 });
