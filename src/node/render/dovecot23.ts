@@ -4,6 +4,7 @@
 // delivery: a change is live when hostplane commits it, nothing is pushed or reloaded.
 import { readersAsRoot, submissionHost, tablePrefix, type MailFacts } from './facts.js';
 import { sqlConnect, sqlQueries } from './dovecot-sql.js';
+import { dovecotServices } from './dovecot-services.js';
 
 export function dovecotConf23(f: MailFacts): string {
   const d = f.dovecot;
@@ -32,49 +33,7 @@ mail_home = ${f.mail.home}/%d/%n
 mail_location = maildir:~/Maildir
 mail_plugins = quota
 
-service imap-login {
-  inet_listener imap {
-    address = ${d.listen}
-    port = ${d.imap}
-  }
-  inet_listener imaps {
-    port = ${d.imaps ?? 0}
-  }
-}
-service pop3-login {
-  inet_listener pop3 {
-    port = 0
-  }
-  inet_listener pop3s {
-    port = 0
-  }
-}
-service submission-login {
-  inet_listener submission {
-    port = 0
-  }
-}
-service lmtp {
-  inet_listener lmtp {
-    address = ${d.lmtp.address}
-    port = ${d.lmtp.port}
-  }
-}
-service doveadm {
-  inet_listener http {
-    address = ${d.doveadm.address}
-    port = ${d.doveadm.port}
-  }
-}
-service auth-worker {
-  user = ${reader}
-}
-service anvil {
-  unix_listener anvil-auth-penalty {
-    mode = ${d.loginPenalty ? '0600' : '0'}
-  }
-}
-# HTTP clients send "Authorization: X-Dovecot-API <base64 of the key>".
+${dovecotServices(f, reader, 'address')}# HTTP clients send "Authorization: X-Dovecot-API <base64 of the key>".
 doveadm_api_key = <${d.doveadmKeyFile}
 
 # After each login Dovecot reports it to hostplane (fire and forget: it never delays or decides a

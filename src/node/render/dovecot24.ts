@@ -3,6 +3,7 @@
 // one file: the SQL connection and the queries are settings of dovecot.conf now.
 import { policyHeader, readersAsRoot, submissionHost, tablePrefix, type MailFacts } from './facts.js';
 import { sqlQueries } from './dovecot-sql.js';
+import { dovecotServices } from './dovecot-services.js';
 
 export function dovecotConf24(f: MailFacts): string {
   const d = f.dovecot;
@@ -41,49 +42,7 @@ namespace inbox {
   inbox = yes
 }
 
-service imap-login {
-  inet_listener imap {
-    listen = ${d.listen}
-    port = ${d.imap}
-  }
-  inet_listener imaps {
-    port = ${d.imaps ?? 0}
-  }
-}
-service pop3-login {
-  inet_listener pop3 {
-    port = 0
-  }
-  inet_listener pop3s {
-    port = 0
-  }
-}
-service submission-login {
-  inet_listener submission {
-    port = 0
-  }
-}
-service lmtp {
-  inet_listener lmtp {
-    listen = ${d.lmtp.address}
-    port = ${d.lmtp.port}
-  }
-}
-service doveadm {
-  inet_listener http {
-    listen = ${d.doveadm.address}
-    port = ${d.doveadm.port}
-  }
-}
-service auth-worker {
-  user = ${reader}
-}
-service anvil {
-  unix_listener anvil-auth-penalty {
-    mode = ${d.loginPenalty ? '0600' : '0'}
-  }
-}
-# HTTP clients send "Authorization: X-Dovecot-API <base64 of the key>". Inline: 2.4 reads "<file"
+${dovecotServices(f, reader, 'listen')}# HTTP clients send "Authorization: X-Dovecot-API <base64 of the key>". Inline: 2.4 reads "<file"
 # only for settings that are files, so this file is as secret as the key (mode 0640).
 doveadm_api_key = ${f.doveadmKey}
 
