@@ -3,10 +3,8 @@
 // a wrong file is refused naming every bad field before anything is written.
 import type { DovecotVersion, MailStore } from './facts.js';
 
-/** The local stack's facts (deploy/local/up.sh): everything else follows from dir and portBase. */
-export interface PrivateInput {
-  dir: string;
-  portBase: number;
+/** What every mail node's facts name: the server, the API, the store, the mail owner, Dovecot. */
+interface MailInput {
   name: string;
   apiUrl: string;
   doveadmKey: string;
@@ -14,23 +12,22 @@ export interface PrivateInput {
   mailUid: number;
   mailGid: number;
   dovecotVersion: DovecotVersion;
+}
+
+/** The local stack's facts (deploy/local/up.sh): everything else follows from dir and portBase. */
+export interface PrivateInput extends MailInput {
+  dir: string;
+  portBase: number;
   /** null: rspamd is not run (Postfix without a milter). */
   rspamd: { hsCacheDir: string } | null;
 }
 
 /** A Debian mail node's facts; the layout and ports are Debian's (profiles.ts). */
-export interface SystemInput {
+export interface SystemInput extends MailInput {
   /** / on a node; a prefix for every path of the layout in tests. */
   root: string;
-  name: string;
   hostname: string;
   postmaster: string;
-  apiUrl: string;
-  doveadmKey: string;
-  store: MailStore;
-  mailUid: number;
-  mailGid: number;
-  dovecotVersion: DovecotVersion;
   tls: { cert: string; key: string };
 }
 
