@@ -4,32 +4,14 @@
 // delivery: a change is live when hostplane commits it, nothing is pushed or reloaded.
 import { readersAsRoot, submissionHost, tablePrefix, type MailFacts } from './facts.js';
 import { sqlConnect, sqlQueries } from './dovecot-sql.js';
-import { dovecotServices } from './dovecot-services.js';
+import { dovecotBase, dovecotServices } from './dovecot-shared.js';
 
 export function dovecotConf23(f: MailFacts): string {
   const d = f.dovecot;
   const reader = readersAsRoot(f) ? 'root' : '$default_internal_user';
   return `# hostplane's Dovecot 2.3, rendered by \`hostplane node render\`. Keep the auth cache off
 # (Dovecot's default): a revoked password would keep working until its entry expires.
-protocols = imap lmtp
-listen = ${d.listen}
-base_dir = ${d.baseDir}
-state_dir = ${d.stateDir}
-instance_name = ${d.instance}
-${d.logPath === null ? '' : `log_path = ${d.logPath}\n`}${tls23(f)}auth_mechanisms = plain login
-auth_failure_delay = ${d.authFailureDelay === 0 ? '0' : `${d.authFailureDelay} secs`}
-auth_verbose = yes
-auth_verbose_passwords = no
-# Addresses are stored in lower case; the login name is lowered the same way.
-auth_username_format = %Lu
-# b+tag@example.com is b@example.com (Postfix's recipient_delimiter is the same).
-recipient_delimiter = +
-
-mail_uid = ${f.mail.user}
-mail_gid = ${f.mail.group}
-first_valid_uid = ${f.mail.uid}
-first_valid_gid = ${f.mail.gid}
-mail_home = ${f.mail.home}/%d/%n
+${dovecotBase(f, tls23(f), '%Lu')}mail_home = ${f.mail.home}/%d/%n
 mail_location = maildir:~/Maildir
 mail_plugins = quota
 

@@ -3,7 +3,7 @@
 // one file: the SQL connection and the queries are settings of dovecot.conf now.
 import { policyHeader, readersAsRoot, submissionHost, tablePrefix, type MailFacts } from './facts.js';
 import { sqlQueries } from './dovecot-sql.js';
-import { dovecotServices } from './dovecot-services.js';
+import { dovecotBase, dovecotServices } from './dovecot-shared.js';
 
 export function dovecotConf24(f: MailFacts): string {
   const d = f.dovecot;
@@ -14,25 +14,7 @@ export function dovecotConf24(f: MailFacts): string {
 dovecot_config_version = 2.4.0
 dovecot_storage_version = 2.4.0
 
-protocols = imap lmtp
-listen = ${d.listen}
-base_dir = ${d.baseDir}
-state_dir = ${d.stateDir}
-instance_name = ${d.instance}
-${d.logPath === null ? '' : `log_path = ${d.logPath}\n`}${tls24(f)}auth_mechanisms = plain login
-auth_failure_delay = ${d.authFailureDelay === 0 ? '0' : `${d.authFailureDelay} secs`}
-auth_verbose = yes
-auth_verbose_passwords = no
-# Addresses are stored in lower case; the login name is lowered the same way.
-auth_username_format = %{user | lower}
-# b+tag@example.com is b@example.com (Postfix's recipient_delimiter is the same).
-recipient_delimiter = +
-
-mail_uid = ${f.mail.user}
-mail_gid = ${f.mail.group}
-first_valid_uid = ${f.mail.uid}
-first_valid_gid = ${f.mail.gid}
-mail_home = ${f.mail.home}/%{user | domain}/%{user | username}
+${dovecotBase(f, tls24(f), '%{user | lower}')}mail_home = ${f.mail.home}/%{user | domain}/%{user | username}
 mail_driver = maildir
 mail_path = ~/Maildir
 mail_plugins {
