@@ -22,7 +22,7 @@ interface RenderOptions {
 }
 
 export function nodeCommand(io: CliIo): Command {
-  return new Command('node').description("set up this host as a hosting node (docs/decisions/0018-nodes-on-debian.md)").addCommand(setupCommand(io)).addCommand(
+  return new Command('node').description("set up this host as a hosting node (docs/decisions/0018-nodes-on-debian.md)").addCommand(setupCommand(io)).addCommand(certsCommand(io)).addCommand(
     new Command('render')
       .description("write a mail node's Dovecot, Postfix and rspamd files from a facts file (JSON), with their modes and groups")
       .requiredOption('--profile <profile>', 'private (the local stack, loopback ports, no TLS) or system (Debian paths, standard ports, TLS)', parseProfile)
@@ -37,6 +37,10 @@ interface SetupCliOptions {
   roles: string;
   name: string;
   store?: string;
+  acmeDirectory?: string;
+  acmeCaRoot?: string;
+  acmeEmail?: string;
+  set: string[];
 }
 
 function setupCommand(io: CliIo): Command {
@@ -45,15 +49,33 @@ function setupCommand(io: CliIo): Command {
     .requiredOption('--roles <roles>', `comma-separated: ${ROLES.join(', ')}`)
     .requiredOption('--name <fqdn>', "this host's full domain name, e.g. db1.example.net; its first label is its name in hostplane")
     .option('--store <url>', 'postgres://… of the api node (required without the api role)')
+    .option('--acme-directory <url>', "the ACME directory every certificate of the node comes from [Let's Encrypt]")
+    .option('--acme-ca-root <pem>', "PEM certificates the node trusts besides the system's: a private ACME CA's roots")
+    .option('--acme-email <address>', 'the ACME account contact [hostmaster@<the domain of --name>]')
+    .option('--set <NAME=value>', 'a setting written into /etc/hostplane/hostplane.env (repeatable; docs/operator-guide.md "Settings")', (v: string, all: string[]) => [...all, v], [])
     .action(async (o: SetupCliOptions) => {
       const parsed = parseRoles(o.roles);
       if ('unknown' in parsed) throw new CliError(`--roles: ${parsed.unknown.join(', ')} is not a role (roles: ${ROLES.join(', ')})`, 'invalid_input', 2);
       const { nodeSetup, SetupRefused } = await import('../node/setup.js');
       try {
-        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store }, (line) => void io.stderr.write(`node setup: ${line}\n`));
+        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store, acmeDirectory: o.acmeDirectory, acmeCaRoot: o.acmeCaRoot, acmeEmail: o.acmeEmail, set: o.set }, (line) => void io.stderr.write(`node setup: ${line}\n`));
       } catch (err) {
         if (err instanceof SetupRefused) throw new CliError(err.message, 'refused');
         throw new CliError(err instanceof Error ? err.message : String(err), 'setup_failed');
+      }
+    });
+}
+
+function certsCommand(io: CliIo): Command {
+  return new Command('certs')
+    .description("get or renew this node's own certificates as node setup planned them (/etc/hostplane/acme.json); what hostplane-certs.timer runs (root)")
+    .action(async () => {
+      const { renewFromPlan } = await import('../node/certs.js');
+      try {
+        const changed = await renewFromPlan((line) => void io.stderr.write(`node certs: ${line}\n`));
+        output(io.stdout).text(changed.length ? `Renewed: ${changed.join(', ')}\n` : 'No certificate needed renewing.\n');
+      } catch (err) {
+        throw new CliError(err instanceof Error ? err.message : String(err), 'certs_failed');
       }
     });
 }

@@ -7,12 +7,19 @@ export interface NodeContext {
   /** The host's full name (web1.example.net) and the first label, its name in the store (web1). */
   name: string;
   shortName: string;
-  /** The store every node registers in: postgres://… */
+  /** The store this node's processes use: loopback on the api node, else the api node's --store. */
   store: string;
+  /** The API's base URL (https://api.example.net). */
+  publicBaseUrl: string;
+  acme: { directory: string; email: string };
+  /** True when hostplane's own units or settings changed in this run: its processes restart. */
+  changed: boolean;
+  /** This node's own certificate (ACME, through lego), got once per run by the first role that needs it. */
+  certificate(): Promise<{ cert: string; key: string }>;
 }
 
 /** Runs `work` on the node's store, closed afterwards. */
-export async function withStore<T>(ctx: NodeContext, work: (store: Store) => Promise<T>): Promise<T> {
+export async function withStore<T>(ctx: Pick<NodeContext, 'store'>, work: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(ctx.store);
   try {
     return await work(store);

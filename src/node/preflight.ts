@@ -25,6 +25,13 @@ export interface SetupOptions {
   name: string;
   /** The store for a node without the api role: postgres://… as the api node printed it. */
   store?: string;
+  /** The ACME directory of every certificate (Let's Encrypt when absent). */
+  acmeDirectory?: string;
+  /** A file of PEM certificates the node trusts besides the system's (a private ACME CA). */
+  acmeCaRoot?: string;
+  acmeEmail?: string;
+  /** `NAME=value` settings written into hostplane.env. */
+  set?: string[];
 }
 
 export async function readHost(): Promise<HostFacts> {

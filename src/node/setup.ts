@@ -1,19 +1,28 @@
 // `hostplane node setup`: checks the host, installs what the roles need and applies each role
 // (docs/decisions/0018-nodes-on-debian.md "One command per node"). Every step converges, so a second
 // run changes nothing that is right.
+import fs from 'node:fs/promises';
+import { apiRole } from './roles/api.js';
 import { dbRole } from './roles/db.js';
-import { NEEDS, type Role } from './roles.js';
+import { dnsRole } from './roles/dns.js';
+import { CERT_USERS, NEEDS, type Role } from './roles.js';
 import { preflightProblems, readHost, type SetupOptions } from './preflight.js';
+import { certificatesFor, certFiles, LETS_ENCRYPT, trustRoots } from './certs.js';
+import { ENV_FILE, mergeEnv, parseSets, settingsProblems } from './env-file.js';
+import { placeFile } from './files.js';
+import { installUnits } from './units.js';
+import { storeUrls } from './postgres.js';
+import { API_UPSTREAM } from './roles/api.js';
 import { ensurePackages, type Log } from './system.js';
 import type { NodeContext } from './context.js';
 
 interface RoleSteps {
-  /** Runs after the role's packages (roles.ts) are installed. */
+  /** Runs after the role's packages (roles.ts), hostplane's units and settings are in place. */
   apply(ctx: NodeContext, log: Log): Promise<void>;
 }
 
 /** The roles built so far; the others are refused by name before anything changes. */
-const BUILT: Partial<Record<Role, RoleSteps>> = { db: dbRole };
+const BUILT: Partial<Record<Role, RoleSteps>> = { api: apiRole, dns: dnsRole, db: dbRole };
 
 /** The setup could not start; nothing was changed. */
 export class SetupRefused extends Error {
@@ -22,15 +31,65 @@ export class SetupRefused extends Error {
   }
 }
 
+/** The settings `node setup` owns in hostplane.env (the rest of the file is the operator's). */
+function ownedSettings(o: SetupOptions, storeUrl: string): Record<string, string> {
+  const api = o.roles.includes('api');
+  return {
+    DATABASE_URL: storeUrl,
+    // A node without the api role reaches the API where it reaches the store.
+    PUBLIC_BASE_URL: `https://${api ? o.name : new URL(o.store!).hostname}`,
+    ACME_DIRECTORY: o.acmeDirectory ?? LETS_ENCRYPT,
+    // Node's own list of CAs lacks a private root the system trusts (--acme-ca-root).
+    NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt',
+    ...(api ? { HOST: '127.0.0.1', PORT: API_UPSTREAM.split(':')[1], TRUST_PROXY: '127.0.0.1', REDIS_URL: 'redis://127.0.0.1:6379', DNS_LISTEN: 'off' } : {}),
+    ...(api && o.roles.includes('web') ? { WEB_API_UPSTREAM: API_UPSTREAM } : {}),
+  };
+}
+
 export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
   const notYet = o.roles.filter((r) => !BUILT[r]);
+  const sets = parseSets(o.set ?? []);
   const problems = [
     ...preflightProblems(await readHost(), o),
     ...(notYet.length ? [`the role${notYet.length > 1 ? 's' : ''} ${notYet.join(', ')} cannot be set up by this version yet (available: ${Object.keys(BUILT).join(', ')})`] : []),
+    ...sets.problems,
   ];
+  if (o.acmeCaRoot && !(await fs.readFile(o.acmeCaRoot, 'utf8').then((t) => t.includes('-----BEGIN CERTIFICATE-----'), () => false))) {
+    problems.push(`--acme-ca-root ${o.acmeCaRoot}: not a readable file of PEM certificates`);
+  }
+  if (!problems.length) problems.push(...settingsProblems({ ...ownedSettings(o, o.store ?? 'postgres://preview@localhost/hostplane'), ...sets.set }).map((p) => `the settings would not start hostplane: ${p}`));
   if (problems.length) throw new SetupRefused(problems);
-  const ctx: NodeContext = { roles: o.roles, name: o.name, shortName: o.name.split('.')[0], store: o.store! };
-  await ensurePackages([...new Set(o.roles.flatMap((r) => NEEDS[r].packages))], log);
+
+  const certUsers = o.roles.filter((r) => CERT_USERS[r]);
+  await ensurePackages([...new Set([...o.roles.flatMap((r) => NEEDS[r].packages), ...(certUsers.length ? ['lego', 'ssl-cert'] : [])])], log);
+  if (o.acmeCaRoot) await trustRoots(o.acmeCaRoot, log);
+  const unitsChanged = await installUnits();
+  const storeUrl = o.roles.includes('api') ? (await storeUrls(o.name)).local : o.store!;
+  const existing = await fs.readFile(ENV_FILE, 'utf8').catch(() => '');
+  const env = await placeFile({ path: ENV_FILE, text: mergeEnv(existing, ownedSettings(o, storeUrl), sets.set), mode: 0o600 });
+
+  let certificate: Promise<{ cert: string; key: string }> | null = null;
+  const acme = { directory: o.acmeDirectory ?? LETS_ENCRYPT, email: o.acmeEmail ?? `hostmaster@${o.name.split('.').slice(1).join('.')}` };
+  const ctx: NodeContext = {
+    roles: o.roles,
+    name: o.name,
+    shortName: o.name.split('.')[0],
+    store: storeUrl,
+    publicBaseUrl: ownedSettings(o, storeUrl).PUBLIC_BASE_URL,
+    acme,
+    changed: unitsChanged || env === 'written',
+    certificate: () =>
+      (certificate ??= certificatesFor(
+        {
+          ...acme,
+          // Where Caddy holds port 80 it serves lego's files; elsewhere lego listens itself.
+          method: o.roles.includes('api') || o.roles.includes('web') ? 'webroot' : 'standalone',
+          names: [o.name],
+          reload: certUsers.flatMap((r) => CERT_USERS[r]!),
+        },
+        log,
+      ).then(() => certFiles(o.name))),
+  };
   for (const role of o.roles) {
     log(`role ${role}`);
     await BUILT[role]!.apply(ctx, log);

@@ -7,6 +7,7 @@ import type { Store } from '../db/index.js';
 import { changeLogDnsDriver, type DnsDriver } from './dns/driver.js';
 import { mysqlDatabaseDriver, type DatabaseDriver } from './databases/driver.js';
 import { caddyWebDriver, type WebDriver } from './web/driver.js';
+import { NODE_ACME_WEBROOT } from './web/caddy-config.js';
 import { dovecotMailDriver, type MailDriver } from './mail/driver.js';
 
 /** Where a web server's Caddy asks whether a host may get a certificate (src/ops: GET /internal/tls-allowed). */
@@ -27,11 +28,12 @@ export const buildDnsDriver = ({ config, store }: { config: Pick<Config, 'dns'>;
   changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs, secondaryTimeoutMs: config.dns.secondaryTimeoutMs });
 
 /** `const drivers = buildDrivers({ config, store })` … `await closeDrivers(drivers)`. */
-export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer'>; store: Store }): Drivers {
+export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer' | 'acmeDirectory' | 'webApiUpstream'>; store: Store }): Drivers {
+  const apiFront = config.webApiUpstream ? { host: new URL(config.publicBaseUrl).hostname, upstream: config.webApiUpstream, acmeWebroot: NODE_ACME_WEBROOT } : null;
   return {
     dns: buildDnsDriver({ config, store }),
     databases: mysqlDatabaseDriver(),
-    web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer }),
+    web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer, acmeDirectory: config.acmeDirectory, apiFront }),
     mail: dovecotMailDriver(),
   };
 }

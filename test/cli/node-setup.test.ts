@@ -27,7 +27,7 @@ describe.skipIf(!DEBIAN_12)('hostplane node setup, refused (on Debian 12)', () =
         '  - this is Debian GNU/Linux 12 (bookworm): hostplane node setup runs on Debian 13 (trixie)\n' +
         '  - --name "web1" is not the host\'s full domain name (e.g. web1.example.net)\n' +
         '  - --store is required without the api role: the postgres://… URL the api node printed\n' +
-        '  - the roles web, mail cannot be set up by this version yet (available: db)\n',
+        '  - the roles web, mail cannot be set up by this version yet (available: api, dns, db)\n',
     );
   });
 

@@ -10,6 +10,22 @@ export interface CaddyConfigOptions {
   askUrl: string | null;
   /** Certificates from Caddy's own CA (tests, closed networks) or from ACME (production). */
   tls: 'internal' | 'acme';
+  /** The ACME directory of `tls: 'acme'`; null: Caddy's default (Let's Encrypt). */
+  acmeDirectory?: string | null;
+  /** The API's site, when this Caddy also fronts the API (decision 0018 "One Caddy per host"). */
+  apiFront?: ApiFront | null;
+}
+
+/** Where a node's lego writes its HTTP-01 files (decision 0018 "TLS from ACME"); Caddy serves them. */
+export const NODE_ACME_WEBROOT = '/var/lib/hostplane-acme/webroot';
+
+export interface ApiFront {
+  /** PUBLIC_BASE_URL's host name, e.g. api.example.net. */
+  host: string;
+  /** Where the API listens on this host, e.g. 127.0.0.1:8080. */
+  upstream: string;
+  /** lego's HTTP-01 files for the node's own certificates (PostgreSQL's, …), served on port 80. */
+  acmeWebroot: string;
 }
 
 /** Where redirect_to_https sends `host`: `https://host`, with the HTTPS port when it is not 443. */
@@ -110,6 +126,19 @@ function siteHandlers(site: Exclude<SiteSpec, { kind: 'email' }>): object[] {
 }
 
 /**
+ * The API's routes: on HTTP, ACME's HTTP-01 files then a redirect to HTTPS; on HTTPS, the API
+ * (Caddy adds X-Forwarded-For, which TRUST_PROXY lets the API read).
+ */
+function apiRoutes(front: ApiFront) {
+  const match = [{ host: [front.host] }];
+  const challenge = { match: [{ path: ['/.well-known/acme-challenge/*'] }], handle: [{ handler: 'file_server', root: literalPath(front.acmeWebroot) }] };
+  return {
+    http: { '@id': 'hp-api', match, handle: [{ handler: 'subroute', routes: [challenge, { handle: [redirect(301, `https://${front.host}{http.request.uri}`)] }] }], terminal: true },
+    https: { '@id': 'hps-api', match, handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: front.upstream }] }], terminal: true },
+  };
+}
+
+/**
  * The whole config: `caddyConfig(server, sites, { askUrl: 'http://127.0.0.1:8080/internal/tls-allowed', tls: 'acme' })`.
  * Sites of kind `email` get no route. Routes are ordered by host, then id, so the same sites in
  * any order give byte-identical JSON. Throws when two sites share an id (Caddy would refuse the
@@ -135,12 +164,13 @@ export function caddyConfig(server: WebServerConn, sites: SiteSpec[], opts: Cadd
     terminal: true,
   });
   const catchAll = { handle: [NOT_FOUND], terminal: true };
+  const api = opts.apiFront ? apiRoutes(opts.apiFront) : null;
 
   const servers: Record<string, object> = {
     hp: {
       listen: [server.httpListen],
       automatic_https: { disable: true },
-      routes: [...served.map((s) => route('hp', s, s.https ? [toHttps(s.host)] : siteHandlers(s))), catchAll],
+      routes: [...(api ? [api.http] : []), ...served.map((s) => route('hp', s, s.https ? [toHttps(s.host)] : siteHandlers(s))), catchAll],
     },
   };
   const apps: Record<string, object> = { http: { servers } };
@@ -149,11 +179,14 @@ export function caddyConfig(server: WebServerConn, sites: SiteSpec[], opts: Cadd
       listen: [server.httpsListen],
       automatic_https: { disable: true },
       tls_connection_policies: [{}],
-      routes: [...served.map((s) => route('hps', s, siteHandlers(s))), catchAll],
+      routes: [...(api ? [api.https] : []), ...served.map((s) => route('hps', s, siteHandlers(s))), catchAll],
     };
+    const issuer = opts.tls === 'internal' ? { module: 'internal' } : { module: 'acme', ...(opts.acmeDirectory ? { ca: opts.acmeDirectory } : {}) };
     apps.tls = {
+      // The API's name gets its certificate at start, the sites' names at their first handshake.
+      ...(opts.apiFront ? { certificates: { automate: [opts.apiFront.host] } } : {}),
       automation: {
-        policies: [{ on_demand: true, issuers: [{ module: opts.tls === 'internal' ? 'internal' : 'acme' }] }],
+        policies: [...(opts.apiFront ? [{ subjects: [opts.apiFront.host], issuers: [issuer] }] : []), { on_demand: true, issuers: [issuer] }],
         ...(opts.askUrl === null ? {} : { on_demand: { ask: opts.askUrl } }),
       },
     };

@@ -3,7 +3,7 @@
 // loaded only when it differs, bursts coalesced), PHP-FPM pools per (Linux user, version), the
 // webspace directories, and the probe that tells whether the web server answers a host as
 // configured. One Caddy client and one PHP-FPM supervisor per web server, made on first use.
-import { caddyConfig } from './caddy-config.js';
+import { caddyConfig, type ApiFront } from './caddy-config.js';
 import { CaddyClient } from './caddy-client.js';
 import { PhpFpmSupervisor } from './php-fpm.js';
 import { PhpFpmRegistry } from './php-fpm-registry.js';
@@ -16,6 +16,10 @@ export interface WebDriverOptions {
   askUrl: string | null;
   /** Certificates for on-demand TLS: Let's Encrypt & co. (`acme`) or Caddy's own CA (`internal`, tests). */
   tls: 'acme' | 'internal';
+  /** The ACME directory of `acme`; null: Let's Encrypt. */
+  acmeDirectory?: string | null;
+  /** The API's site, when the web servers of this process also front the API (WEB_API_UPSTREAM). */
+  apiFront?: ApiFront | null;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
 }
 
@@ -58,7 +62,7 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
   };
   return {
     apply: (server, sites) => {
-      const config = (list: SiteSpec[]) => caddyConfig(server, list, { askUrl: opts.askUrl, tls: opts.tls });
+      const config = (list: SiteSpec[]) => caddyConfig(server, list, opts);
       return caddy(server).ensure(typeof sites === 'function' ? async () => config(await sites()) : config(sites));
     },
     ensurePool: (server, user, version) => php(server).ensurePool(user, version),

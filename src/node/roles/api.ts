@@ -1,0 +1,30 @@
+// The api role (decision 0018 "One command per node"): the store (PostgreSQL) and the shared
+// limiter (Redis) on this host, the schema migrated, `hostplane serve` on loopback behind Caddy,
+// which gets the API's certificate from ACME; PostgreSQL then serves the node's own ACME
+// certificate to the other nodes. Prints the --store URL they take.
+import { migrate } from '../../db/migrate.js';
+import { NODE_ACME_WEBROOT } from '../../provisioning/web/caddy-config.js';
+import { ensureCaddy } from '../caddy.js';
+import { withStore, type NodeContext } from '../context.js';
+import { ensureStore, storeUrls } from '../postgres.js';
+import { enableUnit, type Log } from '../system.js';
+
+export const API_UPSTREAM = '127.0.0.1:8080';
+
+export const apiRole = {
+  async apply(ctx: NodeContext, log: Log): Promise<void> {
+    await ensureStore({ tlsFor: null }, log);
+    const applied = await withStore(ctx, (store) => migrate(store));
+    if (applied.length) log(`migrated the store: ${applied.join(', ')}`);
+    await enableUnit('redis-server.service', false, log);
+    await enableUnit('hostplane-serve.service', ctx.changed, log);
+    await ensureCaddy(
+      { name: ctx.shortName, publicBaseUrl: ctx.publicBaseUrl, acmeDirectory: ctx.acme.directory, apiFront: { host: ctx.name, upstream: API_UPSTREAM, acmeWebroot: NODE_ACME_WEBROOT } },
+      log,
+    );
+    // Caddy serves lego's HTTP-01 files: the certificate comes after Caddy, PostgreSQL's TLS after it.
+    await ctx.certificate();
+    await ensureStore({ tlsFor: ctx.name }, log);
+    log(`the other nodes take: --store '${(await storeUrls(ctx.name)).nodes}'`);
+  },
+};
