@@ -58,6 +58,7 @@ const SETTINGS = {
   WEB_TLS_ISSUER: OneOf(['acme', 'internal'], "who issues the web servers' on-demand certificates: acme (Let's Encrypt) or internal (Caddy's own CA, for tests) [acme]"),
   ACME_DIRECTORY: Str("the ACME directory of the web servers' certificates with WEB_TLS_ISSUER=acme [Let's Encrypt's]", { pattern: '^https://[^\\s]+$' }),
   WEB_API_UPSTREAM: Str("host:port of this host's API, which the web server's Caddy then also serves at PUBLIC_BASE_URL's host (one Caddy for sites and API) [none]", { pattern: '^[^\\s/]+:[0-9]{1,5}$' }),
+  WEB_CREATE_USERS: OneOf(['on', 'off'], "the web worker, as root, creates a package's Linux user when it is missing (a web node) [off]"),
   DEMO_DATA: OneOf(['auto', 'on', 'off'], 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]'),
   DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
 };
@@ -108,6 +109,8 @@ export interface Config {
   acmeDirectory: string | null;
   /** WEB_API_UPSTREAM: the API this host's web server also fronts; null: none. */
   webApiUpstream: string | null;
+  /** WEB_CREATE_USERS=on. */
+  webCreateUsers: boolean;
   /** A server the demo dataset registers as the default of its type and version, or null. */
   demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
@@ -230,6 +233,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webTlsIssuer: e.WEB_TLS_ISSUER ?? 'acme',
     acmeDirectory: e.ACME_DIRECTORY ?? null,
     webApiUpstream: e.WEB_API_UPSTREAM ?? null,
+    webCreateUsers: e.WEB_CREATE_USERS === 'on',
     demoMariadbUrl: e.DEMO_MARIADB_URL ?? null,
     jobs: {
       concurrency: positive('JOB_CONCURRENCY', num(e.JOB_CONCURRENCY, 4)),

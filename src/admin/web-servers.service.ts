@@ -48,7 +48,8 @@ export type WebServerView = {
 };
 
 const NAME = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
-const LISTEN = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})$/;
+// An empty host (`:80`) is every address, IPv4 and IPv6, as Caddy reads it.
+const LISTEN = /^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):([0-9]{1,5})$/;
 
 const invalid = (detail: string) => new AppError('invalid_api_data', detail);
 const notFound = (name: string) => new AppError('resource_not_found', `No web server is named "${name}".`);
@@ -73,7 +74,7 @@ export function webServerView(row: WebServerRow): WebServerView {
 
 function checkListen(option: string, value: string): string {
   const m = LISTEN.exec(value);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw invalid(`${option} must be host:port, e.g. 0.0.0.0:80 or [::]:443; got "${value}".`);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) throw invalid(`${option} must be host:port, e.g. 0.0.0.0:80, [::]:443 or :443 (every address); got "${value}".`);
   return value;
 }
 

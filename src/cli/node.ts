@@ -40,6 +40,7 @@ interface SetupCliOptions {
   acmeDirectory?: string;
   acmeCaRoot?: string;
   acmeEmail?: string;
+  address?: string;
   set: string[];
 }
 
@@ -52,13 +53,14 @@ function setupCommand(io: CliIo): Command {
     .option('--acme-directory <url>', "the ACME directory every certificate of the node comes from [Let's Encrypt]")
     .option('--acme-ca-root <pem>', "PEM certificates the node trusts besides the system's: a private ACME CA's roots")
     .option('--acme-email <address>', 'the ACME account contact [hostmaster@<the domain of --name>]')
+    .option('--address <ips>', "what DNS serves for this node's sites, comma-separated [its global addresses]")
     .option('--set <NAME=value>', 'a setting written into /etc/hostplane/hostplane.env (repeatable; docs/operator-guide.md "Settings")', (v: string, all: string[]) => [...all, v], [])
     .action(async (o: SetupCliOptions) => {
       const parsed = parseRoles(o.roles);
       if ('unknown' in parsed) throw new CliError(`--roles: ${parsed.unknown.join(', ')} is not a role (roles: ${ROLES.join(', ')})`, 'invalid_input', 2);
       const { nodeSetup, SetupRefused } = await import('../node/setup.js');
       try {
-        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store, acmeDirectory: o.acmeDirectory, acmeCaRoot: o.acmeCaRoot, acmeEmail: o.acmeEmail, set: o.set }, (line) => void io.stderr.write(`node setup: ${line}\n`));
+        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store, acmeDirectory: o.acmeDirectory, acmeCaRoot: o.acmeCaRoot, acmeEmail: o.acmeEmail, addresses: o.address?.split(',').map((a) => a.trim()).filter(Boolean), set: o.set }, (line) => void io.stderr.write(`node setup: ${line}\n`));
       } catch (err) {
         if (err instanceof SetupRefused) throw new CliError(err.message, 'refused');
         throw new CliError(err instanceof Error ? err.message : String(err), 'setup_failed');

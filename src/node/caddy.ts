@@ -2,7 +2,8 @@
 // with hostplane's JSON config instead of the Caddyfile. It is the same config the web worker
 // holds Caddy to (caddyConfig), with no sites yet: the API's site when the node has the api role,
 // on-demand TLS for the sites when it has the web role, the admin API on loopback.
-import { caddyConfig, type ApiFront } from '../provisioning/web/caddy-config.js';
+import { caddyConfig, NODE_ACME_WEBROOT, type ApiFront } from '../provisioning/web/caddy-config.js';
+import type { NodeContext } from './context.js';
 import { tlsAskUrl } from '../provisioning/drivers.js';
 import { commandCheck, placeFile } from './files.js';
 import { placeDropIn } from './units.js';
@@ -25,6 +26,15 @@ export interface CaddyFacts {
   publicBaseUrl: string;
   acmeDirectory: string;
   apiFront: ApiFront | null;
+}
+
+/** Where the API listens on an api node (HOST and PORT of its hostplane.env). */
+export const API_UPSTREAM = '127.0.0.1:8080';
+
+/** The same facts for the api and the web role of a node, so one Caddy config serves both. */
+export function caddyFacts(ctx: NodeContext): CaddyFacts {
+  const apiFront = ctx.roles.includes('api') ? { host: ctx.name, upstream: API_UPSTREAM, acmeWebroot: NODE_ACME_WEBROOT } : null;
+  return { name: ctx.shortName, publicBaseUrl: ctx.publicBaseUrl, acmeDirectory: ctx.acme.directory, apiFront };
 }
 
 export function caddyInitialConfig(f: CaddyFacts): object {

@@ -7,6 +7,8 @@ export interface NodeContext {
   /** The host's full name (web1.example.net) and the first label, its name in the store (web1). */
   name: string;
   shortName: string;
+  /** What DNS serves for this node: --address, or the host's global addresses. */
+  addresses: string[];
   /** The store this node's processes use: loopback on the api node, else the api node's --store. */
   store: string;
   /** The API's base URL (https://api.example.net). */

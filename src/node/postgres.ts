@@ -41,7 +41,8 @@ export async function storeUrls(name: string): Promise<StoreUrls> {
   const password = await keptSecret(STORE_SECRET);
   return {
     local: `postgres://${ROLE}:${password}@127.0.0.1:5432/${DATABASE}`,
-    nodes: `postgres://${ROLE}:${password}@${name}:5432/${DATABASE}?sslmode=verify-full`,
+    // The system's roots (with a private CA's, --acme-ca-root): libpq and node-postgres both read the file.
+    nodes: `postgres://${ROLE}:${password}@${name}:5432/${DATABASE}?sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt`,
   };
 }
 

@@ -3,6 +3,7 @@
 // is held by a program that is not the role's own. Every problem is listed at once.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import { domainNameProblem } from '../domain-name.js';
 import { NEEDS, portsOf, type Role } from './roles.js';
@@ -18,6 +19,8 @@ export interface HostFacts {
   osRelease: string;
   uid: number;
   listening: Listener[];
+  /** The host's global addresses (`ip addr`), IPv4 first: what DNS serves for its sites when --address is not given. */
+  addresses: string[];
 }
 
 export interface SetupOptions {
@@ -30,6 +33,8 @@ export interface SetupOptions {
   /** A file of PEM certificates the node trusts besides the system's (a private ACME CA). */
   acmeCaRoot?: string;
   acmeEmail?: string;
+  /** What DNS serves for this node (web: the sites' A/AAAA); its global addresses when absent. */
+  addresses?: string[];
   /** `NAME=value` settings written into hostplane.env. */
   set?: string[];
 }
@@ -37,7 +42,20 @@ export interface SetupOptions {
 export async function readHost(): Promise<HostFacts> {
   const osRelease = await fs.readFile('/etc/os-release', 'utf8').catch(() => '');
   const { stdout } = await promisify(execFile)('ss', ['-Hlntup']).catch(() => ({ stdout: '' }));
-  return { osRelease, uid: process.getuid?.() ?? -1, listening: parseSs(stdout) };
+  const ip = await promisify(execFile)('ip', ['-j', 'addr', 'show', 'scope', 'global']).catch(() => ({ stdout: '[]' }));
+  return { osRelease, uid: process.getuid?.() ?? -1, listening: parseSs(stdout), addresses: parseIpAddr(ip.stdout) };
+}
+
+/** `ip -j addr show scope global` → its addresses, IPv4 first, without temporary or deprecated ones. */
+export function parseIpAddr(json: string): string[] {
+  let links: { addr_info?: { family: string; local: string; temporary?: boolean; deprecated?: boolean }[] }[];
+  try {
+    links = JSON.parse(json || '[]') as typeof links;
+  } catch {
+    return [];
+  }
+  const all = links.flatMap((l) => l.addr_info ?? []).filter((a) => !a.temporary && !a.deprecated);
+  return [...all.filter((a) => a.family === 'inet'), ...all.filter((a) => a.family === 'inet6')].map((a) => a.local);
 }
 
 /** `ss -Hlntup` lines → listeners: `tcp LISTEN 0 128 0.0.0.0:25 0.0.0.0:* users:(("master",pid=1,fd=13))`. */
@@ -64,6 +82,8 @@ export function preflightProblems(host: HostFacts, o: SetupOptions): string[] {
   if (host.uid !== 0) problems.push('it must run as root (it installs packages and writes /etc)');
   const nameProblem = domainNameProblem(o.name);
   if (nameProblem || !o.name.includes('.')) problems.push(`--name ${JSON.stringify(o.name)} is not the host's full domain name (e.g. web1.example.net)`);
+  if (o.roles.includes('web') && !(o.addresses?.length || host.addresses.length)) problems.push('this host has no global address to serve its sites at: give --address');
+  for (const a of o.addresses ?? []) if (!isIP(a)) problems.push(`--address ${JSON.stringify(a)} is not an IPv4 or IPv6 address`);
   const needsStore = !o.roles.includes('api') && o.roles.some((r) => r !== 'dns');
   if (needsStore && !o.store) problems.push('--store is required without the api role: the postgres://… URL the api node printed');
   if (o.store && !/^postgres(ql)?:\/\//.test(o.store)) problems.push('--store must be a postgres:// URL (nodes share the api node\'s PostgreSQL)');

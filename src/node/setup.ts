@@ -12,7 +12,8 @@ import { ENV_FILE, mergeEnv, parseSets, settingsProblems } from './env-file.js';
 import { placeFile } from './files.js';
 import { installUnits } from './units.js';
 import { storeUrls } from './postgres.js';
-import { API_UPSTREAM } from './roles/api.js';
+import { API_UPSTREAM } from './caddy.js';
+import { webRole } from './roles/web.js';
 import { ensurePackages, type Log } from './system.js';
 import type { NodeContext } from './context.js';
 
@@ -22,7 +23,7 @@ interface RoleSteps {
 }
 
 /** The roles built so far; the others are refused by name before anything changes. */
-const BUILT: Partial<Record<Role, RoleSteps>> = { api: apiRole, dns: dnsRole, db: dbRole };
+const BUILT: Partial<Record<Role, RoleSteps>> = { api: apiRole, dns: dnsRole, web: webRole, db: dbRole };
 
 /** The setup could not start; nothing was changed. */
 export class SetupRefused extends Error {
@@ -43,14 +44,16 @@ function ownedSettings(o: SetupOptions, storeUrl: string): Record<string, string
     NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt',
     ...(api ? { HOST: '127.0.0.1', PORT: API_UPSTREAM.split(':')[1], TRUST_PROXY: '127.0.0.1', REDIS_URL: 'redis://127.0.0.1:6379', DNS_LISTEN: 'off' } : {}),
     ...(api && o.roles.includes('web') ? { WEB_API_UPSTREAM: API_UPSTREAM } : {}),
+    ...(o.roles.includes('web') ? { WEB_CREATE_USERS: 'on' } : {}),
   };
 }
 
 export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
   const notYet = o.roles.filter((r) => !BUILT[r]);
   const sets = parseSets(o.set ?? []);
+  const host = await readHost();
   const problems = [
-    ...preflightProblems(await readHost(), o),
+    ...preflightProblems(host, o),
     ...(notYet.length ? [`the role${notYet.length > 1 ? 's' : ''} ${notYet.join(', ')} cannot be set up by this version yet (available: ${Object.keys(BUILT).join(', ')})`] : []),
     ...sets.problems,
   ];
@@ -74,6 +77,7 @@ export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
     roles: o.roles,
     name: o.name,
     shortName: o.name.split('.')[0],
+    addresses: o.addresses?.length ? o.addresses : host.addresses,
     store: storeUrl,
     publicBaseUrl: ownedSettings(o, storeUrl).PUBLIC_BASE_URL,
     acme,

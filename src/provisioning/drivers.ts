@@ -28,12 +28,12 @@ export const buildDnsDriver = ({ config, store }: { config: Pick<Config, 'dns'>;
   changeLogDnsDriver(store, { staleMs: config.dns.serverStaleMs, secondaryTimeoutMs: config.dns.secondaryTimeoutMs });
 
 /** `const drivers = buildDrivers({ config, store })` … `await closeDrivers(drivers)`. */
-export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer' | 'acmeDirectory' | 'webApiUpstream'>; store: Store }): Drivers {
+export function buildDrivers({ config, store }: { config: Pick<Config, 'dns' | 'publicBaseUrl' | 'webTlsIssuer' | 'acmeDirectory' | 'webApiUpstream' | 'webCreateUsers'>; store: Store }): Drivers {
   const apiFront = config.webApiUpstream ? { host: new URL(config.publicBaseUrl).hostname, upstream: config.webApiUpstream, acmeWebroot: NODE_ACME_WEBROOT } : null;
   return {
     dns: buildDnsDriver({ config, store }),
     databases: mysqlDatabaseDriver(),
-    web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer, acmeDirectory: config.acmeDirectory, apiFront }),
+    web: caddyWebDriver({ askUrl: tlsAskUrl(config.publicBaseUrl), tls: config.webTlsIssuer, acmeDirectory: config.acmeDirectory, apiFront, createUsers: config.webCreateUsers }),
     mail: dovecotMailDriver(),
   };
 }

@@ -48,7 +48,7 @@ describe.each(ENGINES)('hostplane admin web-server on %s', (engine) => {
       [add('web1'), 'conflict', 'A web server named "web1" exists already.'],
       [['admin', 'web-server', 'add', '--name', 'w', '--caddy-admin', 'ftp://x', '--http-listen', ':80', '--address', '192.0.2.1', '--home-root', '/srv'], 'invalid_api_data',
         '--caddy-admin must be http://host:port of Caddy\'s admin API, e.g. http://127.0.0.1:2019; got "ftp://x".'],
-      [add('w', ['--https-listen', '443']), 'invalid_api_data', '--https-listen must be host:port, e.g. 0.0.0.0:80 or [::]:443; got "443".'],
+      [add('w', ['--https-listen', '443']), 'invalid_api_data', '--https-listen must be host:port, e.g. 0.0.0.0:80, [::]:443 or :443 (every address); got "443".'],
       [['admin', 'web-server', 'add', '--name', 'w', '--caddy-admin', 'http://127.0.0.1:2019', '--http-listen', '0.0.0.0:80', '--address', 'web.example', '--home-root', '/srv'],
         'invalid_api_data', '--address takes IP addresses; "web.example" is not one.'],
       [['admin', 'web-server', 'add', '--name', 'w', '--caddy-admin', 'http://127.0.0.1:2019', '--http-listen', '0.0.0.0:80', '--address', '192.0.2.1', '--home-root', 'srv'],

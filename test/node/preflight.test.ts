@@ -7,7 +7,7 @@ import { parseRoles, portsOf } from '../../src/node/roles.js';
 import { preflightProblems, readHost, type HostFacts } from '../../src/node/preflight.js';
 
 const TRIXIE = 'PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nNAME="Debian GNU/Linux"\nVERSION_ID="13"\nID=debian\n';
-const host = (over: Partial<HostFacts> = {}): HostFacts => ({ osRelease: TRIXIE, uid: 0, listening: [], ...over });
+const host = (over: Partial<HostFacts> = {}): HostFacts => ({ osRelease: TRIXIE, uid: 0, listening: [], addresses: ['192.0.2.10'], ...over });
 
 describe('node setup preflight', () => {
   it('a Debian 13 host run as root with free ports and the right options: nothing to say', () => {
@@ -45,7 +45,7 @@ describe('node setup preflight', () => {
       { proto: 'udp' as const, port: 53, programs: ['systemd-resolve'] },
     ];
     expect(preflightProblems(host({ listening }), { roles: ['api', 'dns', 'mail'], name: 'api.example.net' })).toEqual([
-      'tcp port 80 (api) is held by nginx, not by the role\'s own daemon',
+      'tcp port 80 (api, mail) is held by nginx, not by the role\'s own daemon',
       'udp port 53 (dns) is held by systemd-resolve, not by the role\'s own daemon',
     ]);
   });

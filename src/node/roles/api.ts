@@ -3,13 +3,10 @@
 // which gets the API's certificate from ACME; PostgreSQL then serves the node's own ACME
 // certificate to the other nodes. Prints the --store URL they take.
 import { migrate } from '../../db/migrate.js';
-import { NODE_ACME_WEBROOT } from '../../provisioning/web/caddy-config.js';
-import { ensureCaddy } from '../caddy.js';
+import { caddyFacts, ensureCaddy } from '../caddy.js';
 import { withStore, type NodeContext } from '../context.js';
 import { ensureStore, storeUrls } from '../postgres.js';
 import { enableUnit, type Log } from '../system.js';
-
-export const API_UPSTREAM = '127.0.0.1:8080';
 
 export const apiRole = {
   async apply(ctx: NodeContext, log: Log): Promise<void> {
@@ -18,10 +15,7 @@ export const apiRole = {
     if (applied.length) log(`migrated the store: ${applied.join(', ')}`);
     await enableUnit('redis-server.service', false, log);
     await enableUnit('hostplane-serve.service', ctx.changed, log);
-    await ensureCaddy(
-      { name: ctx.shortName, publicBaseUrl: ctx.publicBaseUrl, acmeDirectory: ctx.acme.directory, apiFront: { host: ctx.name, upstream: API_UPSTREAM, acmeWebroot: NODE_ACME_WEBROOT } },
-      log,
-    );
+    await ensureCaddy(caddyFacts(ctx), log);
     // Caddy serves lego's HTTP-01 files: the certificate comes after Caddy, PostgreSQL's TLS after it.
     await ctx.certificate();
     await ensureStore({ tlsFor: ctx.name }, log);

@@ -9,13 +9,15 @@ import { PhpFpmSupervisor } from './php-fpm.js';
 import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
-import { ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
+import { ensureLinuxUser, ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
 
 export interface WebDriverOptions {
   /** The on-demand TLS question (`GET <askUrl>?domain=<host>` → 200 for our hosts); null: no check. */
   askUrl: string | null;
   /** Certificates for on-demand TLS: Let's Encrypt & co. (`acme`) or Caddy's own CA (`internal`, tests). */
   tls: 'acme' | 'internal';
+  /** Create a package's Linux user when it is missing (WEB_CREATE_USERS; only as root). */
+  createUsers?: boolean;
   /** The ACME directory of `acme`; null: Let's Encrypt. */
   acmeDirectory?: string | null;
   /** The API's site, when the web servers of this process also front the API (WEB_API_UPSTREAM). */
@@ -65,9 +67,15 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
       const config = (list: SiteSpec[]) => caddyConfig(server, list, opts);
       return caddy(server).ensure(typeof sites === 'function' ? async () => config(await sites()) : config(sites));
     },
-    ensurePool: (server, user, version) => php(server).ensurePool(user, version),
+    ensurePool: async (server, user, version) => {
+      if (opts.createUsers) await ensureLinuxUser(server, user);
+      return php(server).ensurePool(user, version);
+    },
     poolSocket: (server, user, version) => php(server).socketPath(version, user),
-    ensureDir: (server, user, path) => ensureWebspaceDir(server, user, path),
+    ensureDir: async (server, user, path) => {
+      if (opts.createUsers) await ensureLinuxUser(server, user);
+      return ensureWebspaceDir(server, user, path);
+    },
     probe: (server, host, path = '/', https = false) => probeSite(server, host, path, { https }),
     writeMarker,
     removeMarker,

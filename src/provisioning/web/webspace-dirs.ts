@@ -77,6 +77,22 @@ export async function ownerFor(linuxUser: string): Promise<LinuxUserIds | null> 
   return linuxUserIds(linuxUser);
 }
 
+/**
+ * Creates a package's Linux user when it is missing (WEB_CREATE_USERS on a web node; root only):
+ * its own group, home `<homeRoot>/<name>` (made by ensureWebspaceDir), no login shell.
+ */
+export async function ensureLinuxUser(server: Pick<WebServerConn, 'homeRoot'>, name: string): Promise<void> {
+  assertLinuxUser(name);
+  if (process.getuid?.() !== 0 || (await linuxUserIds(name))) return;
+  await new Promise<void>((resolve, reject) => {
+    execFile('useradd', ['--home-dir', path.join(server.homeRoot, name), '--no-create-home', '--shell', '/usr/sbin/nologin', '--user-group', name], { timeout: 30_000 }, (err, _out, stderr) => {
+      // Exit 9: made meanwhile by a job running beside this one.
+      if (!err || (err as { code?: unknown }).code === 9) resolve();
+      else reject(new Error(`useradd ${name} failed: ${stderr.trim() || err.message}`));
+    });
+  });
+}
+
 function isInside(root: string, p: string): boolean {
   return p === root || p.startsWith(root.endsWith('/') ? root : root + '/');
 }
