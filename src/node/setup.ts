@@ -14,6 +14,7 @@ import { installUnits } from './units.js';
 import { storeUrls } from './postgres.js';
 import { API_UPSTREAM } from './caddy.js';
 import { webRole } from './roles/web.js';
+import { mailRole } from './roles/mail.js';
 import { ensurePackages, type Log } from './system.js';
 import type { NodeContext } from './context.js';
 
@@ -23,7 +24,7 @@ interface RoleSteps {
 }
 
 /** The roles built so far; the others are refused by name before anything changes. */
-const BUILT: Partial<Record<Role, RoleSteps>> = { api: apiRole, dns: dnsRole, web: webRole, db: dbRole };
+const BUILT: Partial<Record<Role, RoleSteps>> = { api: apiRole, dns: dnsRole, web: webRole, mail: mailRole, db: dbRole };
 
 /** The setup could not start; nothing was changed. */
 export class SetupRefused extends Error {

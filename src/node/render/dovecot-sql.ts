@@ -32,7 +32,8 @@ export function sqlQueries(f: MailFacts, version: DovecotVersion): DovecotQuerie
 export function sqlConnect(f: MailFacts): string {
   const s = f.store;
   if (s.driver === 'sqlite') return s.path;
-  return `host=${pqValue(s.host)} port=${s.port} dbname=${pqValue(s.dbname)} user=${pqValue(s.user)} password=${pqValue(s.password)}`;
+  const tls = s.sslRootCert ? ` sslmode=verify-full sslrootcert=${pqValue(s.sslRootCert)}` : '';
+  return `host=${pqValue(s.host)} port=${s.port} dbname=${pqValue(s.dbname)} user=${pqValue(s.user)} password=${pqValue(s.password)}${tls}`;
 }
 
 /** A libpq connection-string value: quoted when it holds anything but plain characters. */

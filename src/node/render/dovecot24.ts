@@ -155,7 +155,9 @@ pgsql ${s.host} {
     dbname = ${quote24(s.dbname)}
     user = ${quote24(s.user)}
     password = ${quote24(s.password)}
-  }
+${s.sslRootCert ? `    sslmode = verify-full
+    sslrootcert = ${quote24(s.sslRootCert)}
+` : ''}  }
 }
 `;
 }

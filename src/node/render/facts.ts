@@ -14,7 +14,17 @@ export interface Endpoint {
 
 /** Where the mail directory is read from, as the mail servers connect to it. */
 export type MailStore =
-  | { driver: 'pgsql'; host: string; port: number; dbname: string; user: string; password: string; schema: string }
+  | {
+      driver: 'pgsql';
+      host: string;
+      port: number;
+      dbname: string;
+      user: string;
+      password: string;
+      schema: string;
+      /** Over TLS, the server's certificate checked against these roots and the host name (a node); absent: as libpq defaults. */
+      sslRootCert?: string;
+    }
   | { driver: 'sqlite'; path: string };
 
 export interface MailFacts {

@@ -73,6 +73,10 @@ class Reader {
     return null;
   }
 
+  has(key: string): boolean {
+    return this.o[key] !== undefined && this.o[key] !== null;
+  }
+
   version(fallback: DovecotVersion): DovecotVersion {
     return this.string('dovecotVersion', /^2\.[34]$/, '"2.3" or "2.4"', fallback) as DovecotVersion;
   }
@@ -112,6 +116,7 @@ function readStore(s: Reader): MailStore {
     user: s.string('user', PLAIN, PLAIN_WANT),
     password: s.string('password', /^[^\0-\x1f\x7f]*$/, 'a string without control characters'),
     schema: s.string('schema', PLAIN, PLAIN_WANT),
+    ...(s.has('sslRootCert') ? { sslRootCert: s.string('sslRootCert', PATH, PATH_WANT) } : {}),
   };
 }
 

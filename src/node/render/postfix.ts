@@ -113,7 +113,9 @@ export function postfixMap(f: MailFacts, map: PostfixMap): string {
     aliases: `SELECT destination FROM ${t}mail_aliases WHERE source = '%s' AND ${mine}`,
   }[map];
   const s = f.store;
-  const connect = s.driver === 'sqlite' ? `dbpath = ${s.path}\n` : `hosts = inet:${s.host}:${s.port}\nuser = ${s.user}\npassword = ${s.password}\ndbname = ${s.dbname}\n`;
+  // Over TLS Postfix takes the server as a libpq URI (Postfix 3.1 and later).
+  const host = s.driver === 'pgsql' && s.sslRootCert ? `postgresql://${s.host}:${s.port}/${s.dbname}?sslmode=verify-full&sslrootcert=${s.sslRootCert}` : s.driver === 'pgsql' ? `inet:${s.host}:${s.port}` : '';
+  const connect = s.driver === 'sqlite' ? `dbpath = ${s.path}\n` : `hosts = ${host}\nuser = ${s.user}\npassword = ${s.password}\ndbname = ${s.dbname}\n`;
   return `# hostplane's mail directory for Postfix, ${s.driver}: ${MAP_WHAT[map]}.
 ${connect}query = ${query}
 `;

@@ -1,0 +1,102 @@
+// The mail role (decision 0018 "One command per node"; operator guide "Mail servers"): Dovecot,
+// Postfix and rspamd from Debian with the files the renderer's system profile writes, each checked
+// by its daemon before it replaces the running one; the mailboxes' user vmail; a read-only store
+// role of this server's own (over TLS); the node's ACME certificate; registered as
+// `admin mail-server add` does.
+import { sql } from 'kysely';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { MailServersService } from '../../admin/mail-servers.service.js';
+import { mailFiles, systemFacts, type MailStore } from '../render/index.js';
+import { withStore, type NodeContext } from '../context.js';
+import { commandCheck, placeFiles, type NodeFile } from '../files.js';
+import { keptSecret } from './db.js';
+import { enableUnit, run, type Log } from '../system.js';
+
+const DOVEADM_KEY = '/etc/hostplane/doveadm.key';
+const STORE_SECRET = '/etc/hostplane/store-mail.password';
+/** The mail directory: all a mail server may read of the store (docs/decisions/0009-mail-directory.md). */
+export const MAIL_DIRECTORY_TABLES = ['mail_domains', 'mail_users', 'mail_app_passwords', 'mail_aliases', 'mail_sieve'];
+
+/** The system user owning the mailboxes, made once; its ids. */
+async function ensureVmail(): Promise<{ uid: number; gid: number }> {
+  const ids = async () => (await run('getent', ['passwd', 'vmail']).catch(() => '')).split(':');
+  if ((await ids()).length < 4) await run('useradd', ['--system', '--user-group', '--home-dir', '/var/vmail', '--shell', '/usr/sbin/nologin', 'vmail']);
+  const [, , uid, gid] = await ids();
+  await fs.mkdir('/var/vmail', { recursive: true, mode: 0o750 });
+  await fs.chown('/var/vmail', Number(uid), Number(gid));
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** This server's read-only role in the store: made or brought up to date through the --store role (CREATEROLE). */
+async function readOnlyStore(ctx: NodeContext): Promise<MailStore> {
+  const url = new URL(ctx.store);
+  const role = `hostplane_mail_${ctx.shortName.replaceAll('-', '_')}`;
+  const password = await keptSecret(STORE_SECRET);
+  const schema = await withStore(ctx, async (store) => {
+    const db = store.db;
+    const { rows } = await sql<{ schema: string; database: string }>`select current_schema() as schema, current_database() as database`.execute(db);
+    const { schema, database } = rows[0];
+    const id = (s: string) => sql.id(s);
+    if (!(await sql`select 1 from pg_roles where rolname = ${role}`.execute(db)).rows.length) await sql`create role ${id(role)} login`.execute(db);
+    await sql`alter role ${id(role)} login password ${sql.lit(password)}`.execute(db);
+    await sql`alter role ${id(role)} set default_transaction_read_only = on`.execute(db);
+    await sql`grant connect on database ${id(database)} to ${id(role)}`.execute(db);
+    await sql`grant usage on schema ${id(schema)} to ${id(role)}`.execute(db);
+    for (const table of MAIL_DIRECTORY_TABLES) await sql`grant select on ${sql.table(`${schema}.${table}`)} to ${id(role)}`.execute(db);
+    return schema;
+  });
+  return {
+    driver: 'pgsql',
+    host: url.hostname,
+    port: Number(url.port || 5432),
+    dbname: decodeURIComponent(url.pathname.slice(1)),
+    user: role,
+    password,
+    schema,
+    sslRootCert: url.searchParams.get('sslrootcert') ?? '/etc/ssl/certs/ca-certificates.crt',
+  };
+}
+
+/** A candidate of Postfix's main.cf or master.cf, read by postconf beside the other running file. */
+function postfixCheck(file: string): (candidate: string) => Promise<void> {
+  return async (candidate) => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-postfix-'));
+    try {
+      for (const name of ['main.cf', 'master.cf']) await fs.copyFile(name === path.basename(file) ? candidate : path.join(path.dirname(file), name), path.join(dir, name)).catch(() => {});
+      await commandCheck('postconf', ['-c', dir, '-n'])(candidate);
+      await commandCheck('postconf', ['-c', dir, '-M'])(candidate);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+const UNIT_OF = (file: string): string => (file.includes('/dovecot/') ? 'dovecot.service' : file.includes('/postfix/') ? 'postfix.service' : 'rspamd.service');
+
+export const mailRole = {
+  async apply(ctx: NodeContext, log: Log): Promise<void> {
+    const vmail = await ensureVmail();
+    const doveadmKey = await keptSecret(DOVEADM_KEY);
+    const store = await readOnlyStore(ctx);
+    const tls = await ctx.certificate();
+    const version = (await run('dovecot', ['--version'])).startsWith('2.3') ? '2.3' : '2.4';
+    const facts = systemFacts({ root: '/', hostname: ctx.name, postmaster: `postmaster@${ctx.name}`, name: ctx.shortName, apiUrl: ctx.publicBaseUrl, doveadmKey, store, mailUid: vmail.uid, mailGid: vmail.gid, dovecotVersion: version, tls });
+    const files: NodeFile[] = mailFiles(facts, 'system').map((f) => {
+      const file = `/${f.path}`;
+      const check = file.endsWith('/dovecot.conf') ? commandCheck('doveconf', ['-n', '-c', '{}']) : /\/postfix\/(main|master)\.cf$/.test(file) ? postfixCheck(file) : undefined;
+      return { path: file, text: f.text, mode: f.mode, group: f.group, check };
+    });
+    const placed = await placeFiles(files);
+    const changed = new Set(files.filter((_, i) => placed[i] === 'written').map((f) => UNIT_OF(f.path)));
+    for (const unit of ['rspamd.service', 'dovecot.service', 'postfix.service']) await enableUnit(unit, changed.has(unit), log);
+    const registered = await withStore(ctx, async (s) => {
+      const servers = new MailServersService(s.db);
+      if ((await servers.list()).some((m) => m.name === ctx.shortName)) return false;
+      await servers.add({ name: ctx.shortName, doveadmUrl: `http://${ctx.name}:8080`, doveadmKey, smtp: `${ctx.name}:25`, imap: `${ctx.name}:993` });
+      return true;
+    });
+    log(registered ? `registered mail server ${ctx.shortName} (smtp ${ctx.name}:25, imap ${ctx.name}:993)` : `mail server ${ctx.shortName} is registered already`);
+  },
+};
