@@ -28,8 +28,8 @@ export interface CaddyFacts {
   apiFront: ApiFront | null;
 }
 
-/** Where the API listens on an api node (HOST and PORT of its hostplane.env). */
-export const API_UPSTREAM = '127.0.0.1:8080';
+/** Where the API listens on an api node (HOST and PORT of its hostplane.env); 8080 is a mail node's doveadm API. */
+export const API_UPSTREAM = '127.0.0.1:8081';
 
 /** The same facts for the api and the web role of a node, so one Caddy config serves both. */
 export function caddyFacts(ctx: NodeContext): CaddyFacts {

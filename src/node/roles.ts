@@ -26,7 +26,7 @@ export const NEEDS: Record<Role, RoleNeeds> = {
   api: {
     packages: ['caddy', 'postgresql', 'redis-server'],
     // The API itself and Caddy's admin API listen on loopback.
-    ports: [tcp(80, 'caddy'), tcp(443, 'caddy'), tcp(2019, 'caddy'), tcp(5432, 'postgres'), tcp(6379, 'redis-server'), tcp(8080, ...HOSTPLANE)],
+    ports: [tcp(80, 'caddy'), tcp(443, 'caddy'), tcp(2019, 'caddy'), tcp(5432, 'postgres'), tcp(6379, 'redis-server'), tcp(8081, ...HOSTPLANE)],
   },
   dns: { packages: [], ports: [tcp(53, ...HOSTPLANE), udp(53, ...HOSTPLANE)] },
   web: {
@@ -36,15 +36,16 @@ export const NEEDS: Record<Role, RoleNeeds> = {
   mail: {
     packages: ['dovecot-imapd', 'dovecot-lmtpd', 'dovecot-sieve', 'dovecot-pgsql', 'postfix', 'postfix-pgsql', 'rspamd', 'lego'],
     // Port 80: lego's own listener for the HTTP-01 challenge of the node's certificate.
-    ports: [tcp(25, 'master', 'smtpd'), tcp(80, 'lego'), tcp(143, 'dovecot', 'imap-login'), tcp(993, 'dovecot', 'imap-login')],
+    ports: [tcp(25, 'master', 'smtpd'), tcp(80, 'lego'), tcp(143, 'dovecot', 'imap-login'), tcp(993, 'dovecot', 'imap-login'), tcp(8080, 'dovecot', 'doveadm')],
   },
-  db: { packages: ['mariadb-server'], ports: [tcp(3306, 'mariadbd')] },
+  db: { packages: ['mariadb-server'], ports: [tcp(80, 'lego'), tcp(3306, 'mariadbd')] },
 };
 
 /** The roles whose daemons serve the node's own ACME certificate (lego), and the units reloaded when it is renewed. */
 export const CERT_USERS: Partial<Record<Role, readonly string[]>> = {
   api: ['postgresql.service'],
   mail: ['dovecot.service', 'postfix.service'],
+  db: ['mariadb.service'],
 };
 
 /** `--roles api,dns` → the roles in their canonical order, or the words that are not roles. */

@@ -13,12 +13,15 @@ const ADMIN = 'hostplane';
 
 export const dbRole = {
   async apply(ctx: NodeContext, log: Log): Promise<void> {
+    // TLS with the node's ACME certificate: MariaDB reads the key through the group ssl-cert.
+    const tls = await ctx.certificate();
+    await run('usermod', ['--append', '--groups', 'ssl-cert', 'mysql']);
     // Debian's 50-server.cnf binds to loopback; the api node's worker and the web nodes connect here.
     // No reverse lookup of clients: a login would wait on DNS, and accounts name addresses anyway.
     const changed = await placeFile({
       path: CONF,
       mode: 0o644,
-      text: '# Written by hostplane node setup (role db); changes here are replaced on its next run.\n[mariadbd]\nbind-address = 0.0.0.0\nskip-name-resolve = ON\n',
+      text: `# Written by hostplane node setup (role db); changes here are replaced on its next run.\n[mariadbd]\nbind-address = 0.0.0.0\nskip-name-resolve = ON\nssl_cert = ${tls.cert}\nssl_key = ${tls.key}\n`,
     });
     await enableUnit('mariadb.service', changed === 'written', log);
     const password = await keptSecret(SECRET);

@@ -1,0 +1,105 @@
+// A hosting company on booted Debian 13 hosts (decision 0018 "The lab"), every host set up by
+// `hostplane node setup` alone, used from the client namespace as customers use it: the API over
+// HTTPS, a webspace's PHP and a redirect over HTTPS with certificates issued on demand, a database
+// reached from the client and from PHP on the web host, a mailbox receiving mail at its MX and read
+// over IMAPS, plaintext logins refused; then a rebooted web host serving again, a mail host cut
+// from its store deferring mail, and a second setup run changing nothing.
+import { expect, it } from 'vitest';
+import { preflight } from '../../src/lab/lab.js';
+import { useLab } from '../helpers/lab.js';
+import { demoCustomers, labClient } from '../helpers/lab-client.js';
+import { requirable } from '../helpers/required.js';
+
+requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', () => {
+  const lab = useLab();
+  let c: ReturnType<typeof labClient>;
+  let shop: ReturnType<typeof demoCustomers>[number];
+
+  it('lab.json describes the company; the demo customers are loaded', () => {
+    c = labClient(lab);
+    expect(c.j).toMatchObject({
+      ca: expect.stringMatching(/lab-root\.pem$/),
+      dns: '198.18.0.10',
+      api: 'https://api.lab.test',
+      hosts: { api: '198.18.0.10', web: '198.18.0.11', mail: '198.18.0.12', db: '198.18.0.13' },
+      mail: { host: 'mx1.lab.test', smtp: 25, imap: 143, imaps: 993 },
+      db: { host: 'db1.lab.test', port: 3306 },
+    });
+    shop = demoCustomers(c.j).find((x) => x.domain === 'shop-demo.example')!;
+    expect(shop).toBeDefined();
+  });
+
+  it('the API answers over HTTPS with a certificate the lab CA verifies; plain HTTP is redirected', () => {
+    const r = c.api('GET', '/customers', shop.token);
+    expect(r.status, r.stderr).toBe(200);
+    expect(r.body!.data).toEqual([expect.objectContaining({ type: 'customer', id: shop.id })]);
+    const plain = lab.client('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{redirect_url}', ...c.resolve('api.lab.test', 80, c.j.hosts.api), 'http://api.lab.test/customers']);
+    expect(plain.stdout).toBe('301 https://api.lab.test/customers');
+  });
+
+  it("the lab's DNS serves the demo domains with their web and mail hosts", () => {
+    expect(c.dig(shop.domain, 'A')).toBe(c.j.hosts.web);
+    expect(c.dig(shop.domain, 'MX')).toBe('10 mx1.lab.test.');
+    expect(c.dig(shop.domain, 'NS')).toBe('ns1.lab.test.');
+  });
+
+  it('a webspace answers its PHP over HTTPS with a certificate issued on demand; a redirect subdomain redirects', async () => {
+    const post = c.api('POST', '/subdomains', shop.token, {
+      data: { type: 'subdomain', attributes: { subdomain_type: 'webspace', domain: shop.domain, subdomain: 'www', webspace: { path: '/htdocs/www/', php_version: '8.4' } } },
+    });
+    expect(post.status, JSON.stringify(post.body)).toBe(202);
+    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
+    // No upload path yet: the file is put in place on the web host, as the package's user.
+    const put = await lab.sh('web', `u=$(stat -c %U /srv/www/demo_shop/htdocs/www) && runuser -u "$u" -- sh -c 'echo "<?php echo \\"php \\" . PHP_VERSION . \\" as \\" . get_current_user();" > /srv/www/demo_shop/htdocs/www/index.php'`);
+    expect(put.code, put.stderr).toBe(0);
+    const page = lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.j.hosts.web), `https://www.${shop.domain}/`]);
+    expect(page.stdout, page.stderr).toMatch(/^php 8\.4\.\d+ as demo_shop$/);
+    const redirect = c.api('POST', '/subdomains', shop.token, {
+      data: { type: 'subdomain', attributes: { subdomain_type: 'redirect', domain: shop.domain, subdomain: 'old', redirect: { target: `https://www.${shop.domain}/`, dynamic: true } } },
+    });
+    expect((await c.job(redirect, shop.token)).data.attributes.status).toBe('done');
+    const r = lab.client('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{redirect_url}', ...c.resolve(`old.${shop.domain}`, 80, c.j.hosts.web), `http://old.${shop.domain}/a?b=1`]);
+    expect(r.stdout).toBe(`301 https://www.${shop.domain}/a?b=1`);
+  }, 600_000);
+
+  it('a database created through the API: its user logs in from the client and from PHP on the web host', async () => {
+    const plans = c.api('GET', '/plans', shop.token);
+    const version: string = plans.body!.data[0].attributes.database_versions[0];
+    const post = c.api('POST', '/databases', shop.token, {
+      data: { type: 'database', attributes: { package_id: shop.package_id, db_type: version.split('-')[0], version: version.split('-')[1], description: 'lab' } },
+    });
+    expect(post.status, JSON.stringify(post.body)).toBe(202);
+    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
+    const { name, password } = { name: post.body!.data.attributes.name as string, password: post.body!.data.attributes.password as string };
+    const login = lab.client('mariadb', [`--host=${c.j.hosts.db}`, `--user=${name}`, `--password=${password}`, '--batch', '--skip-column-names', '--skip-ssl-verify-server-cert', '-e', 'select database(), current_user()', name]);
+    expect(login.stdout.trim(), login.stderr).toBe(`${name}\t${name}@%`);
+    const script = `<?php $m = new mysqli('db1.lab.test', '${name}', '${password}', '${name}'); echo $m->query('select 40 + 2')->fetch_row()[0];`;
+    const put = await lab.sh('web', `runuser -u demo_shop -- sh -c 'cat > /srv/www/demo_shop/htdocs/www/db.php' <<'PHP'\n${script}\nPHP`);
+    expect(put.code, put.stderr).toBe(0);
+    const page = lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.j.hosts.web), `https://www.${shop.domain}/db.php`]);
+    expect(page.stdout, page.stderr).toBe('42');
+  }, 600_000);
+
+  it('a mailbox created through the API receives mail at its MX and is read over IMAPS; a login without TLS is refused', async () => {
+    const post = c.api('POST', '/email-addresses', shop.token, { data: { type: 'email-address', attributes: { address: `lab@${shop.domain}`, address_type: 'mailbox' } } });
+    expect(post.status, JSON.stringify(post.body)).toBe(202);
+    const password: string = post.body!.data.attributes.password;
+    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
+    const mx = c.dig(shop.domain, 'MX').split(' ')[1].replace(/\.$/, '');
+    const mxAddress = c.dig(mx, 'A');
+    expect({ mx, mxAddress }).toEqual({ mx: 'mx1.lab.test', mxAddress: c.j.hosts.mail });
+    const message = `From: someone@elsewhere.example\r\nTo: lab@${shop.domain}\r\nSubject: across the lab\r\n\r\nhello from the client\r\n`;
+    const send = lab.client('sh', ['-c', `printf '%s' "$0" | curl -s --url smtp://${mxAddress}:25 --mail-from someone@elsewhere.example --mail-rcpt lab@${shop.domain} --upload-file -`, message]);
+    expect(send.code, send.stderr).toBe(0);
+    const read = async () => lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(mx, 993, mxAddress), '--user', `lab@${shop.domain}:${password}`, `imaps://${mx}/INBOX;UID=1`]);
+    let got = await read();
+    for (let i = 0; i < 20 && !got.stdout.includes('hello from the client'); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      got = await read();
+    }
+    expect(got.stdout, got.stderr).toContain('Subject: across the lab');
+    // Port 143 without STARTTLS: Dovecot offers no login at all (LOGINDISABLED).
+    const plain = lab.client('curl', ['-s', ...c.resolve(mx, 143, mxAddress), '--user', `lab@${shop.domain}:${password}`, `imap://${mx}/INBOX`]);
+    expect(plain.code).not.toBe(0);
+  }, 600_000);
+});
