@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { etcHosts, repoUrl, type HostPlan, type Names } from './plan.js';
+import { etcHosts, LAB_ROOT_IN_HOST, repoUrl, type HostPlan, type Names } from './plan.js';
 import { children, LabError, must, procRef, run, sleep, type ProcRef } from './proc.js';
 import { record, recordProc, type LabState } from './state.js';
 
@@ -25,9 +25,10 @@ export function cgroupRoots(): string[] {
 
 /**
  * Mounts the host's overlay and writes the files that make it this host of this lab. `lower`:
- * the read-only layers, uppermost first (hostplane's layer, then the root filesystem).
+ * the read-only layers, uppermost first (hostplane's layer, then the root filesystem); `labRoot`:
+ * the lab's lab-root.pem (Pebble's root and the CA of its HTTPS).
  */
-export async function prepareHost(state: LabState, host: HostPlan, lower: string[]): Promise<string> {
+export async function prepareHost(state: LabState, host: HostPlan, lower: string[], labRoot: string): Promise<string> {
   const dir = hostDir(state.dir, host.name);
   const root = hostRoot(state.dir, host.name);
   record(state, 'paths', dir);
@@ -43,6 +44,7 @@ export async function prepareHost(state: LabState, host: HostPlan, lower: string
   // The api host answers DNS once `node setup --roles api,dns` ran; until then names come from /etc/hosts.
   etc('resolv.conf', 'nameserver 198.18.0.10\n');
   etc('apt/sources.list.d/lab.list', `deb [trusted=yes] ${repoUrl()} ./\n`);
+  etc(path.relative('/etc', LAB_ROOT_IN_HOST), labRoot);
   return root;
 }
 

@@ -3,13 +3,16 @@
 // makes it (state.json), so `down` undoes a running lab and a half-made one alike.
 import fs from 'node:fs';
 import path from 'node:path';
+import { serviceLog, SERVICES } from './bridge.js';
 import { ensureRepo, ensureRootfs } from './cache.js';
 import { ensureHostplaneLayer } from './hostplane.js';
 import { bootHost, inHost, prepareHost, waitBooted } from './hosts.js';
 import { createNetwork, listNetns } from './network.js';
-import { CLIENT_ADDRESS, HOSTS, names } from './plan.js';
+import { labRootPath, startPebble } from './pebble.js';
+import { acmeDirectoryUrl, BRIDGE_ADDRESS, CLIENT_ADDRESS, HOSTS, names } from './plan.js';
 import { alive, LabError, procRef } from './proc.js';
 import { startRepoServer, waitRepoServer } from './repo-server.js';
+import { startResolver, waitResolver } from './resolver.js';
 import { readState, writeState, type LabState } from './state.js';
 import { teardown } from './teardown.js';
 
@@ -23,6 +26,8 @@ const TOOLS: Record<string, string> = {
   nsenter: 'util-linux',
   unshare: 'util-linux',
   curl: 'curl',
+  openssl: 'openssl',
+  pebble: 'pebble',
 };
 
 function onPath(cmd: string): boolean {
@@ -60,6 +65,9 @@ function labJson(state: LabState) {
     client: CLIENT_ADDRESS,
     hosts: Object.fromEntries(HOSTS.map((h) => [h.name, h.address])),
     host_netns: Object.fromEntries(HOSTS.map((h) => [h.name, n.hostNetns(h.name)])),
+    ca: labRootPath(state.dir),
+    acme: acmeDirectoryUrl(),
+    resolver: BRIDGE_ADDRESS,
   };
 }
 
@@ -95,10 +103,13 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
     log(`lab ${n.id}: network 198.18.0.0/24 in namespaces ${n.bridgeNetns}, ${n.clientNetns}, …`);
     await createNetwork(state, n);
     startRepoServer(state, n, repo);
-    await waitRepoServer(n);
+    startResolver(state, n);
+    const labRoot = await startPebble(state, n);
+    await Promise.all([waitRepoServer(state, n), waitResolver(state)]);
+    log(`Pebble at ${acmeDirectoryUrl()} (trust ${labRootPath(dir)}), resolver on ${BRIDGE_ADDRESS}:53`);
     const started = [];
     for (const h of HOSTS) {
-      await prepareHost(state, h, [hostplane, rootfs]);
+      await prepareHost(state, h, [hostplane, rootfs], labRoot);
       started.push({ h, nspawn: bootHost(state, n, h) });
     }
     log(`booting ${HOSTS.map((h) => h.name).join(', ')}`);
@@ -124,7 +135,8 @@ export async function labDown(dirArg: string): Promise<string[]> {
     throw new LabError(`\`lab up\` is still running on ${dir} (pid ${state.upPid.pid}); stop it first, then run lab down again`);
   }
   const removed = await teardown(state);
-  for (const f of ['lab.json', 'state.json', 'repo-server.log']) fs.rmSync(path.join(dir, f), { force: true });
+  const files = [path.join(dir, 'lab.json'), path.join(dir, 'state.json'), ...Object.keys(SERVICES).map((s) => serviceLog(dir, s))];
+  for (const f of files) fs.rmSync(f, { force: true });
   // The hosts' parent directory, if `down` emptied it (a person's files in it stay).
   if (fs.existsSync(path.join(dir, 'hosts')) && !fs.readdirSync(path.join(dir, 'hosts')).length) fs.rmdirSync(path.join(dir, 'hosts'));
   return removed;

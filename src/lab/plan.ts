@@ -1,12 +1,21 @@
-// The lab's fixed shape (decision 0018 "The lab"): four hosts and a client on 198.18.0.0/24, and
-// the names of everything it creates. Names carry an id derived from the lab's directory, so two
-// labs (a test's and a person's) never share a namespace, interface, cgroup or machine name.
+// The lab's fixed shape (decision 0018 "The lab"): four hosts and a client on 198.18.0.0/24, the
+// services on the bridge address, and the names of everything it creates. Names carry an id
+// derived from the lab's directory, so two labs (a test's and a person's) never share a
+// namespace, interface, cgroup or machine name.
 import crypto from 'node:crypto';
 import path from 'node:path';
 
 export const SUBNET_PREFIX = 24;
 export const BRIDGE_ADDRESS = '198.18.0.1';
 export const REPO_PORT = 8000;
+/** Pebble's ACME directory and management ports on the bridge address. */
+export const ACME_PORT = 14000;
+export const ACME_MANAGEMENT_PORT = 15000;
+/** The zone the lab's resolver answers itself; every other name goes to hostplane's DNS on the api host. */
+export const LAB_ZONE = 'lab.test';
+export const ACME_NAME = 'acme.lab.test';
+/** Where every host finds lab-root.pem (Pebble's issuing root and the CA of its HTTPS). */
+export const LAB_ROOT_IN_HOST = '/etc/hostplane-lab/lab-root.pem';
 export const CACHE_DIR = '/var/cache/hostplane-lab';
 export const RELEASE = 'trixie';
 export const MIRROR = 'http://deb.debian.org/debian';
@@ -65,7 +74,16 @@ export function names(labDir: string): Names {
 export function etcHosts(self: HostPlan): string {
   const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
   for (const h of HOSTS) lines.push(`${h.address}\t${h.fqdns.join(' ')}${h === self ? ` ${h.name}` : ''}`);
+  lines.push(`${BRIDGE_ADDRESS}\t${ACME_NAME}`);
   return `${lines.join('\n')}\n`;
 }
 
+/** The names under lab.test and their IPv4 addresses: what the resolver answers (and /etc/hosts says). */
+export function labNames(): Record<string, string> {
+  const out: Record<string, string> = { [ACME_NAME]: BRIDGE_ADDRESS };
+  for (const h of HOSTS) for (const f of h.fqdns) out[f] = h.address;
+  return out;
+}
+
 export const repoUrl = () => `http://${BRIDGE_ADDRESS}:${REPO_PORT}/`;
+export const acmeDirectoryUrl = () => `https://${BRIDGE_ADDRESS}:${ACME_PORT}/dir`;

@@ -17,7 +17,7 @@ export interface LabState {
   mounts: string[];
   /** cgroup v2 directories created for the hosts (removed with whatever systemd made below). */
   cgroups: string[];
-  /** Processes: the repository server and one systemd-nspawn per host. */
+  /** Processes: the services on the bridge address (bridge.ts) and one systemd-nspawn per host. */
   procs: Record<string, ProcRef>;
   /**
    * Files and directories `lab down` deletes: the hosts' overlay layers, and what nspawn leaves

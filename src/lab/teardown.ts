@@ -3,8 +3,9 @@
 // already gone, so it also finishes a half-made lab or an interrupted `down`.
 import fs from 'node:fs';
 import path from 'node:path';
+import { SERVICES } from './bridge.js';
 import { destroyNetwork } from './network.js';
-import { alive, run, sleep, stop, type ProcRef } from './proc.js';
+import { alive, run, sleep, stop } from './proc.js';
 import type { LabState } from './state.js';
 
 /** Every process in a recorded cgroup and its subgroups (the container's own processes). */
@@ -32,7 +33,7 @@ const mounted = (p: string) =>
     .some((l) => l.split(' ')[1]?.replace(/\\040/g, ' ') === p);
 
 async function stopProcesses(state: LabState, out: string[]): Promise<void> {
-  const hosts = Object.entries(state.procs).filter(([name]) => name !== 'repo-server');
+  const hosts = Object.entries(state.procs).filter(([name]) => !Object.hasOwn(SERVICES, name));
   const running = hosts.filter(([, p]) => alive(p));
   // SIGTERM asks nspawn to shut its host down cleanly; what still runs after the grace is killed.
   await stop(running.map(([, p]) => p), 15_000);
@@ -50,11 +51,10 @@ async function stopProcesses(state: LabState, out: string[]): Promise<void> {
     for (let i = 0; i < 50 && cgroupProcs(g).length; i++) await sleep(100);
     if (pids.length) out.push(`killed ${pids.length} processes left in ${g}`);
   }
-  const server: ProcRef | undefined = state.procs['repo-server'];
-  if (server && alive(server)) {
-    await stop([server], 5000);
-    out.push(`stopped the repository server (pid ${server.pid})`);
-  }
+  // The services on the bridge address go last: the hosts may use them while they shut down.
+  const services = Object.entries(state.procs).filter(([name, p]) => Object.hasOwn(SERVICES, name) && alive(p));
+  await stop(services.map(([, p]) => p), 5000);
+  for (const [name, p] of services) out.push(`stopped ${SERVICES[name]} (pid ${p.pid})`);
 }
 
 async function unmount(state: LabState, out: string[]): Promise<string[]> {

@@ -1,0 +1,142 @@
+// The lab's resolver, "the internet's DNS" (decision 0018 "The lab"), on the bridge address port
+// 53 (UDP and TCP): names under lab.test it answers itself, authoritatively, from plan.ts; every
+// other name is a customer's, relayed to hostplane's DNS server on the api host, SERVFAIL when it
+// does not answer within 2 s. Pebble resolves through it, so it reaches the hosts by their names
+// and customer domains through hostplane. A self-contained `node -e` script, as the repository
+// server is: it needs nothing from src/, which an installed package does not have.
+import fs from 'node:fs';
+import { serviceLog, startInBridge, waitService } from './bridge.js';
+import { BRIDGE_ADDRESS, HOSTS, LAB_ZONE, labNames, type Names } from './plan.js';
+import type { ProcRef } from './proc.js';
+import type { LabState } from './state.js';
+
+export const RESOLVER_PORT = 53;
+/** hostplane's DNS server, once `node setup --roles api,dns` ran on the api host. */
+export const UPSTREAM = HOSTS.find((h) => h.name === 'api')!.address;
+
+// argv: one JSON object { listen, port, zone, names: {fqdn: IPv4}, upstream, upstreamPort, timeoutMs }.
+// RFC 1035 messages with one question; answers point back at the question's name (offset 12).
+export const RESOLVER_SCRIPT = `
+const cfg = JSON.parse(process.argv[1]);
+const dgram = require('node:dgram'), net = require('node:net');
+const names = new Map(Object.entries(cfg.names).map(([k, v]) => [k.toLowerCase(), v]));
+const A = 1, SOA = 6, ANY = 255;
+const u16 = (n) => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b; };
+const encode = (name) => Buffer.concat([...name.split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)])), Buffer.from([0])]);
+function rr(owner, type, ttl, data) {
+  const h = Buffer.alloc(10);
+  h.writeUInt16BE(type, 0); h.writeUInt16BE(1, 2); h.writeUInt32BE(ttl, 4); h.writeUInt16BE(data.length, 8);
+  return Buffer.concat([owner, h, data]);
+}
+const times = Buffer.alloc(20);
+[1, 3600, 600, 86400, 60].forEach((n, i) => times.writeUInt32BE(n, i * 4));
+const soa = rr(encode(cfg.zone), SOA, 60, Buffer.concat([encode('ns1.' + cfg.zone), encode('hostmaster.' + cfg.zone), times]));
+
+// The question (name lower-cased, without the final dot), or null when the message is not one
+// query with one uncompressed question.
+function question(q) {
+  if (q.length < 12 || q.readUInt16BE(4) !== 1) return null;
+  const labels = [];
+  let i = 12;
+  while (q[i] !== 0) {
+    const len = q[i];
+    if (len === undefined || len > 63 || i + 1 + len >= q.length) return null;
+    labels.push(q.toString('latin1', i + 1, i + 1 + len).toLowerCase());
+    i += 1 + len;
+  }
+  if (i + 5 > q.length) return null;
+  return { name: labels.join('.'), type: q.readUInt16BE(i + 1), cls: q.readUInt16BE(i + 3), end: i + 5 };
+}
+
+// A response to q: its id and RD, QR and RA set, AA when ours; the question as asked.
+function reply(q, qEnd, rcode, aa, answers = [], authority = []) {
+  const h = Buffer.alloc(12);
+  q.copy(h, 0, 0, 4);
+  h.writeUInt16BE(0x8000 | (q.readUInt16BE(2) & 0x7900) | (aa ? 0x0400 : 0) | 0x0080 | rcode, 2);
+  h.writeUInt16BE(qEnd > 12 ? 1 : 0, 4);
+  h.writeUInt16BE(answers.length, 6);
+  h.writeUInt16BE(authority.length, 8);
+  h.writeUInt16BE(0, 10);
+  return Buffer.concat([h, q.subarray(12, qEnd), ...answers, ...authority]);
+}
+
+function ours(q, qq) {
+  const { name, type } = qq;
+  if (qq.cls !== 1 && qq.cls !== ANY) return reply(q, qq.end, 5, false);
+  const addr = names.get(name);
+  const exists = addr || name === cfg.zone || [...names.keys()].some((k) => k.endsWith('.' + name));
+  if (!exists) return reply(q, qq.end, 3, true, [], [soa]);
+  const here = Buffer.from([0xc0, 12]);
+  if (addr && (type === A || type === ANY)) return reply(q, qq.end, 0, true, [rr(here, A, 60, Buffer.from(addr.split('.').map(Number)))]);
+  if (name === cfg.zone && (type === SOA || type === ANY)) return reply(q, qq.end, 0, true, [soa]);
+  return reply(q, qq.end, 0, true, [], [soa]);
+}
+
+// Relays q to the upstream server over the client's transport; SERVFAIL when it does not answer.
+function forward(q, qq, tcp, done) {
+  let over = false, sock, buf = Buffer.alloc(0);
+  const finish = (answer) => {
+    if (over) return;
+    over = true;
+    clearTimeout(timer);
+    if (tcp) sock.destroy(); else sock.close();
+    done(answer || reply(q, qq.end, 2, false));
+  };
+  const timer = setTimeout(finish, cfg.timeoutMs, null);
+  const sameId = (m) => m.length >= 12 && m.readUInt16BE(0) === q.readUInt16BE(0);
+  if (tcp) {
+    sock = net.connect(cfg.upstreamPort, cfg.upstream, () => sock.write(Buffer.concat([u16(q.length), q])));
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+        const m = buf.subarray(2, 2 + buf.readUInt16BE(0));
+        finish(sameId(m) ? m : null);
+      }
+    });
+    sock.on('close', () => finish(null));
+  } else {
+    sock = dgram.createSocket('udp4');
+    sock.on('message', (m, r) => { if (r.address === cfg.upstream && r.port === cfg.upstreamPort && sameId(m)) finish(m); });
+    sock.send(q, cfg.upstreamPort, cfg.upstream);
+  }
+  sock.on('error', () => finish(null));
+}
+
+function handle(q, tcp, send) {
+  if (q.length < 12 || q[2] & 0x80) return; // not a query: never answer a response
+  const qq = question(q);
+  if (!qq) return send(reply(q, 12, 1, false));
+  if ((q[2] & 0x78) !== 0) return send(reply(q, qq.end, 4, false));
+  const z = cfg.zone;
+  if (qq.name === z || qq.name.endsWith('.' + z)) return send(ours(q, qq));
+  forward(q, qq, tcp, send);
+}
+
+const udp = dgram.createSocket('udp4');
+udp.on('message', (q, r) => handle(q, false, (a) => udp.send(a, r.port, r.address)));
+const tcp = net.createServer((c) => {
+  let buf = Buffer.alloc(0);
+  c.setTimeout(10000, () => c.destroy());
+  c.on('error', () => {});
+  c.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+      const q = buf.subarray(2, 2 + buf.readUInt16BE(0));
+      buf = buf.subarray(2 + q.length);
+      handle(q, true, (a) => { if (!c.destroyed) c.write(Buffer.concat([u16(a.length), a])); });
+    }
+  });
+});
+udp.bind(cfg.port, cfg.listen, () => tcp.listen(cfg.port, cfg.listen, () => console.log('resolver listening on ' + cfg.listen + ':' + cfg.port + ' (udp, tcp)')));
+`;
+
+export function startResolver(state: LabState, n: Names): ProcRef {
+  const cfg = { listen: BRIDGE_ADDRESS, port: RESOLVER_PORT, zone: LAB_ZONE, names: labNames(), upstream: UPSTREAM, upstreamPort: 53, timeoutMs: 2000 };
+  return startInBridge(state, n, 'resolver', [process.execPath, '-e', RESOLVER_SCRIPT, JSON.stringify(cfg)]);
+}
+
+/** Waits until it listens on both transports (it says so once both are bound). */
+export async function waitResolver(state: LabState, timeoutMs = 10_000): Promise<void> {
+  const log = serviceLog(state.dir, 'resolver');
+  await waitService(state, 'resolver', async () => fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('resolver listening on'), timeoutMs);
+}
