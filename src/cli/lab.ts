@@ -36,8 +36,9 @@ export function labCommand(io: CliIo): Command {
       new Command('up')
         .description('build the cache in /var/cache/hostplane-lab if missing, then boot the lab; writes <dir>/lab.json and <dir>/state.json')
         .argument('<dir>', 'the lab directory (hosts\' changes, state, description)')
-        .action((dir: string) =>
-          asCliError(async () => (await lab()).labUp(dir, (line) => void io.stderr.write(`lab: ${line}\n`))),
+        .option('--bare', 'boot the hosts without setting them up as nodes')
+        .action((dir: string, o: { bare?: boolean }) =>
+          asCliError(async () => (await lab()).labUp(dir, (line) => void io.stderr.write(`lab: ${line}\n`), { bare: o.bare })),
         ),
     )
     .addCommand(

@@ -9,7 +9,8 @@ import { ensureHostplaneLayer } from './hostplane.js';
 import { bootHost, inHost, prepareHost, waitBooted } from './hosts.js';
 import { createNetwork, listNetns } from './network.js';
 import { labRootPath, startPebble } from './pebble.js';
-import { acmeDirectoryUrl, BRIDGE_ADDRESS, CLIENT_ADDRESS, HOSTS, names } from './plan.js';
+import { acmeDirectoryUrl, BRIDGE_ADDRESS, CLIENT_ADDRESS, HOSTS, LAB_ROOT_IN_HOST, names, type HostName } from './plan.js';
+import { setUpNodes } from './nodes.js';
 import { alive, LabError, procRef } from './proc.js';
 import { startRepoServer, waitRepoServer } from './repo-server.js';
 import { startResolver, waitResolver } from './resolver.js';
@@ -57,6 +58,8 @@ async function leftovers(state: LabState): Promise<string[]> {
   ];
 }
 
+const hostOf = (name: HostName) => HOSTS.find((h) => h.name === name)!;
+
 /** The lab's description for tests and people: what exists now of the final shape. */
 function labJson(state: LabState) {
   const n = names(state.dir);
@@ -68,6 +71,16 @@ function labJson(state: LabState) {
     ca: labRootPath(state.dir),
     acme: acmeDirectoryUrl(),
     resolver: BRIDGE_ADDRESS,
+    // What the nodes serve, once set up (not with --bare).
+    ...(fs.existsSync(path.join(state.dir, 'demo.json'))
+      ? {
+          dns: hostOf('api').address,
+          api: `https://${hostOf('api').fqdns[0]}`,
+          mail: { host: hostOf('mail').fqdns[0], smtp: 25, imap: 143, imaps: 993 },
+          db: { host: hostOf('db').fqdns[0], port: 3306 },
+          demo: path.join(state.dir, 'demo.json'),
+        }
+      : {}),
   };
 }
 
@@ -77,7 +90,7 @@ async function checkHostplane(host: string, leader: number): Promise<void> {
   if (r.code !== 0) throw new LabError(`hostplane does not run on ${host}: ${(r.stderr || r.stdout).trim()}`);
 }
 
-export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: number } = {}): Promise<void> {
+export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: number; bare?: boolean } = {}): Promise<void> {
   const why = preflight();
   if (why) throw new LabError(why);
   const dir = path.resolve(dirArg);
@@ -113,7 +126,11 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
       started.push({ h, nspawn: bootHost(state, n, h) });
     }
     log(`booting ${HOSTS.map((h) => h.name).join(', ')}`);
-    await Promise.all(started.map(({ h, nspawn }) => waitBooted(nspawn, h.name, opts.bootTimeoutMs ?? 120_000).then((pid) => checkHostplane(h.name, pid))));
+    const leaders = await Promise.all(started.map(({ h, nspawn }) => waitBooted(nspawn, h.name, opts.bootTimeoutMs ?? 120_000).then(async (pid) => (await checkHostplane(h.name, pid), pid))));
+    if (!opts.bare) {
+      log('setting up the nodes with hostplane node setup');
+      await setUpNodes(dir, Object.fromEntries(HOSTS.map((h, i) => [h.name, leaders[i]])) as Record<HostName, number>, { directory: acmeDirectoryUrl(), caInHost: LAB_ROOT_IN_HOST }, log);
+    }
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     throw new LabError(`lab up failed: ${msg}\nwhat it made is recorded in ${dir}/state.json; remove it with: hostplane lab down ${dir}`);

@@ -23,7 +23,8 @@ export function setupCommand(h: HostName, acme: LabAcme, store?: string): string
   const common = ['hostplane', 'node', 'setup', '--roles', roles[h], '--name', fqdn(h), '--acme-directory', acme.directory, '--acme-ca-root', acme.caInHost];
   if (h === 'api') {
     // The zones name the lab's name server; new domains point at the web and mail hosts.
-    const sets = { DNS_NAMESERVERS: 'ns1.lab.test', DNS_BASE_IPV4: address('web'), DNS_BASE_IPV6: 'off', DNS_BASE_MX: fqdn('mail') };
+    // The tests and the bench are many clients behind one address: a higher limit than the default.
+    const sets = { DNS_NAMESERVERS: 'ns1.lab.test', DNS_BASE_IPV4: address('web'), DNS_BASE_IPV6: 'off', DNS_BASE_MX: fqdn('mail'), RATE_LIMIT_MAX: '1000' };
     return [...common, ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])];
   }
   return [...common, '--address', address(h), '--store', store!];

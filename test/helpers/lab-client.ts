@@ -7,6 +7,7 @@ import type { Lab } from './lab.js';
 
 export interface LabJson {
   ca: string;
+  acme: string;
   client_netns: string;
   dns: string;
   api: string;

@@ -21,14 +21,15 @@ export interface Lab {
   client(cmd: string, args: string[]): { code: number | null; stdout: string; stderr: string };
 }
 
-export function useLab(): Lab {
+/** `useLab({ bare: true })`: the hosts booted, not set up as nodes. */
+export function useLab(o: { bare?: boolean } = {}): Lab {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-lab-'));
   let state: LabState;
   beforeAll(async () => {
-    const up = await runCli(['lab', 'up', dir], {});
+    const up = await runCli(['lab', 'up', dir, ...(o.bare ? ['--bare'] : [])], {});
     expect(up.code, up.stderr).toBe(0);
     state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as LabState;
-  }, 900_000);
+  }, 1_800_000);
   afterAll(async () => {
     if (fs.existsSync(path.join(dir, 'state.json'))) await runCli(['lab', 'down', dir], {});
     fs.rmSync(dir, { recursive: true, force: true });

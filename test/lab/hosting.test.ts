@@ -9,6 +9,8 @@ import { preflight } from '../../src/lab/lab.js';
 import { useLab } from '../helpers/lab.js';
 import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { requirable } from '../helpers/required.js';
+import { setupCommand } from '../../src/lab/nodes.js';
+import { LAB_ROOT_IN_HOST } from '../../src/lab/plan.js';
 
 requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', () => {
   const lab = useLab();
@@ -101,5 +103,33 @@ requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', ()
     // Port 143 without STARTTLS: Dovecot offers no login at all (LOGINDISABLED).
     const plain = lab.client('curl', ['-s', ...c.resolve(mx, 143, mxAddress), '--user', `lab@${shop.domain}:${password}`, `imap://${mx}/INBOX`]);
     expect(plain.code).not.toBe(0);
+  }, 600_000);
+
+  it('a port a stranger holds stops a setup before anything is installed, naming the port and the program', async () => {
+    await lab.sh('web', `systemd-run --unit=hpl-stranger node -e "require('net').createServer().listen(3306, '0.0.0.0')"; sleep 1`);
+    const r = await lab.sh('web', 'hostplane node setup --roles db --name web1.lab.test --store postgres://x@api.lab.test/hostplane');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("hostplane: nothing was changed:\n  - tcp port 3306 (db) is held by node, not by the role's own daemon\n");
+    expect((await lab.sh('web', 'dpkg-query -W -f="${db:Status-Status}" mariadb-server')).stdout).not.toBe('installed');
+    await lab.sh('web', 'systemctl stop hpl-stranger');
+  }, 120_000);
+
+  it('a second run changes nothing: no restart, registered once; drift is mended', async () => {
+    // The command lab up ran on the db host, with the --store URL the api host printed.
+    const storePassword = (await lab.sh('api', 'cat /etc/hostplane/store.password')).stdout.trim();
+    const store = `postgres://hostplane:${storePassword}@api.lab.test:5432/hostplane?sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt`;
+    const cmd = setupCommand('db', { directory: c.j.acme, caInHost: LAB_ROOT_IN_HOST }, store).map((w) => `'${w}'`).join(' ');
+    const pid = async () => (await lab.sh('db', 'systemctl show -p MainPID --value mariadb')).stdout.trim();
+    const before = await pid();
+    const again = await lab.sh('db', cmd);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe('node setup: role db\nnode setup: database server db1 is registered already\nnode setup: db1.lab.test is set up as db\n');
+    expect(await pid()).toBe(before);
+    await lab.sh('db', "sed -i 's/0.0.0.0/127.0.0.1/' /etc/mysql/mariadb.conf.d/60-hostplane.cnf && systemctl restart mariadb");
+    const mended = await lab.sh('db', cmd);
+    expect(mended.stderr).toContain('node setup: restarting mariadb.service: its configuration changed\n');
+    const password = (await lab.sh('db', 'cat /etc/hostplane/db-admin.password')).stdout.trim();
+    const login = lab.client('mariadb', [`--host=${c.j.hosts.db}`, '--user=hostplane', `--password=${password}`, '--connect-timeout=3', '-e', 'select 1']);
+    expect(login.code, login.stderr).toBe(0);
   }, 600_000);
 });

@@ -61,7 +61,7 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
   beforeAll(async () => {
     expect(traces(dir, id)).toEqual([]);
     const t0 = Date.now();
-    const up = await runCli(['lab', 'up', dir], {});
+    const up = await runCli(['lab', 'up', dir, '--bare'], {});
     timings.push(`lab up ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(up.stderr).toContain('lab up: api 198.18.0.10');
     expect(up.code).toBe(0);
@@ -239,7 +239,7 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
     const halfId = names(half).id;
     try {
       // `lab up` as a process of its own, killed once it has started the hosts' containers.
-      const up = spawnCli(['lab', 'up', half], {});
+      const up = spawnCli(['lab', 'up', half, '--bare'], {});
       const ended = exited(up);
       let made: LabState | null = null;
       for (let i = 0; i < 600 && Object.keys(made?.procs ?? {}).length < 7; i++) {
