@@ -115,6 +115,8 @@ export async function loadDemoData(admin: Admin, baseUrl: string, o: DemoOptions
       warnings.push(`DEMO_MARIADB_URL: ${(e as Error).message} The demo has no database server; add one with \`hostplane admin database-server add\`.`);
     }
   }
+  // A store whose nodes registered a database server already: the plans offer what it runs.
+  if (!databaseServer && o.db) databaseServer = (await new DatabaseServersService(o.db).list()).find((s) => s.default) ?? null;
   const databaseVersions = planVersions(databaseServer);
   const operatorPlan = (await admin.packages.createPlan({ name: 'Webhosting M', maxDatabases: 10, maxEmailAddresses: 100, maxSubdomains: 50, databaseVersions, phpVersions: DEMO_PHP_VERSIONS })).planId;
 

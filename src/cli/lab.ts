@@ -42,6 +42,18 @@ export function labCommand(io: CliIo): Command {
         ),
     )
     .addCommand(
+      new Command('reboot')
+        .description('power one host of the running lab off and boot it again, as a server reboots')
+        .argument('<dir>', 'the lab directory given to `lab up`')
+        .argument('<host>', 'api, web, mail or db')
+        .action((dir: string, host: string) =>
+          asCliError(async () => {
+            await (await lab()).labReboot(dir, host);
+            out.text(`${host} was rebooted\n`);
+          }),
+        ),
+    )
+    .addCommand(
       new Command('down')
         .description('stop and remove everything the lab in <dir> started (processes, mounts, namespaces, interfaces)')
         .argument('<dir>', 'the lab directory given to `lab up`')

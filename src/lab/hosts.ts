@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { etcHosts, LAB_ROOT_IN_HOST, repoUrl, type HostPlan, type Names } from './plan.js';
-import { children, LabError, must, procRef, run, sleep, type ProcRef } from './proc.js';
+import { alive, children, LabError, must, procRef, run, sleep, type ProcRef } from './proc.js';
 import { record, recordProc, type LabState } from './state.js';
 
 export const hostDir = (dir: string, host: string) => path.join(dir, 'hosts', host);
@@ -116,4 +116,25 @@ export async function waitBooted(nspawn: ProcRef, host: string, timeoutMs: numbe
     if (Date.now() > until) throw new LabError(`${host} did not finish booting within ${timeoutMs / 1000} s (systemd says "${answer || r.stderr.trim()}")`);
     await sleep(250);
   }
+}
+
+/** The container's systemd of a running host (its leader), for nsenter. */
+export async function hostLeader(state: LabState, host: string, timeoutMs = 10_000): Promise<number> {
+  return leader(state.procs[host], Date.now() + timeoutMs, host);
+}
+
+/**
+ * Powers the host off from inside (systemd stops every unit, nspawn ends) and boots it again on
+ * the same layers, as a reboot of a server: what it runs after that, it starts by itself.
+ */
+export async function rebootHost(state: LabState, n: Names, host: HostPlan, timeoutMs = 180_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  const old = state.procs[host.name];
+  // systemctl may lose its connection while the host goes down: its answer does not matter.
+  await inHost(await hostLeader(state, host.name), ['systemctl', 'poweroff'], { timeoutMs: 30_000 });
+  while (alive(old)) {
+    if (Date.now() > until) throw new LabError(`${host.name} did not power off within ${timeoutMs / 1000} s`);
+    await sleep(200);
+  }
+  return waitBooted(bootHost(state, n, host), host.name, Math.max(1000, until - Date.now()));
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { serviceLog, SERVICES } from './bridge.js';
 import { ensureRepo, ensureRootfs } from './cache.js';
 import { ensureHostplaneLayer } from './hostplane.js';
-import { bootHost, inHost, prepareHost, waitBooted } from './hosts.js';
+import { bootHost, inHost, prepareHost, rebootHost, waitBooted } from './hosts.js';
 import { createNetwork, listNetns } from './network.js';
 import { labRootPath, startPebble } from './pebble.js';
 import { acmeDirectoryUrl, BRIDGE_ADDRESS, CLIENT_ADDRESS, HOSTS, LAB_ROOT_IN_HOST, names, type HostName } from './plan.js';
@@ -139,6 +139,19 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
   writeState(state);
   fs.writeFileSync(path.join(dir, 'lab.json'), `${JSON.stringify(labJson(state), null, 2)}\n`);
   log(`lab up: ${HOSTS.map((h) => `${h.name} ${h.address}`).join(', ')}; described in ${dir}/lab.json`);
+}
+
+/** Reboots one host of the running lab in `dir` (a power cycle: poweroff inside, then boot). */
+export async function labReboot(dirArg: string, hostName: string): Promise<void> {
+  const why = preflight();
+  if (why) throw new LabError(why);
+  const dir = path.resolve(dirArg);
+  const state = readState(dir);
+  if (!state) throw new LabError(`no lab in ${dir} (no state.json there)`);
+  const host = HOSTS.find((h) => h.name === hostName);
+  if (!host) throw new LabError(`${hostName} is not a host of the lab (hosts: ${HOSTS.map((h) => h.name).join(', ')})`);
+  if (!alive(state.procs[host.name])) throw new LabError(`${hostName} is not running`);
+  await rebootHost(state, names(dir), host);
 }
 
 /** Takes the lab in `dir` down; the lines saying what it removed. */

@@ -8,6 +8,7 @@ import type { Lab } from './lab.js';
 export interface LabJson {
   ca: string;
   acme: string;
+  resolver: string;
   client_netns: string;
   dns: string;
   api: string;
@@ -59,8 +60,8 @@ export function labClient(lab: Lab) {
     }
   };
 
-  /** `dig @<lab DNS> name type +short` from the client. */
-  const dig = (name: string, type: string) => lab.client('dig', [`@${j.dns}`, name, type, '+short', '+time=2', '+tries=2']).stdout.trim();
+  /** `dig @<server> name type +short` from the client: hostplane's DNS unless another server is named. */
+  const dig = (name: string, type: string, server = j.dns) => lab.client('dig', [`@${server}`, name, type, '+short', '+time=2', '+tries=2']).stdout.trim();
 
   return { j, api, job, dig, resolve };
 }

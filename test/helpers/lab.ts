@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { inHost } from '../../src/lab/hosts.js';
+import { hostLeader, inHost } from '../../src/lab/hosts.js';
+import { readState } from '../../src/lab/state.js';
 import { names } from '../../src/lab/plan.js';
 import { children } from '../../src/lab/proc.js';
 import type { LabState } from '../../src/lab/state.js';
@@ -36,7 +37,8 @@ export function useLab(o: { bare?: boolean } = {}): Lab {
   }, 120_000);
   return {
     dir,
-    sh: (host, script, timeoutMs = 600_000) => inHost(children(state.procs[host].pid)[0], ['sh', '-c', script], { timeoutMs }),
+    // The state is read again each time: a reboot gives the host a new leader.
+    sh: async (host, script, timeoutMs = 600_000) => inHost(await hostLeader(readState(dir)!, host), ['sh', '-c', script], { timeoutMs }),
     client: (cmd, args) => {
       const r = spawnSync('ip', ['netns', 'exec', names(dir).clientNetns, cmd, ...args], { encoding: 'utf8', timeout: 60_000 });
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };

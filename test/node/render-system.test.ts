@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requirable } from '../helpers/required.js';
+import { mailFiles, systemFacts } from '../../src/node/render/index.js';
 import { mailToolsMissing, renderCli, run } from '../helpers/mail-render.js';
 import { describeDovecot24, openTrixie, type Trixie } from '../helpers/trixie.js';
 
@@ -146,5 +147,23 @@ describeDovecot24('node render, Dovecot 2.4 (Debian 13)', () => {
       expect(n).toContain('sql_table = "s 1".mail_sieve');
       expect(n).toMatch(/service auth-worker \{\n\s+user = \$SET:default_internal_user\n/);
     }
+  });
+});
+
+describe('system, the store over TLS (a node: sslRootCert)', () => {
+  const facts = (dovecotVersion: '2.3' | '2.4') =>
+    systemFacts({
+      root: '/', name: 'mx1', hostname: 'mx1.example.net', postmaster: 'postmaster@mx1.example.net', apiUrl: 'https://api.example.net', doveadmKey: KEY,
+      store: { driver: 'pgsql', host: 'api.example.net', port: 5432, dbname: 'hostplane', user: 'hostplane_mail_mx1', password: 'p@ss/word', schema: 'public', sslRootCert: '/etc/ssl/certs/ca-certificates.crt' },
+      mailUid: 5000, mailGid: 5000, dovecotVersion, tls: { cert: '/etc/hostplane/tls/mx1.example.net.crt', key: '/etc/hostplane/tls/mx1.example.net.key' },
+    });
+  const file = (f: ReturnType<typeof facts>, name: string) => mailFiles(f, 'system').find((x) => x.path.endsWith(name))!.text;
+
+  it('Dovecot asks libpq for verify-full against the roots; Postfix takes a URI with the login percent-encoded', () => {
+    expect(file(facts('2.3'), 'sql.conf.ext')).toContain('connect = host=api.example.net port=5432 dbname=hostplane user=hostplane_mail_mx1 password=\'p@ss/word\' sslmode=verify-full sslrootcert=/etc/ssl/certs/ca-certificates.crt\n');
+    expect(file(facts('2.4'), 'dovecot.conf')).toMatch(/pgsql api\.example\.net \{\n\s+parameters \{\n(.*\n)*?\s+sslmode = verify-full\n\s+sslrootcert = \/etc\/ssl\/certs\/ca-certificates\.crt\n\s+\}/);
+    expect(file(facts('2.4'), 'pgsql-domains.cf')).toContain(
+      'hosts = postgresql://hostplane_mail_mx1:p%40ss%2Fword@api.example.net:5432/hostplane?sslmode=verify-full&sslrootcert=%2Fetc%2Fssl%2Fcerts%2Fca-certificates.crt\n',
+    );
   });
 });

@@ -113,8 +113,11 @@ export function postfixMap(f: MailFacts, map: PostfixMap): string {
     aliases: `SELECT destination FROM ${t}mail_aliases WHERE source = '%s' AND ${mine}`,
   }[map];
   const s = f.store;
-  // Over TLS Postfix takes the server as a libpq URI (Postfix 3.1 and later).
-  const host = s.driver === 'pgsql' && s.sslRootCert ? `postgresql://${s.host}:${s.port}/${s.dbname}?sslmode=verify-full&sslrootcert=${s.sslRootCert}` : s.driver === 'pgsql' ? `inet:${s.host}:${s.port}` : '';
+  // Over TLS Postfix takes the server as a libpq URI (Postfix 3.1 and later), which must carry the
+  // login too: libpq then ignores the user and password lines.
+  const e = encodeURIComponent;
+  const host =
+    s.driver !== 'pgsql' ? '' : s.sslRootCert ? `postgresql://${e(s.user)}:${e(s.password)}@${s.host}:${s.port}/${e(s.dbname)}?sslmode=verify-full&sslrootcert=${e(s.sslRootCert)}` : `inet:${s.host}:${s.port}`;
   const connect = s.driver === 'sqlite' ? `dbpath = ${s.path}\n` : `hosts = ${host}\nuser = ${s.user}\npassword = ${s.password}\ndbname = ${s.dbname}\n`;
   return `# hostplane's mail directory for Postfix, ${s.driver}: ${MAP_WHAT[map]}.
 ${connect}query = ${query}

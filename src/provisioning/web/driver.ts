@@ -6,6 +6,7 @@
 import { caddyConfig, type ApiFront } from './caddy-config.js';
 import { CaddyClient } from './caddy-client.js';
 import { PhpFpmSupervisor } from './php-fpm.js';
+import { accepts } from './php-fpm-procs.js';
 import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
@@ -33,6 +34,8 @@ export interface WebDriver {
   apply(server: WebServerConn, sites: SiteSpec[] | (() => Promise<SiteSpec[]>)): Promise<boolean>;
   /** The socket of the pool of (Linux user, PHP version), started or reloaded when needed. */
   ensurePool(server: WebServerConn, linuxUser: string, version: string): Promise<string>;
+  /** Whether that pool's socket takes a connection (its master runs). */
+  poolAnswers(server: WebServerConn, linuxUser: string, version: string): Promise<boolean>;
   /** Where that pool's socket is (whether or not it runs yet). */
   poolSocket(server: WebServerConn, linuxUser: string, version: string): string;
   /** The webspace directory inside the home, created when missing; WebspaceEscapeError when it leads outside. */
@@ -72,6 +75,7 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
       return php(server).ensurePool(user, version);
     },
     poolSocket: (server, user, version) => php(server).socketPath(version, user),
+    poolAnswers: (server, user, version) => accepts(php(server).socketPath(version, user)),
     ensureDir: async (server, user, path) => {
       if (opts.createUsers) await ensureLinuxUser(server, user);
       return ensureWebspaceDir(server, user, path);

@@ -146,10 +146,24 @@ const subdomainJob = (action: 'create' | 'update' | 'delete') =>
 
 export const SUBDOMAIN_JOBS = [subdomainJob('create'), subdomainJob('update'), subdomainJob('delete')];
 
-/** The whole desired state of web server `name`, pushed again (the periodic check that catches a Caddy that lost its config). */
+/**
+ * The whole desired state of web server `name`, pushed again (the periodic check that catches a
+ * Caddy that lost its config), and every webspace's PHP pool running: after a reboot of the web
+ * host its PHP-FPM masters are gone with every other process.
+ */
 export async function reconcileWebServer(store: Store, web: WebDriver, name: string): Promise<boolean> {
   const row = await new WebServersRepository(store.db).byName(name);
   if (!row) return false;
   const conn = webServerConn(row);
-  return web.apply(conn, () => desiredSites(store, row, conn, web));
+  const sites = await new SubdomainsRepository(store.db).sitesOn(row.name);
+  const loaded = await web.apply(conn, async () => sites.map((s) => siteSpec(s, conn, web)));
+  const pools = new Map<string, [string, string]>();
+  for (const site of sites) {
+    const version = site.kind === 'webspace' ? phpVersionOf(site, conn) : null;
+    if (version) pools.set(`${site.linux_user} ${version}`, [site.linux_user, version]);
+  }
+  for (const [user, version] of pools.values()) {
+    if (!(await web.poolAnswers(conn, user, version))) await web.ensurePool(conn, user, version);
+  }
+  return loaded;
 }

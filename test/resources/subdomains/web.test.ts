@@ -3,7 +3,7 @@
 // worker), each kind answers a browser as configured — static and dynamic redirects with paths
 // and query strings, redirect_to_https, a static file and PHP from the webspace, 404 for a host
 // that is not ours and for an e-mail-only subdomain — dig answers the subdomain's records and
-// stops after DELETE, a Caddy that restarted gets its sites back, and a symlink that leads out of
+// stops after DELETE, a Caddy that restarted and a PHP-FPM master that died get their sites back, and a symlink that leads out of
 // the home is refused.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { requirable } from '../../helpers/required.js';
 import { stackMissing } from '../../helpers/stack.js';
 import { PHP_VERSION, browse, patchSubdomain, postSubdomain, useSubdomainsSuite } from '../../helpers/subdomains.js';
 import { pollUntil } from '../../helpers/wait.js';
+import { versionPaths } from '../../../src/provisioning/web/php-fpm-files.js';
 
 const missing = stackMissing() ?? digMissing();
 
@@ -158,6 +159,20 @@ requirable(missing)('subdomains on a real web server', () => {
       child.unref();
       const answer = await pollUntil(() => browse(s.web, `back.${c.domain}`).catch(() => ({ status: 0, location: null })), (a) => a.status === 301, 'the site back after the restart', 30_000);
       expect(answer.location).toBe('https://back.example/');
+    });
+
+    it("a webspace whose PHP-FPM master died (a reboot of the web host) runs PHP again without a job", async () => {
+      const c = await s.customer();
+      await created(c.token, { subdomain_type: 'webspace', domain: c.domain, subdomain: 'php-back', webspace: { path: '/php-back/', php_version: PHP_VERSION } });
+      await fs.writeFile(path.join(c.home, 'php-back/v.php'), '<?php echo "up";');
+      const host = `php-back.${c.domain}`;
+      expect(await browse(s.web, host, '/v.php')).toMatchObject({ status: 200, body: 'up' });
+      const pid = Number(await fs.readFile(versionPaths(s.web.stateDir, PHP_VERSION).pid, 'utf8'));
+      // Its workers too (its process group), as a reboot ends them: alone they would go on serving.
+      process.kill(-pid, 'SIGKILL');
+      await pollUntil(async () => { try { process.kill(pid, 0); return false; } catch { return true; } }, (gone) => gone, 'php-fpm to die');
+      const answer = await pollUntil(() => browse(s.web, host, '/v.php').catch(() => ({ status: 0, body: '' })), (a) => a.status === 200, 'PHP back after its master died', 30_000);
+      expect(answer).toMatchObject({ status: 200, body: 'up' });
     });
 
     it('a webspace path through a symbolic link that leads out of the home: the job fails and says why; nothing is served from outside', async () => {
