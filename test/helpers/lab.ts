@@ -8,8 +8,6 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { hostLeader, inHost } from '../../src/lab/hosts.js';
 import { readState } from '../../src/lab/state.js';
 import { names } from '../../src/lab/plan.js';
-import { children } from '../../src/lab/proc.js';
-import type { LabState } from '../../src/lab/state.js';
 import { runCli } from './cli.js';
 
 export type LabHost = 'api' | 'web' | 'mail' | 'db';
@@ -18,6 +16,8 @@ export interface Lab {
   dir: string;
   /** `sh -c <script>` as root inside a host: its exit code and output. */
   sh(host: LabHost, script: string, timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
+  /** Powers a host off and boots it again (`hostplane lab reboot`). */
+  reboot(host: LabHost): Promise<void>;
   /** A command of this machine run in the lab's client namespace (the "internet"). */
   client(cmd: string, args: string[]): { code: number | null; stdout: string; stderr: string };
 }
@@ -25,11 +25,9 @@ export interface Lab {
 /** `useLab({ bare: true })`: the hosts booted, not set up as nodes. */
 export function useLab(o: { bare?: boolean } = {}): Lab {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-lab-'));
-  let state: LabState;
   beforeAll(async () => {
     const up = await runCli(['lab', 'up', dir, ...(o.bare ? ['--bare'] : [])], {});
     expect(up.code, up.stderr).toBe(0);
-    state = JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')) as LabState;
   }, 1_800_000);
   afterAll(async () => {
     if (fs.existsSync(path.join(dir, 'state.json'))) await runCli(['lab', 'down', dir], {});
@@ -39,6 +37,10 @@ export function useLab(o: { bare?: boolean } = {}): Lab {
     dir,
     // The state is read again each time: a reboot gives the host a new leader.
     sh: async (host, script, timeoutMs = 600_000) => inHost(await hostLeader(readState(dir)!, host), ['sh', '-c', script], { timeoutMs }),
+    reboot: async (host) => {
+      const r = await runCli(['lab', 'reboot', dir, host], {});
+      expect(r.code, r.stderr).toBe(0);
+    },
     client: (cmd, args) => {
       const r = spawnSync('ip', ['netns', 'exec', names(dir).clientNetns, cmd, ...args], { encoding: 'utf8', timeout: 60_000 });
       return { code: r.status, stdout: r.stdout, stderr: r.stderr };

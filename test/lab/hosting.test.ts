@@ -133,4 +133,38 @@ requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', ()
     const login = lab.client('mariadb', [`--host=${c.j.hosts.db}`, '--user=hostplane', `--password=${password}`, '--connect-timeout=3', '-e', 'select 1']);
     expect(login.code, login.stderr).toBe(0);
   }, 600_000);
+
+  it('a rebooted web host serves its sites again without a person: Caddy, the web worker and PHP-FPM come back', async () => {
+    await lab.reboot('web');
+    const page = async () => lab.client('curl', ['-s', '--max-time', '5', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.j.hosts.web), `https://www.${shop.domain}/`]).stdout;
+    let got = await page();
+    for (let i = 0; i < 60 && !got.startsWith('php '); i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      got = await page();
+    }
+    expect(got).toMatch(/^php 8\.4\.\d+ as demo_shop$/);
+  }, 300_000);
+
+  it("a mail host cut from its store defers mail (4xx) and delivers it once the store is back", async () => {
+    const send = (subject: string) => {
+      const message = `From: someone@elsewhere.example\r\nTo: lab@${shop.domain}\r\nSubject: ${subject}\r\n\r\nbody\r\n`;
+      return lab.client('sh', ['-c', `printf '%s' "$0" | curl -s -v --url smtp://${c.j.hosts.mail}:25 --mail-from someone@elsewhere.example --mail-rcpt lab@${shop.domain} --upload-file - 2>&1`, message]).stdout;
+    };
+    // A route that refuses every packet to the api host: the store and the API are gone for the mail host.
+    await lab.sh('mail', `ip route add prohibit ${c.j.hosts.api}/32`);
+    try {
+      expect(send('during the cut')).toMatch(/^< 4\d\d 4\.\d\.\d /m);
+    } finally {
+      await lab.sh('mail', `ip route del prohibit ${c.j.hosts.api}/32`);
+    }
+    // An smtpd process keeps the failed answer for that address until it ends (after 100 s without
+    // a client, max_idle); a sending MTA retries minutes later, as this one does.
+    await new Promise((r) => setTimeout(r, 110_000));
+    let said = send('after the cut');
+    for (let i = 0; i < 10 && !/^< 250 2\.0\.0 Ok: queued/m.test(said); i++) {
+      await new Promise((r) => setTimeout(r, 5000));
+      said = send('after the cut');
+    }
+    expect(said).toMatch(/^< 250 2\.0\.0 Ok: queued/m);
+  }, 300_000);
 });
