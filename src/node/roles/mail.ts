@@ -55,7 +55,8 @@ async function readOnlyStore(ctx: NodeContext): Promise<MailStore> {
     user: role,
     password,
     schema,
-    sslRootCert: url.searchParams.get('sslrootcert') ?? '/etc/ssl/certs/ca-certificates.crt',
+    // Over the network as the api node printed it (verify-full); the api node's own loopback URL is plain.
+    ...(url.searchParams.get('sslmode') === 'verify-full' ? { sslRootCert: url.searchParams.get('sslrootcert') ?? '/etc/ssl/certs/ca-certificates.crt' } : {}),
   };
 }
 
