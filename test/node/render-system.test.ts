@@ -159,11 +159,12 @@ describe('system, the store over TLS (a node: sslRootCert)', () => {
     });
   const file = (f: ReturnType<typeof facts>, name: string) => mailFiles(f, 'system').find((x) => x.path.endsWith(name))!.text;
 
-  it('Dovecot asks libpq for verify-full against the roots; Postfix takes a URI with the login percent-encoded', () => {
-    expect(file(facts('2.3'), 'sql.conf.ext')).toContain('connect = host=api.example.net port=5432 dbname=hostplane user=hostplane_mail_mx1 password=\'p@ss/word\' sslmode=verify-full sslrootcert=/etc/ssl/certs/ca-certificates.crt\n');
-    expect(file(facts('2.4'), 'dovecot.conf')).toMatch(/pgsql api\.example\.net \{\n\s+parameters \{\n(.*\n)*?\s+sslmode = verify-full\n\s+sslrootcert = \/etc\/ssl\/certs\/ca-certificates\.crt\n\s+\}/);
+  it('Dovecot and Postfix ask libpq for verify-full against the roots and give up on a silent store within seconds; Postfix takes a URI with the login percent-encoded', () => {
+    const remote = 'sslmode=verify-full sslrootcert=/etc/ssl/certs/ca-certificates.crt connect_timeout=5 keepalives_idle=5 keepalives_interval=2 keepalives_count=2 tcp_user_timeout=5000';
+    expect(file(facts('2.3'), 'sql.conf.ext')).toContain(`connect = host=api.example.net port=5432 dbname=hostplane user=hostplane_mail_mx1 password='p@ss/word' ${remote}\n`);
+    expect(file(facts('2.4'), 'dovecot.conf')).toContain(`    password = p@ss/word\n${remote.split(' ').map((kv) => `    ${kv.replace('=', ' = ')}\n`).join('')}  }`);
     expect(file(facts('2.4'), 'pgsql-domains.cf')).toContain(
-      'hosts = postgresql://hostplane_mail_mx1:p%40ss%2Fword@api.example.net:5432/hostplane?sslmode=verify-full&sslrootcert=%2Fetc%2Fssl%2Fcerts%2Fca-certificates.crt\n',
+      `hosts = postgresql://hostplane_mail_mx1:p%40ss%2Fword@api.example.net:5432/hostplane?${remote.replaceAll(' ', '&').replace('/etc/ssl/certs/ca-certificates.crt', '%2Fetc%2Fssl%2Fcerts%2Fca-certificates.crt')}\n`,
     );
   });
 });

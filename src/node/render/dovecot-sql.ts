@@ -28,11 +28,26 @@ export function sqlQueries(f: MailFacts, version: DovecotVersion): DovecotQuerie
   };
 }
 
+/**
+ * libpq's settings for a store across the network (a node): TLS checked against the roots, and a
+ * connection that stops answering given up after seconds, not TCP's minutes, so lookups fail
+ * (mail deferred with 4xx) instead of hanging while the store is unreachable.
+ */
+export const REMOTE_PQ: [string, string][] = [
+  ['sslmode', 'verify-full'],
+  ['sslrootcert', ''],
+  ['connect_timeout', '5'],
+  ['keepalives_idle', '5'],
+  ['keepalives_interval', '2'],
+  ['keepalives_count', '2'],
+  ['tcp_user_timeout', '5000'],
+];
+
 /** Dovecot 2.3's `connect`: libpq's key=value string on PostgreSQL, the file's path on SQLite. */
 export function sqlConnect(f: MailFacts): string {
   const s = f.store;
   if (s.driver === 'sqlite') return s.path;
-  const tls = s.sslRootCert ? ` sslmode=verify-full sslrootcert=${pqValue(s.sslRootCert)}` : '';
+  const tls = s.sslRootCert ? ` ${REMOTE_PQ.map(([k, v]) => `${k}=${k === 'sslrootcert' ? pqValue(s.sslRootCert!) : v}`).join(' ')}` : '';
   return `host=${pqValue(s.host)} port=${s.port} dbname=${pqValue(s.dbname)} user=${pqValue(s.user)} password=${pqValue(s.password)}${tls}`;
 }
 

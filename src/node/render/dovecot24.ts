@@ -2,7 +2,7 @@
 // syntax (named filters instead of args files, %{…} variables, settings instead of plugin {}), in
 // one file: the SQL connection and the queries are settings of dovecot.conf now.
 import { policyHeader, readersAsRoot, submissionHost, tablePrefix, type MailFacts } from './facts.js';
-import { sqlQueries } from './dovecot-sql.js';
+import { REMOTE_PQ, sqlQueries } from './dovecot-sql.js';
 import { dovecotBase, dovecotServices } from './dovecot-shared.js';
 
 export function dovecotConf24(f: MailFacts): string {
@@ -155,9 +155,7 @@ pgsql ${s.host} {
     dbname = ${quote24(s.dbname)}
     user = ${quote24(s.user)}
     password = ${quote24(s.password)}
-${s.sslRootCert ? `    sslmode = verify-full
-    sslrootcert = ${quote24(s.sslRootCert)}
-` : ''}  }
+${s.sslRootCert ? REMOTE_PQ.map(([k, v]) => `    ${k} = ${k === 'sslrootcert' ? quote24(s.sslRootCert!) : v}\n`).join('') : ''}  }
 }
 `;
 }

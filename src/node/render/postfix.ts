@@ -2,6 +2,7 @@
 // and hands it to Dovecot over LMTP. The maps are SQL queries through proxymap, read at every
 // lookup: a change is live when hostplane commits it.
 import { readersAsRoot, tablePrefix, type MailFacts } from './facts.js';
+import { REMOTE_PQ } from './dovecot-sql.js';
 
 export type PostfixMap = 'domains' | 'mailboxes' | 'aliases';
 
@@ -117,7 +118,9 @@ export function postfixMap(f: MailFacts, map: PostfixMap): string {
   // login too: libpq then ignores the user and password lines.
   const e = encodeURIComponent;
   const host =
-    s.driver !== 'pgsql' ? '' : s.sslRootCert ? `postgresql://${e(s.user)}:${e(s.password)}@${s.host}:${s.port}/${e(s.dbname)}?sslmode=verify-full&sslrootcert=${e(s.sslRootCert)}` : `inet:${s.host}:${s.port}`;
+    s.driver !== 'pgsql' ? '' : s.sslRootCert
+        ? `postgresql://${e(s.user)}:${e(s.password)}@${s.host}:${s.port}/${e(s.dbname)}?${REMOTE_PQ.map(([k, v]) => `${k}=${e(k === 'sslrootcert' ? s.sslRootCert! : v)}`).join('&')}`
+        : `inet:${s.host}:${s.port}`;
   const connect = s.driver === 'sqlite' ? `dbpath = ${s.path}\n` : `hosts = ${host}\nuser = ${s.user}\npassword = ${s.password}\ndbname = ${s.dbname}\n`;
   return `# hostplane's mail directory for Postfix, ${s.driver}: ${MAP_WHAT[map]}.
 ${connect}query = ${query}
