@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { randomAlnum } from '../security/password-generator.js';
 
 export interface NodeFile {
   path: string;
@@ -83,4 +84,13 @@ async function lookupId(db: 'passwd' | 'group', name: string): Promise<number> {
   const id = Number(stdout.split(':')[2]);
   if (!stdout || !Number.isInteger(id)) throw new Error(`no ${db === 'passwd' ? 'user' : 'group'} named ${name} on this host`);
   return id;
+}
+
+/** A secret kept in a root-only file: made on the first run, the same on every later one. */
+export async function keptSecret(file: string): Promise<string> {
+  const kept = await fs.readFile(file, 'utf8').catch(() => '');
+  if (kept.trim()) return kept.trim();
+  const secret = randomAlnum(32);
+  await placeFile({ path: file, mode: 0o600, text: `${secret}\n` });
+  return secret;
 }

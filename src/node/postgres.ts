@@ -5,8 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { certFiles } from './certs.js';
-import { placeFile } from './files.js';
-import { keptSecret } from './roles/db.js';
+import { keptSecret, placeFile } from './files.js';
 import { enableUnit, run, type Log } from './system.js';
 
 export const STORE_SECRET = '/etc/hostplane/store.password';

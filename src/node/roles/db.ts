@@ -1,9 +1,7 @@
 // The db role: Debian's MariaDB, reachable from the other nodes, with an administrative account for
 // hostplane, registered as a database server (docs/operator-guide.md "Database servers").
-import fs from 'node:fs/promises';
-import { randomAlnum } from '../../security/password-generator.js';
 import { DatabaseServersService } from '../../admin/database-servers.service.js';
-import { placeFile } from '../files.js';
+import { keptSecret, placeFile } from '../files.js';
 import { enableUnit, run, type Log } from '../system.js';
 import { withStore, type NodeContext } from '../context.js';
 
@@ -44,12 +42,3 @@ export const dbRole = {
     log(registered ? `registered database server ${ctx.shortName} (mysql://${ADMIN}@${ctx.name}:3306)` : `database server ${ctx.shortName} is registered already`);
   },
 };
-
-/** A secret kept in a root-only file: made on the first run, the same on every later one. */
-export async function keptSecret(file: string): Promise<string> {
-  const kept = await fs.readFile(file, 'utf8').catch(() => '');
-  if (kept.trim()) return kept.trim();
-  const secret = randomAlnum(32);
-  await placeFile({ path: file, mode: 0o600, text: `${secret}\n` });
-  return secret;
-}

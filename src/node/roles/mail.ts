@@ -10,8 +10,7 @@ import path from 'node:path';
 import { MailServersService } from '../../admin/mail-servers.service.js';
 import { mailFiles, systemFacts, type MailStore } from '../render/index.js';
 import { withStore, type NodeContext } from '../context.js';
-import { commandCheck, placeFiles, type NodeFile } from '../files.js';
-import { keptSecret } from './db.js';
+import { commandCheck, keptSecret, placeFiles, type NodeFile } from '../files.js';
 import { enableUnit, run, type Log } from '../system.js';
 
 const DOVEADM_KEY = '/etc/hostplane/doveadm.key';
