@@ -19,15 +19,16 @@ describe.skipIf(!DEBIAN_12)('hostplane node setup, refused (on Debian 12)', () =
     expect(WRITTEN.map((f) => fs.existsSync(f))).toEqual(before);
   });
 
-  it('every reason at once, the roles not built yet among them', async () => {
-    const r = await runCli(['node', 'setup', '--roles', 'web,mail', '--name', 'web1'], {});
+  it('every reason at once: the release, the name, the missing --store, an unknown setting, a bad address', async () => {
+    const r = await runCli(['node', 'setup', '--roles', 'web,mail', '--name', 'web1', '--set', 'NO_SUCH=1', '--address', 'web1'], {});
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       'hostplane: nothing was changed:\n' +
         '  - this is Debian GNU/Linux 12 (bookworm): hostplane node setup runs on Debian 13 (trixie)\n' +
         '  - --name "web1" is not the host\'s full domain name (e.g. web1.example.net)\n' +
+        '  - --address "web1" is not an IPv4 or IPv6 address\n' +
         '  - --store is required without the api role: the postgres://… URL the api node printed\n' +
-        '  - the roles web, mail cannot be set up by this version yet (available: api, dns, db)\n',
+        '  - --set NO_SUCH: not a setting (docs/operator-guide.md "Settings")\n',
     );
   });
 
