@@ -76,8 +76,8 @@ async function localSide(root: string): Promise<Side> {
   const serve = execFile(process.execPath, [MAIN, 'serve'], {
     env: { ...env, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', WEB_SERVER: 'local', WEB_TLS_ISSUER: 'internal', DNS_LISTEN: `127.0.0.1:${await freePort()}`, PUBLIC_BASE_URL: base, RATE_LIMIT_MAX: '100000' },
   });
-  for (let i = 0; !(await ok('curl', ['-sf', '-o', '/dev/null', `${base}/health`])); i++) {
-    if (i > 200) throw new Error('hostplane serve did not answer');
+  for (let i = 0; !(await ok('curl', ['-sf', '-o', '/dev/null', `${base}/readyz`])); i++) {
+    if (i > 300) throw new Error(`hostplane serve did not answer at ${base}/readyz`);
     await sleep(100);
   }
   const [httpsHost, httpsPort] = [stack.web.https.split(':')[0], stack.web.https.split(':')[1]];

@@ -71,10 +71,11 @@ function setupCommand(io: CliIo): Command {
 function certsCommand(io: CliIo): Command {
   return new Command('certs')
     .description("get or renew this node's own certificates as node setup planned them (/etc/hostplane/acme.json); what hostplane-certs.timer runs (root)")
-    .action(async () => {
+    .option('--force', 'renew every certificate now, however long it is valid (a key to replace)')
+    .action(async (o: { force?: boolean }) => {
       const { renewFromPlan } = await import('../node/certs.js');
       try {
-        const changed = await renewFromPlan((line) => void io.stderr.write(`node certs: ${line}\n`));
+        const changed = await renewFromPlan((line) => void io.stderr.write(`node certs: ${line}\n`), { force: o.force });
         output(io.stdout).text(changed.length ? `Renewed: ${changed.join(', ')}\n` : 'No certificate needed renewing.\n');
       } catch (err) {
         throw new CliError(err instanceof Error ? err.message : String(err), 'certs_failed');

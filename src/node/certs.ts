@@ -33,8 +33,8 @@ function legoArgs(plan: AcmePlan, name: string): string[] {
   return ['--accept-tos', '--server', plan.directory, '--email', plan.email, '--path', path.join(ACME_STATE, 'lego'), '--domains', name, ...challenge];
 }
 
-/** Gets or renews every certificate of `plan`; the names whose certificate changed. */
-export async function ensureCertificates(plan: AcmePlan, log: Log): Promise<string[]> {
+/** Gets or renews every certificate of `plan` (`force`: renews whatever is left); the names whose certificate changed. */
+export async function ensureCertificates(plan: AcmePlan, log: Log, o: { force?: boolean } = {}): Promise<string[]> {
   await fs.mkdir(NODE_ACME_WEBROOT, { recursive: true, mode: 0o755 });
   await fs.chmod(ACME_STATE, 0o755);
   const changed: string[] = [];
@@ -42,7 +42,9 @@ export async function ensureCertificates(plan: AcmePlan, log: Log): Promise<stri
     const issued = path.join(ACME_STATE, 'lego/certificates', `${name}.crt`);
     const have = await fs.stat(issued).then(() => true, () => false);
     if (!have) log(`getting a certificate for ${name} from ${plan.directory}`);
-    await run('lego', [...legoArgs(plan, name), ...(have ? ['renew', '--days', '30', '--no-random-sleep'] : ['run'])]);
+    // 30 days left: lego renews; forced, any certificate has fewer days left than that.
+    const days = o.force ? '100000' : '30';
+    await run('lego', [...legoArgs(plan, name), ...(have ? ['renew', '--days', days, '--no-random-sleep'] : ['run'])]);
     const files = certFiles(name);
     const cert = await fs.readFile(issued, 'utf8');
     const key = await fs.readFile(path.join(ACME_STATE, 'lego/certificates', `${name}.key`), 'utf8');
@@ -70,10 +72,10 @@ export async function certificatesFor(plan: AcmePlan, log: Log): Promise<string[
 }
 
 /** What the timer runs: the kept plan, or nothing when this node has none. */
-export async function renewFromPlan(log: Log): Promise<string[]> {
+export async function renewFromPlan(log: Log, o: { force?: boolean } = {}): Promise<string[]> {
   const text = await fs.readFile(ACME_PLAN, 'utf8').catch(() => null);
   if (text === null) return [];
-  return ensureCertificates(JSON.parse(text) as AcmePlan, log);
+  return ensureCertificates(JSON.parse(text) as AcmePlan, log, o);
 }
 
 /**

@@ -168,4 +168,21 @@ requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', ()
     }
     expect(said).toMatch(/^< 250 2\.0\.0 Ok: queued/m);
   }, 300_000);
+
+  it("a renewed certificate is served by Dovecot and Postfix without a restart; the timer's command renews nothing that is fresh", async () => {
+    const served = (port: number, starttls: string[] = []) =>
+      lab.client('sh', ['-c', `openssl s_client -connect ${c.j.hosts.mail}:${port} -servername mx1.lab.test ${starttls.join(' ')} </dev/null 2>/dev/null | openssl x509 -noout -serial`]).stdout.trim();
+    const pids = async () => (await lab.sh('mail', 'systemctl show -p MainPID --value dovecot postfix@-')).stdout.trim();
+    const before = { imaps: served(993), smtp: served(25, ['-starttls', 'smtp']), pids: await pids() };
+    expect(before.imaps).toMatch(/^serial=/);
+    const fresh = await lab.sh('mail', 'hostplane node certs');
+    expect({ code: fresh.code, out: fresh.stdout }).toEqual({ code: 0, out: 'No certificate needed renewing.\n' });
+    const forced = await lab.sh('mail', 'hostplane node certs --force');
+    expect({ code: forced.code, out: forced.stdout }, forced.stderr).toEqual({ code: 0, out: 'Renewed: mx1.lab.test\n' });
+    const after = { imaps: served(993), smtp: served(25, ['-starttls', 'smtp']), pids: await pids() };
+    expect(after.imaps).not.toBe(before.imaps);
+    expect(after.smtp).toBe(after.imaps);
+    expect(after.pids).toBe(before.pids);
+    expect((await lab.sh('mail', 'systemctl is-enabled hostplane-certs.timer')).stdout.trim()).toBe('enabled');
+  }, 300_000);
 });
