@@ -72,6 +72,7 @@ async function localSide(root: string): Promise<Side> {
   const up = await upOnFreePorts(stackDir, { DATABASE_URL: env.DATABASE_URL, PORT: String(port) });
   if (up.run.code !== 0) throw new Error(`up.sh failed: ${up.run.stderr}`);
   const stack = JSON.parse(fs.readFileSync(path.join(stackDir, 'stack.json'), 'utf8'));
+  if (!stack.mail) throw new Error(`the local stack has no mail servers; up.sh said:\n${up.run.stdout}${up.run.stderr}`);
   const base = `http://127.0.0.1:${port}`;
   const serve = execFile(process.execPath, [MAIN, 'serve'], {
     env: { ...env, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', WEB_SERVER: 'local', WEB_TLS_ISSUER: 'internal', DNS_LISTEN: `127.0.0.1:${await freePort()}`, PUBLIC_BASE_URL: base, RATE_LIMIT_MAX: '100000' },
@@ -115,9 +116,9 @@ async function measure(side: Side, demo: { token: string; package_id: string; do
   const s: Samples = { webspace: [], mailbox: [], database: [] };
   const plans = await side.api('GET', '/plans', demo.token);
   const version: string = plans.body.data[0].attributes.database_versions.at(-1);
-  const create = async (p: string, attributes: object) => {
+  const create = async (p: string, type: string, attributes: object) => {
     const t0 = performance.now();
-    const r = await side.api('POST', p, demo.token, { data: { type: p.slice(1, -1), attributes } });
+    const r = await side.api('POST', p, demo.token, { data: { type, attributes } });
     if (r.status !== 202) throw new Error(`${side.name}: POST ${p} answered ${r.status}: ${JSON.stringify(r.body)}`);
     return { t0, data: r.body.data, links: { ...r.body.links, ...r.body.data.links } };
   };
@@ -125,13 +126,13 @@ async function measure(side: Side, demo: { token: string; package_id: string; do
     const sub = `bench-${run}-${i}`;
     // Live: its job done (the web server serves the webspace), then an HTTPS answer with a verified
     // certificate (on the lab the first handshake gets it from the ACME CA).
-    const w = await create('/subdomains', { subdomain_type: 'webspace', domain: demo.domain, subdomain: sub, webspace: { path: `/${sub}/`, php_version: null } });
+    const w = await create('/subdomains', 'subdomain', { subdomain_type: 'webspace', domain: demo.domain, subdomain: sub, webspace: { path: `/${sub}/`, php_version: null } });
     const job = String(w.links['queue-job']).replace(/^https?:\/\/[^/]+/, '');
     await until(w.t0, async () => (await side.api('GET', job, demo.token)).body?.data?.attributes?.status === 'done', 'webspace job');
     s.webspace.push(await until(w.t0, () => side.webspaceAnswers(`${sub}.${demo.domain}`), 'webspace'));
-    const m = await create('/email-addresses', { address: `${sub}@${demo.domain}`, address_type: 'mailbox' });
+    const m = await create('/email-addresses', 'email-address', { address: `${sub}@${demo.domain}`, address_type: 'mailbox' });
     s.mailbox.push(await until(m.t0, () => side.imapLogin(`${sub}@${demo.domain}`, m.data.attributes.password), 'mailbox'));
-    const d = await create('/databases', { package_id: demo.package_id, db_type: version.split('-')[0], version: version.split('-')[1] });
+    const d = await create('/databases', 'database', { package_id: demo.package_id, db_type: version.split('-')[0], version: version.split('-')[1] });
     s.database.push(await until(d.t0, () => side.dbLogin(d.data.attributes.name, d.data.attributes.password), 'database'));
     await side.api('DELETE', `/databases/${d.data.id}`, demo.token);
   }
@@ -141,20 +142,25 @@ async function measure(side: Side, demo: { token: string; package_id: string; do
 async function main() {
   console.log(benchHeader('lab'));
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-bench-lab-'));
+  // Dovecot's and Postfix's users enter the local stack's directory below it.
+  fs.chmodSync(root, 0o755);
   const ownLab = !process.env.BENCH_LAB_DIR;
   const labDir = process.env.BENCH_LAB_DIR ?? path.join(root, 'lab');
+  const sides: Side[] = [];
   try {
     if (ownLab) await exec(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'lab', 'up', labDir], { timeout: 1_800_000 });
-    const sides = [await labSide(labDir), await localSide(root)];
+    sides.push(await labSide(labDir));
+    sides.push(await localSide(root));
     const demoOf = (file: string) => (JSON.parse(fs.readFileSync(file, 'utf8')).customers as { token: string; package_id: string; domain: string }[]).find((c) => c.domain === 'solo-demo.example')!;
     const run = Date.now().toString(36);
-    const results: [string, Samples][] = [];
-    results.push(['lab', await measure(sides[0], demoOf(path.join(labDir, 'demo.json')), run)]);
-    results.push(['local stack', await measure(sides[1], demoOf(path.join(root, 'local-demo.json')), run)]);
+    const results: [string, Samples][] = [
+      ['lab', await measure(sides[0], demoOf(path.join(labDir, 'demo.json')), run)],
+      ['local stack', await measure(sides[1], demoOf(path.join(root, 'local-demo.json')), run)],
+    ];
     const rows = results.flatMap(([name, s]) => (['webspace', 'mailbox', 'database'] as const).map((k) => [name, k, fmt(pct(s[k], 50)), fmt(pct(s[k], 95)), String(s[k].length)]));
     console.log(`\nPOST → first use, ms (N=${N} each):\n\n${markdownTable(['side', 'kind', 'p50', 'p95', 'n'], rows, 2)}`);
-    for (const side of sides) await side.close();
   } finally {
+    for (const side of sides) await side.close().catch(() => {});
     if (ownLab && fs.existsSync(path.join(labDir, 'state.json'))) await exec(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts'), 'lab', 'down', labDir]).catch(() => {});
     fs.rmSync(root, { recursive: true, force: true });
   }
