@@ -63,8 +63,10 @@ export async function ensureCertificates(plan: AcmePlan, log: Log, o: { force?: 
   return changed;
 }
 
-/** Keeps the plan for the timer and runs it now. */
-export async function certificatesFor(plan: AcmePlan, log: Log): Promise<string[]> {
+/** Keeps the plan for the timer (with the units of roles an earlier run set up) and runs it now. */
+export async function certificatesFor(given: AcmePlan, log: Log): Promise<string[]> {
+  const kept = JSON.parse(await fs.readFile(ACME_PLAN, 'utf8').catch(() => 'null')) as AcmePlan | null;
+  const plan = { ...given, reload: [...new Set([...(kept?.reload ?? []), ...given.reload])] };
   await placeFile({ path: ACME_PLAN, text: `${JSON.stringify(plan, null, 2)}\n`, mode: 0o600 });
   const changed = await ensureCertificates(plan, log);
   await run('systemctl', ['enable', '--now', '--quiet', 'hostplane-certs.timer']);

@@ -23,8 +23,8 @@ interface RoleSteps {
   apply(ctx: NodeContext, log: Log): Promise<void>;
 }
 
-/** The roles built so far; the others are refused by name before anything changes. */
-const BUILT: Partial<Record<Role, RoleSteps>> = { api: apiRole, dns: dnsRole, web: webRole, mail: mailRole, db: dbRole };
+/** Each role's steps, applied in the order of ROLES (api first: the others may need its store). */
+const STEPS: Record<Role, RoleSteps> = { api: apiRole, dns: dnsRole, web: webRole, mail: mailRole, db: dbRole };
 
 /** The setup could not start; nothing was changed. */
 export class SetupRefused extends Error {
@@ -50,12 +50,10 @@ function ownedSettings(o: SetupOptions, storeUrl: string): Record<string, string
 }
 
 export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
-  const notYet = o.roles.filter((r) => !BUILT[r]);
   const sets = parseSets(o.set ?? []);
   const host = await readHost();
   const problems = [
     ...preflightProblems(host, o),
-    ...(notYet.length ? [`the role${notYet.length > 1 ? 's' : ''} ${notYet.join(', ')} cannot be set up by this version yet (available: ${Object.keys(BUILT).join(', ')})`] : []),
     ...sets.problems,
   ];
   if (o.acmeCaRoot && !(await fs.readFile(o.acmeCaRoot, 'utf8').then((t) => t.includes('-----BEGIN CERTIFICATE-----'), () => false))) {
@@ -97,7 +95,7 @@ export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
   };
   for (const role of o.roles) {
     log(`role ${role}`);
-    await BUILT[role]!.apply(ctx, log);
+    await STEPS[role].apply(ctx, log);
   }
   log(`${o.name} is set up as ${o.roles.join(', ')}`);
 }
