@@ -228,10 +228,9 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       console.info(`[rspamd ${engine}] a PATCH of antispam was followed after ${toReject} ms (none → reject) and ${toNone} ms (reject → none)`);
       // Every address back in reject: the map is "{}", and rspamd drops the rules it had.
       for (const key of ['junk', 'rw', 'none', 'fwd-none', 'fwd-rw']) expect((await patchEmail(s.t, token(), boxes[key].id, { antispam: 'reject' })).status).toBe(200);
-      await untilVerdict(boxes.junk.address, 'refused', 'all-reject');
-      for (const key of ['rw', 'none', 'fwd-none', 'fwd-rw']) {
-        expect(verdict(await send([boxes[key].address], message(`all-reject-${key}`, { spam: true }))), key).toMatchObject({ code: 554 });
-      }
+      // Each address on its own: right after the change one message may still meet the old rules
+      // (seen under load in CI), so every address is asked until it is refused.
+      for (const key of ['junk', 'rw', 'none', 'fwd-none', 'fwd-rw']) await untilVerdict(boxes[key].address, 'refused', `all-reject-${key}`);
     });
 
     it('while rspamd is down, mail is accepted unchecked (milter_default_action = accept)', async () => {
