@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { NODE_ACME_WEBROOT } from '../provisioning/web/caddy-config.js';
 import { placeFile } from './files.js';
-import { run, type Log } from './system.js';
+import { isActive, run, type Log } from './system.js';
 
 export const ACME_STATE = '/var/lib/hostplane-acme';
 /** What the timer renews: written by `node setup`. */
@@ -56,8 +56,7 @@ export async function ensureCertificates(plan: AcmePlan, log: Log, o: { force?: 
   }
   if (changed.length) {
     for (const unit of plan.reload) {
-      const active = await run('systemctl', ['is-active', '--quiet', unit]).then(() => true, () => false);
-      if (active) await run('systemctl', ['reload-or-restart', unit]);
+      if (await isActive(unit)) await run('systemctl', ['reload-or-restart', unit]);
     }
   }
   return changed;

@@ -68,7 +68,8 @@ export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
   const unitsChanged = await installUnits();
   const storeUrl = o.roles.includes('api') ? (await storeUrls(o.name)).local : o.store!;
   const existing = await fs.readFile(ENV_FILE, 'utf8').catch(() => '');
-  const env = await placeFile({ path: ENV_FILE, text: mergeEnv(existing, ownedSettings(o, storeUrl), sets.set), mode: 0o600 });
+  const owned = ownedSettings(o, storeUrl);
+  const env = await placeFile({ path: ENV_FILE, text: mergeEnv(existing, owned, sets.set), mode: 0o600 });
 
   let certificate: Promise<{ cert: string; key: string }> | null = null;
   const acme = { directory: o.acmeDirectory ?? LETS_ENCRYPT, email: o.acmeEmail ?? `hostmaster@${o.name.split('.').slice(1).join('.')}` };
@@ -78,7 +79,7 @@ export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
     shortName: o.name.split('.')[0],
     addresses: o.addresses?.length ? o.addresses : host.addresses,
     store: storeUrl,
-    publicBaseUrl: ownedSettings(o, storeUrl).PUBLIC_BASE_URL,
+    publicBaseUrl: owned.PUBLIC_BASE_URL,
     acme,
     changed: unitsChanged || env === 'written',
     certificate: () =>

@@ -40,13 +40,13 @@ export async function ensurePackages(names: readonly string[], log: Log): Promis
   await run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { env });
 }
 
+/** Whether systemd runs `unit` now. */
+export const isActive = (unit: string): Promise<boolean> => run('systemctl', ['is-active', '--quiet', unit]).then(() => true, () => false);
+
 /** Enables `unit` at boot and starts it now; restarts it when `changed` (its files were rewritten). */
 export async function enableUnit(unit: string, changed: boolean, log: Log): Promise<void> {
   await run('systemctl', ['enable', '--quiet', unit]);
-  const active = await run('systemctl', ['is-active', '--quiet', unit]).then(
-    () => true,
-    () => false,
-  );
+  const active = await isActive(unit);
   if (!active) log(`starting ${unit}`);
   else if (changed) log(`restarting ${unit}: its configuration changed`);
   if (!active || changed) await run('systemctl', [active ? 'restart' : 'start', unit]);
