@@ -7,7 +7,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { CliError, output, type CliIo } from './context.js';
 import { FactsError, mailFiles, privateFacts, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
 import { placeFiles } from '../node/files.js';
-import { parseRoles, ROLES } from '../node/roles.js';
+import { DNS_SERVERS, parseRoles, ROLES, type DnsServer } from '../node/roles.js';
 
 function parseProfile(value: string): Profile {
   if (value !== 'private' && value !== 'system') throw new InvalidArgumentError('must be private (the local stack) or system (a Debian node).');
@@ -42,6 +42,13 @@ interface SetupCliOptions {
   acmeEmail?: string;
   address?: string;
   set: string[];
+  dnsServer?: DnsServer;
+  dnsPrimary?: string;
+}
+
+function parseDnsServer(value: string): DnsServer {
+  if (!(DNS_SERVERS as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be ${DNS_SERVERS.join(' or ')}.`);
+  return value as DnsServer;
 }
 
 function setupCommand(io: CliIo): Command {
@@ -54,13 +61,15 @@ function setupCommand(io: CliIo): Command {
     .option('--acme-ca-root <pem>', "PEM certificates the node trusts besides the system's: a private ACME CA's roots")
     .option('--acme-email <address>', 'the ACME account contact [hostmaster@<the domain of --name>]')
     .option('--address <ips>', "what DNS serves for this node's sites, comma-separated [its global addresses]")
+    .option('--dns-server <server>', "the dns role's server: hostplane (its own, reading the store) or knot (a secondary of it, on a host of its own) [hostplane]", parseDnsServer)
+    .option('--dns-primary <ip[:port]>', "with --dns-server knot: hostplane's DNS server it follows [the --store host's address, port 53]")
     .option('--set <NAME=value>', 'a setting written into /etc/hostplane/hostplane.env (repeatable; docs/operator-guide.md "Settings")', (v: string, all: string[]) => [...all, v], [])
     .action(async (o: SetupCliOptions) => {
       const parsed = parseRoles(o.roles);
       if ('unknown' in parsed) throw new CliError(`--roles: ${parsed.unknown.join(', ')} is not a role (roles: ${ROLES.join(', ')})`, 'invalid_input', 2);
       const { nodeSetup, SetupRefused } = await import('../node/setup.js');
       try {
-        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store, acmeDirectory: o.acmeDirectory, acmeCaRoot: o.acmeCaRoot, acmeEmail: o.acmeEmail, addresses: o.address?.split(',').map((a) => a.trim()).filter(Boolean), set: o.set }, (line) => void io.stderr.write(`node setup: ${line}\n`));
+        await nodeSetup({ roles: parsed.roles, name: o.name, store: o.store, acmeDirectory: o.acmeDirectory, acmeCaRoot: o.acmeCaRoot, acmeEmail: o.acmeEmail, addresses: o.address?.split(',').map((a) => a.trim()).filter(Boolean), set: o.set, dnsServer: o.dnsServer, dnsPrimary: o.dnsPrimary }, (line) => void io.stderr.write(`node setup: ${line}\n`));
       } catch (err) {
         if (err instanceof SetupRefused) throw new CliError(err.message, 'refused');
         throw new CliError(err instanceof Error ? err.message : String(err), 'setup_failed');

@@ -14,6 +14,8 @@ export interface NodeContext {
   /** The API's base URL (https://api.example.net). */
   publicBaseUrl: string;
   acme: { directory: string; email: string };
+  /** The dns role's server: hostplane's own, or a Knot secondary of the hostplane DNS server at `primary`. */
+  dns: { server: 'hostplane' } | { server: 'knot'; primary: { host: string; port: number }; catalogZone: string };
   /** True when hostplane's own units or settings changed in this run: its processes restart. */
   changed: boolean;
   /** This node's own certificate (ACME, through lego), got once per run by the first role that needs it. */

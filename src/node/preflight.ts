@@ -6,7 +6,8 @@ import fs from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import { domainNameProblem } from '../domain-name.js';
-import { NEEDS, portsOf, type Role } from './roles.js';
+import { needsOf, portsOf, type DnsServer, type Role } from './roles.js';
+import { parseHostPort } from '../host-port.js';
 
 export interface Listener {
   proto: 'tcp' | 'udp';
@@ -37,6 +38,17 @@ export interface SetupOptions {
   addresses?: string[];
   /** `NAME=value` settings written into hostplane.env. */
   set?: string[];
+  /** The dns role's server [hostplane]. */
+  dnsServer?: DnsServer;
+  /** Knot's primary, `ip` or `ip:port`: hostplane's DNS server it follows [the --store host's address, port 53]. */
+  dnsPrimary?: string;
+}
+
+/** `--dns-primary 192.0.2.10`, `192.0.2.10:5353`, `[2001:db8::1]:53` → host and port, or null. */
+export function parseDnsPrimary(value: string): { host: string; port: number } | null {
+  if (isIP(value)) return { host: value, port: 53 };
+  const hp = parseHostPort(value);
+  return hp && isIP(hp.host) ? hp : null;
 }
 
 export async function readHost(): Promise<HostFacts> {
@@ -84,16 +96,24 @@ export function preflightProblems(host: HostFacts, o: SetupOptions): string[] {
   if (nameProblem || !o.name.includes('.')) problems.push(`--name ${JSON.stringify(o.name)} is not the host's full domain name (e.g. web1.example.net)`);
   if (o.roles.includes('web') && !(o.addresses?.length || host.addresses.length)) problems.push('this host has no global address to serve its sites at: give --address');
   for (const a of o.addresses ?? []) if (!isIP(a)) problems.push(`--address ${JSON.stringify(a)} is not an IPv4 or IPv6 address`);
-  const needsStore = !o.roles.includes('api') && o.roles.some((r) => r !== 'dns');
+  // Every role but api works on the api node's store (the dns role: its zones, or Knot's registration).
+  const needsStore = !o.roles.includes('api');
+  if (o.dnsServer === 'knot') {
+    if (!o.roles.includes('dns')) problems.push('--dns-server is the server of the dns role: give --roles dns too');
+    if (o.roles.includes('api')) problems.push("--dns-server knot follows hostplane's DNS server of another host: not with the api role");
+  }
+  if (o.dnsPrimary !== undefined && (o.dnsServer !== 'knot' || !parseDnsPrimary(o.dnsPrimary))) {
+    problems.push(`--dns-primary ${JSON.stringify(o.dnsPrimary)}: ${o.dnsServer === 'knot' ? 'not an IP address, with an optional port (192.0.2.10 or 192.0.2.10:53)' : 'only with --dns-server knot'}`);
+  }
   if (needsStore && !o.store) problems.push('--store is required without the api role: the postgres://… URL the api node printed');
   if (o.store && !/^postgres(ql)?:\/\//.test(o.store)) problems.push('--store must be a postgres:// URL (nodes share the api node\'s PostgreSQL)');
-  for (const need of portsOf(o.roles)) {
+  for (const need of portsOf(o.roles, o.dnsServer)) {
     const strangers = host.listening
       .filter((l) => l.proto === need.proto && l.port === need.port)
       .flatMap((l) => (l.programs.length ? l.programs : ['an unknown program']))
       .filter((p) => !need.ours.includes(p));
     if (strangers.length) {
-      const roles = o.roles.filter((r) => NEEDS[r].ports.some((p) => p.port === need.port && p.proto === need.proto));
+      const roles = o.roles.filter((r) => needsOf(r, o.dnsServer).ports.some((p) => p.port === need.port && p.proto === need.proto));
       problems.push(`${need.proto} port ${need.port} (${roles.join(', ')}) is held by ${[...new Set(strangers)].join(', ')}, not by the role's own daemon`);
     }
   }

@@ -41,6 +41,15 @@ export const NEEDS: Record<Role, RoleNeeds> = {
   db: { packages: ['mariadb-server'], ports: [tcp(80, 'lego'), tcp(3306, 'mariadbd')] },
 };
 
+/** The server of the dns role: hostplane's own, or Knot as a secondary of it on a host of its own. */
+export const DNS_SERVERS = ['hostplane', 'knot'] as const;
+export type DnsServer = (typeof DNS_SERVERS)[number];
+
+const KNOT: RoleNeeds = { packages: ['knot'], ports: [tcp(53, 'knotd'), udp(53, 'knotd')] };
+
+/** What `role` needs with the given DNS server. */
+export const needsOf = (role: Role, dnsServer: DnsServer = 'hostplane'): RoleNeeds => (role === 'dns' && dnsServer === 'knot' ? KNOT : NEEDS[role]);
+
 /** The roles whose daemons serve the node's own ACME certificate (lego), and the units reloaded when it is renewed. */
 export const CERT_USERS: Partial<Record<Role, readonly string[]>> = {
   api: ['postgresql.service'],
@@ -57,9 +66,9 @@ export function parseRoles(list: string): { roles: Role[] } | { unknown: string[
 }
 
 /** The ports of `roles`, one entry per port and protocol, the owners of every role merged. */
-export function portsOf(roles: readonly Role[]): PortNeed[] {
+export function portsOf(roles: readonly Role[], dnsServer?: DnsServer): PortNeed[] {
   const byKey = new Map<string, PortNeed>();
-  for (const need of roles.flatMap((r) => NEEDS[r].ports)) {
+  for (const need of roles.flatMap((r) => needsOf(r, dnsServer).ports)) {
     const key = `${need.proto}/${need.port}`;
     const seen = byKey.get(key);
     byKey.set(key, seen ? { ...seen, ours: [...new Set([...seen.ours, ...need.ours])] } : need);

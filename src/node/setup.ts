@@ -1,14 +1,16 @@
 // `hostplane node setup`: checks the host, installs what the roles need and applies each role
 // (docs/decisions/0018-nodes-on-debian.md "One command per node"). Every step converges, so a second
 // run changes nothing that is right.
+import { lookup } from 'node:dns/promises';
 import fs from 'node:fs/promises';
+import { loadConfig } from '../config.js';
 import { apiRole } from './roles/api.js';
 import { dbRole } from './roles/db.js';
 import { dnsRole } from './roles/dns.js';
-import { CERT_USERS, NEEDS, type Role } from './roles.js';
-import { preflightProblems, readHost, type SetupOptions } from './preflight.js';
+import { CERT_USERS, needsOf, type Role } from './roles.js';
+import { parseDnsPrimary, preflightProblems, readHost, type SetupOptions } from './preflight.js';
 import { certificatesFor, certFiles, LETS_ENCRYPT, trustRoots } from './certs.js';
-import { ENV_FILE, mergeEnv, parseSets, settingsProblems } from './env-file.js';
+import { ENV_FILE, mergeEnv, parseSets, readEnv, settingsProblems } from './env-file.js';
 import { placeFile } from './files.js';
 import { installUnits } from './units.js';
 import { storeUrls } from './postgres.js';
@@ -49,6 +51,21 @@ function ownedSettings(o: SetupOptions, storeUrl: string): Record<string, string
   };
 }
 
+/** The dns role's server; Knot's primary and catalog zone are settled before anything changes, or the reason they cannot be. */
+async function dnsPlan(o: SetupOptions, settings: Record<string, string>): Promise<NodeContext['dns'] | string> {
+  if (o.dnsServer !== 'knot') return { server: 'hostplane' };
+  const catalogZone = settingsProblems(settings).length ? null : loadConfig(settings).dns.catalogZone;
+  if (!catalogZone) return "Knot learns the zones from hostplane's catalog zone: DNS_CATALOG_ZONE must name it as on the api node (it is off or invalid here)";
+  if (o.dnsPrimary) return { server: 'knot', primary: parseDnsPrimary(o.dnsPrimary)!, catalogZone };
+  const host = new URL(o.store!).hostname;
+  const found = await lookup(host, { all: true }).catch(() => []);
+  const primary = found.find((a) => a.family === 4) ?? found[0];
+  if (!primary || /^(127\.|::1$)/.test(primary.address)) {
+    return `the --store host ${host} ${primary ? `is this host (${primary.address})` : 'has no address here'}: give --dns-primary, the address of hostplane's DNS server Knot follows`;
+  }
+  return { server: 'knot', primary: { host: primary.address, port: 53 }, catalogZone };
+}
+
 export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
   const sets = parseSets(o.set ?? []);
   const host = await readHost();
@@ -61,13 +78,15 @@ export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
   }
   if (!problems.length) problems.push(...settingsProblems({ ...ownedSettings(o, o.store ?? 'postgres://preview@localhost/hostplane'), ...sets.set }).map((p) => `the settings would not start hostplane: ${p}`));
   if (problems.length) throw new SetupRefused(problems);
+  const existing = await fs.readFile(ENV_FILE, 'utf8').catch(() => '');
+  const dns = await dnsPlan(o, { ...readEnv(existing), ...ownedSettings(o, o.store ?? ''), ...sets.set });
+  if (typeof dns === 'string') throw new SetupRefused([dns]);
 
   const certUsers = o.roles.filter((r) => CERT_USERS[r]);
-  await ensurePackages([...new Set([...o.roles.flatMap((r) => NEEDS[r].packages), ...(certUsers.length ? ['lego', 'ssl-cert'] : [])])], log);
+  await ensurePackages([...new Set([...o.roles.flatMap((r) => needsOf(r, o.dnsServer).packages), ...(certUsers.length ? ['lego', 'ssl-cert'] : [])])], log);
   if (o.acmeCaRoot) await trustRoots(o.acmeCaRoot, log);
   const unitsChanged = await installUnits();
   const storeUrl = o.roles.includes('api') ? (await storeUrls(o.name)).local : o.store!;
-  const existing = await fs.readFile(ENV_FILE, 'utf8').catch(() => '');
   const owned = ownedSettings(o, storeUrl);
   const env = await placeFile({ path: ENV_FILE, text: mergeEnv(existing, owned, sets.set), mode: 0o600 });
 
@@ -81,6 +100,7 @@ export async function nodeSetup(o: SetupOptions, log: Log): Promise<void> {
     store: storeUrl,
     publicBaseUrl: owned.PUBLIC_BASE_URL,
     acme,
+    dns,
     changed: unitsChanged || env === 'written',
     certificate: () =>
       (certificate ??= certificatesFor(

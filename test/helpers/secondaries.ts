@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.js';
+import { knotConf as renderKnotConf } from '../../src/node/render/knot.js';
 
 export type SecondaryEngine = 'nsd' | 'knot';
 const BINARIES: Record<SecondaryEngine, string> = { nsd: '/usr/sbin/nsd', knot: '/usr/sbin/knotd' };
@@ -77,49 +78,28 @@ ${secondary ? `key:\n  name: "${secondary.key.name}"\n  algorithm: hmac-sha256\n
   .join('')}`;
 }
 
-/** A zone entry of Knot; `catalog:` names a catalog zone (RFC 9432) whose members Knot adds itself. */
-const knotZone = (z: string) =>
-  z.startsWith('catalog:')
-    ? `  - domain: ${z.slice(8)}\n    master: primary\n    acl: notify_from_primary\n    catalog-role: interpret\n    catalog-template: member\n`
-    : `  - domain: ${z}\n    master: primary\n    acl: notify_from_primary\n`;
-
+/**
+ * Knot as `node setup` configures it (src/node/render/knot.ts), on loopback in `dir`: a catalog
+ * zone (`catalog:<name>`) as on a node, or else the zones named, each following the primary alone.
+ */
 function knotConf(dir: string, port: number, primaryPort: number, key: TestKey, zones: string[]): string {
-  return `server:
-    rundir: "${dir}"
-    listen: 127.0.0.1@${port}
-log:
-  - target: "${dir}/daemon.log"
-    any: info
-database:
-    storage: "${dir}"
-control:
-    listen: "${dir}/knot.sock"
-key:
-  - id: ${key.name}
-    algorithm: hmac-sha256
-    secret: ${key.secret}
-remote:
-  - id: primary
-    address: 127.0.0.1@${primaryPort}
-    key: ${key.name}
-acl:
-  - id: notify_from_primary
-    address: 127.0.0.1
-    key: ${key.name}
-    action: notify
-template:
-  - id: default
-    storage: "${dir}"
-    zonefile-sync: -1
-    journal-content: changes
-  - id: member
-    storage: "${dir}"
-    zonefile-sync: -1
-    journal-content: changes
-    master: primary
-    acl: notify_from_primary
-zone:
-${zones.map(knotZone).join('')}`;
+  const catalog = zones.length === 1 && zones[0].startsWith('catalog:') ? zones[0].slice(8) : null;
+  const conf = renderKnotConf({
+    listen: [`127.0.0.1@${port}`],
+    rundir: dir,
+    storage: dir,
+    log: `${dir}/daemon.log`,
+    control: `${dir}/knot.sock`,
+    key: { name: key.name, secret: key.secret },
+    primary: { host: '127.0.0.1', port: primaryPort },
+    via: '127.0.0.1',
+    catalogZone: catalog ?? 'unused.invalid',
+    refreshMaxS: 60,
+    retryMaxS: 10,
+  });
+  if (catalog) return conf;
+  const entries = zones.map((z) => `  - domain: ${z}\n    master: hostplane\n    acl: notify-from-hostplane\n`).join('');
+  return conf.replace(/^zone:\n[\s\S]*$/m, `zone:\n${entries}`);
 }
 
 /**

@@ -29,8 +29,12 @@ describe('node setup preflight', () => {
       '--name "web1" is not the host\'s full domain name (e.g. web1.example.net)',
       "--store is required without the api role: the postgres://… URL the api node printed",
     ]);
-    expect(preflightProblems(host({ osRelease: '' }), { roles: ['dns'], name: 'ns2.example.net' })).toEqual([
+    expect(preflightProblems(host({ osRelease: '' }), { roles: ['dns'], name: 'ns2.example.net', store: 'postgres://x@y/z' })).toEqual([
       'this is an unknown system (no /etc/os-release): hostplane node setup runs on Debian 13 (trixie)',
+    ]);
+    // The dns role alone reads its zones from the store, or (Knot) registers itself there.
+    expect(preflightProblems(host(), { roles: ['dns'], name: 'ns2.example.net' })).toEqual([
+      "--store is required without the api role: the postgres://… URL the api node printed",
     ]);
     expect(preflightProblems(host(), { roles: ['db'], name: 'db1.example.net', store: 'mysql://root@x/y' })).toEqual([
       "--store must be a postgres:// URL (nodes share the api node's PostgreSQL)",
@@ -47,6 +51,25 @@ describe('node setup preflight', () => {
     expect(preflightProblems(host({ listening }), { roles: ['api', 'dns', 'mail'], name: 'api.example.net' })).toEqual([
       'tcp port 80 (api, mail) is held by nginx, not by the role\'s own daemon',
       'udp port 53 (dns) is held by systemd-resolve, not by the role\'s own daemon',
+    ]);
+  });
+
+  it('a Knot secondary: only as the dns role, not beside the api role, with a primary that is an address; port 53 may be knotd\'s', () => {
+    const store = 'postgres://hp@api.example.net/hostplane';
+    expect(preflightProblems(host(), { roles: ['dns'], name: 'ns2.example.net', store, dnsServer: 'knot' })).toEqual([]);
+    expect(preflightProblems(host(), { roles: ['dns'], name: 'ns2.example.net', store, dnsServer: 'knot', dnsPrimary: '[2001:db8::53]:5353' })).toEqual([]);
+    expect(preflightProblems(host(), { roles: ['api', 'web'], name: 'api.example.net', dnsServer: 'knot', dnsPrimary: 'ns1.example.net' })).toEqual([
+      '--dns-server is the server of the dns role: give --roles dns too',
+      "--dns-server knot follows hostplane's DNS server of another host: not with the api role",
+      '--dns-primary "ns1.example.net": not an IP address, with an optional port (192.0.2.10 or 192.0.2.10:53)',
+    ]);
+    expect(preflightProblems(host(), { roles: ['dns'], name: 'ns2.example.net', store, dnsPrimary: '192.0.2.10' })).toEqual(['--dns-primary "192.0.2.10": only with --dns-server knot']);
+    const listening = [
+      { proto: 'udp' as const, port: 53, programs: ['knotd'] },
+      { proto: 'tcp' as const, port: 53, programs: ['node'] },
+    ];
+    expect(preflightProblems(host({ listening }), { roles: ['dns'], name: 'ns2.example.net', store, dnsServer: 'knot' })).toEqual([
+      "tcp port 53 (dns) is held by node, not by the role's own daemon",
     ]);
   });
 
