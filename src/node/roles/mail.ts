@@ -4,9 +4,11 @@
 // role of this server's own (over TLS); the node's ACME certificate; registered as
 // `admin mail-server add` does.
 import { sql } from 'kysely';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { MailServersService } from '../../admin/mail-servers.service.js';
 import { mailFiles, systemFacts, type MailStore } from '../render/index.js';
 import { withStore, type NodeContext } from '../context.js';
@@ -73,6 +75,36 @@ function postfixCheck(file: string): (candidate: string) => Promise<void> {
   };
 }
 
+/**
+ * Checks of one run's rspamd files: `rspamadm configtest` reads the whole tree, so each candidate is
+ * tested in a copy of the running LOCAL_CONFDIR together with every rspamd file rendered in this run.
+ */
+export function rspamdCheck(localConfDir: string, rendered: { path: string; text: string }[], confFile = '/etc/rspamd/rspamd.conf'): (file: string) => (candidate: string) => Promise<void> {
+  return (file) => async (candidate) => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-rspamd-'));
+    const copy = path.join(dir, 'conf');
+    try {
+      await fs.cp(localConfDir, copy, { recursive: true, filter: (src) => !src.endsWith('.hostplane-new') });
+      for (const f of [...rendered.filter((r) => r.path !== file), { path: file, text: await fs.readFile(candidate, 'utf8') }]) {
+        const at = path.join(copy, path.relative(localConfDir, f.path));
+        await fs.mkdir(path.dirname(at), { recursive: true });
+        await fs.writeFile(at, f.text);
+      }
+      await fs.mkdir(path.join(dir, 'db'));
+      const args = [`--var=LOCAL_CONFDIR=${copy}`, `--var=DBDIR=${path.join(dir, 'db')}`, 'configtest', '-c', confFile];
+      const r = await promisify(execFile)('rspamadm', args, { timeout: 120_000 }).then(
+        (o) => ({ ...o, ok: true }),
+        (e: { stdout?: string; stderr?: string; message: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr || e.message, ok: false }),
+      );
+      // rspamd's words name the copy, which is gone afterwards: they name the running tree instead.
+      const words = [r.stderr, r.stdout].map((s) => s.trim()).filter(Boolean).join('\n');
+      if (!r.ok || !/^syntax OK$/m.test(r.stdout)) throw new Error(`rspamadm configtest: ${words.replaceAll(copy, localConfDir)}`);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  };
+}
+
 const UNIT_OF = (file: string): string => (file.includes('/dovecot/') ? 'dovecot.service' : file.includes('/postfix/') ? 'postfix.service' : 'rspamd.service');
 
 export const mailRole = {
@@ -83,9 +115,18 @@ export const mailRole = {
     const tls = await ctx.certificate();
     const version = (await run('dovecot', ['--version'])).startsWith('2.3') ? '2.3' : '2.4';
     const facts = systemFacts({ root: '/', hostname: ctx.name, postmaster: `postmaster@${ctx.name}`, name: ctx.shortName, apiUrl: ctx.publicBaseUrl, doveadmKey, store, mailUid: vmail.uid, mailGid: vmail.gid, dovecotVersion: version, tls });
-    const files: NodeFile[] = mailFiles(facts, 'system').map((f) => {
-      const file = `/${f.path}`;
-      const check = file.endsWith('/dovecot.conf') ? commandCheck('doveconf', ['-n', '-c', '{}']) : /\/postfix\/(main|master)\.cf$/.test(file) ? postfixCheck(file) : undefined;
+    const rendered = mailFiles(facts, 'system').map((f) => ({ ...f, path: `/${f.path}` }));
+    const rspamdDir = facts.rspamd!.localConfDir;
+    const rspamd = rspamdCheck(rspamdDir, rendered.filter((f) => f.path.startsWith(`${rspamdDir}/`)));
+    const files: NodeFile[] = rendered.map((f) => {
+      const file = f.path;
+      const check = file.endsWith('/dovecot.conf')
+        ? commandCheck('doveconf', ['-n', '-c', '{}'])
+        : /\/postfix\/(main|master)\.cf$/.test(file)
+          ? postfixCheck(file)
+          : file.startsWith(`${rspamdDir}/`)
+            ? rspamd(file)
+            : undefined;
       return { path: file, text: f.text, mode: f.mode, group: f.group, check };
     });
     const placed = await placeFiles(files);
