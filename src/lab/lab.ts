@@ -75,6 +75,7 @@ function labJson(state: LabState) {
     ...(fs.existsSync(path.join(state.dir, 'demo.json'))
       ? {
           dns: hostOf('api').address,
+          dns_secondary: hostOf('ns2').address,
           api: `https://${hostOf('api').fqdns[0]}`,
           mail: { host: hostOf('mail').fqdns[0], smtp: 25, imap: 143, imaps: 993 },
           db: { host: hostOf('db').fqdns[0], port: 3306 },

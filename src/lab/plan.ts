@@ -1,4 +1,4 @@
-// The lab's fixed shape (decision 0018 "The lab"): four hosts and a client on 198.18.0.0/24, the
+// The lab's fixed shape (decision 0018 "The lab"): five hosts and a client on 198.18.0.0/24, the
 // services on the bridge address, and the names of everything it creates. Names carry an id
 // derived from the lab's directory, so two labs (a test's and a person's) never share a
 // namespace, interface, cgroup or machine name.
@@ -20,7 +20,7 @@ export const CACHE_DIR = '/var/cache/hostplane-lab';
 export const RELEASE = 'trixie';
 export const MIRROR = 'http://deb.debian.org/debian';
 
-export type HostName = 'api' | 'web' | 'mail' | 'db';
+export type HostName = 'api' | 'web' | 'mail' | 'db' | 'ns2';
 
 export interface HostPlan {
   name: HostName;
@@ -34,6 +34,8 @@ export const HOSTS: HostPlan[] = [
   { name: 'web', address: '198.18.0.11', fqdns: ['web1.lab.test'] },
   { name: 'mail', address: '198.18.0.12', fqdns: ['mx1.lab.test'] },
   { name: 'db', address: '198.18.0.13', fqdns: ['db1.lab.test'] },
+  // A Knot secondary of the api host's DNS server, on a host of its own.
+  { name: 'ns2', address: '198.18.0.14', fqdns: ['ns2.lab.test'] },
 ];
 
 export const CLIENT_ADDRESS = '198.18.0.100';

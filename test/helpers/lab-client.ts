@@ -11,8 +11,9 @@ export interface LabJson {
   resolver: string;
   client_netns: string;
   dns: string;
+  dns_secondary: string;
   api: string;
-  hosts: Record<'api' | 'web' | 'mail' | 'db', string>;
+  hosts: Record<'api' | 'web' | 'mail' | 'db' | 'ns2', string>;
   mail: { host: string; smtp: number; imap: number; imaps: number };
   db: { host: string; port: number };
   demo: string;

@@ -10,7 +10,7 @@ import { readState } from '../../src/lab/state.js';
 import { names } from '../../src/lab/plan.js';
 import { runCli } from './cli.js';
 
-export type LabHost = 'api' | 'web' | 'mail' | 'db';
+export type LabHost = 'api' | 'web' | 'mail' | 'db' | 'ns2';
 
 export interface Lab {
   dir: string;

@@ -2,8 +2,9 @@
 // `hostplane node setup` alone, used from the client namespace as customers use it: the API over
 // HTTPS, a webspace's PHP and a redirect over HTTPS with certificates issued on demand, a database
 // reached from the client and from PHP on the web host, a mailbox receiving mail at its MX and read
-// over IMAPS, plaintext logins refused; then a rebooted web host serving again, a mail host cut
-// from its store deferring mail, and a second setup run changing nothing.
+// over IMAPS, plaintext logins refused; a Knot secondary on a host of its own following every
+// zone; then a rebooted web host serving again, a mail host cut from its store deferring mail, and
+// a second setup run changing nothing.
 import { expect, it } from 'vitest';
 import { preflight } from '../../src/lab/lab.js';
 import { useLab } from '../helpers/lab.js';
@@ -12,10 +13,15 @@ import { requirable } from '../helpers/required.js';
 import { setupCommand } from '../../src/lab/nodes.js';
 import { LAB_ROOT_IN_HOST } from '../../src/lab/plan.js';
 
-requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', () => {
+requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', () => {
   const lab = useLab();
   let c: ReturnType<typeof labClient>;
   let shop: ReturnType<typeof demoCustomers>[number];
+  /** The --store URL the api host printed for the other nodes. */
+  const nodeStore = async () => {
+    const password = (await lab.sh('api', 'cat /etc/hostplane/store.password')).stdout.trim();
+    return `postgres://hostplane:${password}@api.lab.test:5432/hostplane?sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt`;
+  };
 
   it('lab.json describes the company; the demo customers are loaded', () => {
     c = labClient(lab);
@@ -23,7 +29,8 @@ requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', ()
       ca: expect.stringMatching(/lab-root\.pem$/),
       dns: '198.18.0.10',
       api: 'https://api.lab.test',
-      hosts: { api: '198.18.0.10', web: '198.18.0.11', mail: '198.18.0.12', db: '198.18.0.13' },
+      dns_secondary: '198.18.0.14',
+      hosts: { api: '198.18.0.10', web: '198.18.0.11', mail: '198.18.0.12', db: '198.18.0.13', ns2: '198.18.0.14' },
       mail: { host: 'mx1.lab.test', smtp: 25, imap: 143, imaps: 993 },
       db: { host: 'db1.lab.test', port: 3306 },
     });
@@ -42,8 +49,32 @@ requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', ()
   it("the lab's DNS serves the demo domains with their web and mail hosts", () => {
     expect(c.dig(shop.domain, 'A')).toBe(c.j.hosts.web);
     expect(c.dig(shop.domain, 'MX')).toBe('10 mx1.lab.test.');
-    expect(c.dig(shop.domain, 'NS')).toBe('ns1.lab.test.');
+    expect(c.dig(shop.domain, 'NS').split('\n').sort()).toEqual(['ns1.lab.test.', 'ns2.lab.test.']);
   });
+
+  it("a Knot secondary on a host of its own serves every zone; a record's job is done only once it serves it; it serves after a restart without its primary", async () => {
+    const listed = await lab.sh('api', 'set -a; . /etc/hostplane/hostplane.env; set +a; hostplane admin dns-secondary list --json');
+    expect(JSON.parse(listed.stdout), listed.stderr).toEqual([expect.objectContaining({ name: 'ns2', address: `${c.j.dns_secondary}:53`, tsig_key: expect.stringMatching(/^ns2-[0-9a-f]{8}$/) })]);
+    for (const d of demoCustomers(c.j).map((x) => x.domain)) expect(c.dig(d, 'SOA', c.j.dns_secondary), d).toBe(c.dig(d, 'SOA'));
+    const post = c.api('POST', '/dns-records', shop.token, { data: { type: 'dns-record', attributes: { record_type: 'TXT', name: 'lab-knot', domain: shop.domain, data: 'served by both' } } });
+    expect(post.status, JSON.stringify(post.body)).toBe(202);
+    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
+    // Done means live on every DNS server: no waiting here.
+    expect(c.dig(`lab-knot.${shop.domain}`, 'TXT', c.j.dns_secondary)).toBe('"served by both"');
+    // The zones are in Knot's journal: a restart serves them while the primary is out of reach.
+    await lab.sh('ns2', `ip route add prohibit ${c.j.hosts.api}/32 && systemctl restart knot`);
+    try {
+      expect(c.dig(`lab-knot.${shop.domain}`, 'TXT', c.j.dns_secondary)).toBe('"served by both"');
+    } finally {
+      await lab.sh('ns2', `ip route del prohibit ${c.j.hosts.api}/32`);
+    }
+    // A second run of its setup changes nothing.
+    const pid = async () => (await lab.sh('ns2', 'systemctl show -p MainPID --value knot')).stdout.trim();
+    const before = await pid();
+    const again = await lab.sh('ns2', setupCommand('ns2', { directory: c.j.acme, caInHost: LAB_ROOT_IN_HOST }, await nodeStore()).map((w) => `'${w}'`).join(' '));
+    expect(again.stderr).toBe('node setup: role dns\nnode setup: DNS secondary ns2 is registered already\nnode setup: ns2.lab.test is set up as dns\n');
+    expect(await pid()).toBe(before);
+  }, 600_000);
 
   it('a webspace answers its PHP over HTTPS with a certificate issued on demand; a redirect subdomain redirects', async () => {
     const post = c.api('POST', '/subdomains', shop.token, {
@@ -118,9 +149,7 @@ requirable(preflight())('the lab: a hosting company of four Debian 13 nodes', ()
 
   it('a second run changes nothing: no restart, registered once; drift is mended', async () => {
     // The command lab up ran on the db host, with the --store URL the api host printed.
-    const storePassword = (await lab.sh('api', 'cat /etc/hostplane/store.password')).stdout.trim();
-    const store = `postgres://hostplane:${storePassword}@api.lab.test:5432/hostplane?sslmode=verify-full&sslrootcert=/etc/ssl/certs/ca-certificates.crt`;
-    const cmd = setupCommand('db', { directory: c.j.acme, caInHost: LAB_ROOT_IN_HOST }, store).map((w) => `'${w}'`).join(' ');
+    const cmd = setupCommand('db', { directory: c.j.acme, caInHost: LAB_ROOT_IN_HOST }, await nodeStore()).map((w) => `'${w}'`).join(' ');
     const pid = async () => (await lab.sh('db', 'systemctl show -p MainPID --value mariadb')).stdout.trim();
     const before = await pid();
     const again = await lab.sh('db', cmd);

@@ -1,5 +1,5 @@
 // The lab (decision 0018 "The lab", docs/decisions/0018-nodes-on-debian.md): `hostplane lab up`
-// boots four Debian 13 hosts on 198.18.0.0/24 that the client namespace reaches, that install
+// boots five Debian 13 hosts on 198.18.0.0/24 that the client namespace reaches, that install
 // Debian packages from the lab repository with no route out, with Pebble and a resolver on the
 // bridge address; `lab down` leaves no process, mount, interface, cgroup or namespace behind,
 // also after an `up` that failed half way.
@@ -75,11 +75,11 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
     console.log(`lab timings: ${timings.join(', ')}`);
   }, 120_000);
 
-  it('lab.json names the client namespace, the four hosts\' addresses, the ACME directory, its CA file and the resolver', () => {
+  it('lab.json names the client namespace, the five hosts\' addresses, the ACME directory, its CA file and the resolver', () => {
     const lab = JSON.parse(fs.readFileSync(path.join(dir, 'lab.json'), 'utf8'));
     expect(lab).toMatchObject({
       client_netns: clientNetns,
-      hosts: { api: '198.18.0.10', web: '198.18.0.11', mail: '198.18.0.12', db: '198.18.0.13' },
+      hosts: { api: '198.18.0.10', web: '198.18.0.11', mail: '198.18.0.12', db: '198.18.0.13', ns2: '198.18.0.14' },
       ca: path.join(dir, 'ca/lab-root.pem'),
       acme: 'https://198.18.0.1:14000/dir',
       resolver: '198.18.0.1',
@@ -221,7 +221,7 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
     timings.push(`lab down ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     expect(down.stderr).toBe('');
     expect(down.code).toBe(0);
-    for (const h of ['api', 'web', 'mail', 'db']) expect(down.stdout).toContain(`stopped host ${h} (systemd-nspawn pid ${state.procs[h].pid})`);
+    for (const h of ['api', 'web', 'mail', 'db', 'ns2']) expect(down.stdout).toContain(`stopped host ${h} (systemd-nspawn pid ${state.procs[h].pid})`);
     expect(down.stdout).toContain(`stopped Pebble (pid ${state.procs.pebble.pid})`);
     expect(down.stdout).toContain(`stopped the resolver (pid ${state.procs.resolver.pid})`);
     expect(down.stdout).toContain(`stopped the repository server (pid ${state.procs['repo-server'].pid})`);
@@ -248,7 +248,7 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
       }
       up.kill('SIGKILL');
       await ended;
-      expect(Object.keys(made!.procs).sort()).toEqual(['api', 'db', 'mail', 'pebble', 'repo-server', 'resolver', 'web']);
+      expect(Object.keys(made!.procs).sort()).toEqual(['api', 'db', 'mail', 'ns2', 'pebble', 'repo-server', 'resolver', 'web']);
       expect(fs.existsSync(path.join(half, 'lab.json'))).toBe(false);
       expect(traces(half, halfId).length).toBeGreaterThan(0);
       const procs = labProcs(readState(half));
