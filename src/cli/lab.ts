@@ -37,15 +37,16 @@ export function labCommand(io: CliIo): Command {
         .description('build the cache in /var/cache/hostplane-lab if missing, then boot the lab; writes <dir>/lab.json and <dir>/state.json')
         .argument('<dir>', 'the lab directory (hosts\' changes, state, description)')
         .option('--bare', 'boot the hosts without setting them up as nodes')
-        .action((dir: string, o: { bare?: boolean }) =>
-          asCliError(async () => (await lab()).labUp(dir, (line) => void io.stderr.write(`lab: ${line}\n`), { bare: o.bare })),
+        .option('--one-server', 'one host with every role (host.lab.test), as the operator guide\'s "One Debian 13 server"; else a company of five hosts')
+        .action((dir: string, o: { bare?: boolean; oneServer?: boolean }) =>
+          asCliError(async () => (await lab()).labUp(dir, (line) => void io.stderr.write(`lab: ${line}\n`), { bare: o.bare, shape: o.oneServer ? 'one-server' : 'company' })),
         ),
     )
     .addCommand(
       new Command('reboot')
         .description('power one host of the running lab off and boot it again, as a server reboots')
         .argument('<dir>', 'the lab directory given to `lab up`')
-        .argument('<host>', 'api, web, mail or db')
+        .argument('<host>', 'api, web, mail, db or ns2 (a one-server lab: host)')
         .action((dir: string, host: string) =>
           asCliError(async () => {
             await (await lab()).labReboot(dir, host);

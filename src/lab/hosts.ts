@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { etcHosts, LAB_ROOT_IN_HOST, repoUrl, type HostPlan, type Names } from './plan.js';
 import { alive, children, LabError, must, procRef, run, sleep, type ProcRef } from './proc.js';
-import { record, recordProc, type LabState } from './state.js';
+import { labHosts, record, recordProc, type LabState } from './state.js';
 
 export const hostDir = (dir: string, host: string) => path.join(dir, 'hosts', host);
 export const hostRoot = (dir: string, host: string) => path.join(hostDir(dir, host), 'root');
@@ -40,9 +40,9 @@ export async function prepareHost(state: LabState, host: HostPlan, lower: string
     fs.writeFileSync(path.join(root, 'etc', f), text);
   };
   etc('hostname', `${host.fqdns[0]}\n`);
-  etc('hosts', etcHosts(host));
-  // The api host answers DNS once `node setup --roles api,dns` ran; until then names come from /etc/hosts.
-  etc('resolv.conf', 'nameserver 198.18.0.10\n');
+  etc('hosts', etcHosts(host, labHosts(state)));
+  // The first host answers DNS once `node setup --roles …,dns` ran; until then names come from /etc/hosts.
+  etc('resolv.conf', `nameserver ${labHosts(state)[0].address}\n`);
   etc('apt/sources.list.d/lab.list', `deb [trusted=yes] ${repoUrl()} ./\n`);
   etc(path.relative('/etc', LAB_ROOT_IN_HOST), labRoot);
   return root;

@@ -9,12 +9,12 @@ import { ensureHostplaneLayer } from './hostplane.js';
 import { bootHost, inHost, prepareHost, rebootHost, waitBooted } from './hosts.js';
 import { createNetwork, listNetns } from './network.js';
 import { labRootPath, startPebble } from './pebble.js';
-import { acmeDirectoryUrl, BRIDGE_ADDRESS, CLIENT_ADDRESS, HOSTS, LAB_ROOT_IN_HOST, names, type HostName } from './plan.js';
+import { acmeDirectoryUrl, BRIDGE_ADDRESS, CLIENT_ADDRESS, LAB_ROOT_IN_HOST, names, type HostName, type Shape } from './plan.js';
 import { setUpNodes } from './nodes.js';
 import { alive, LabError, procRef } from './proc.js';
 import { startRepoServer, waitRepoServer } from './repo-server.js';
 import { startResolver, waitResolver } from './resolver.js';
-import { readState, writeState, type LabState } from './state.js';
+import { labHosts, readState, writeState, type LabState } from './state.js';
 import { teardown } from './teardown.js';
 
 export type Log = (line: string) => void;
@@ -58,27 +58,36 @@ async function leftovers(state: LabState): Promise<string[]> {
   ];
 }
 
-const hostOf = (name: HostName) => HOSTS.find((h) => h.name === name)!;
+/** The host of each role in the lab's shape: every role on the one server, or the company's own hosts. */
+function roleHosts(state: LabState): Record<'api' | 'dns' | 'web' | 'mail' | 'db', HostName> {
+  if (state.shape === 'one-server') return { api: 'host', dns: 'host', web: 'host', mail: 'host', db: 'host' };
+  return { api: 'api', dns: 'api', web: 'web', mail: 'mail', db: 'db' };
+}
 
 /** The lab's description for tests and people: what exists now of the final shape. */
 function labJson(state: LabState) {
   const n = names(state.dir);
+  const hosts = labHosts(state);
+  const roles = roleHosts(state);
+  const hostOf = (name: HostName) => hosts.find((h) => h.name === name)!;
   return {
+    shape: state.shape ?? 'company',
     client_netns: n.clientNetns,
     client: CLIENT_ADDRESS,
-    hosts: Object.fromEntries(HOSTS.map((h) => [h.name, h.address])),
-    host_netns: Object.fromEntries(HOSTS.map((h) => [h.name, n.hostNetns(h.name)])),
+    hosts: Object.fromEntries(hosts.map((h) => [h.name, h.address])),
+    host_netns: Object.fromEntries(hosts.map((h) => [h.name, n.hostNetns(h.name)])),
+    role_hosts: roles,
     ca: labRootPath(state.dir),
     acme: acmeDirectoryUrl(),
     resolver: BRIDGE_ADDRESS,
     // What the nodes serve, once set up (not with --bare).
     ...(fs.existsSync(path.join(state.dir, 'demo.json'))
       ? {
-          dns: hostOf('api').address,
-          dns_secondary: hostOf('ns2').address,
-          api: `https://${hostOf('api').fqdns[0]}`,
-          mail: { host: hostOf('mail').fqdns[0], smtp: 25, imap: 143, imaps: 993 },
-          db: { host: hostOf('db').fqdns[0], port: 3306 },
+          dns: hostOf(roles.dns).address,
+          ...(state.shape === 'one-server' ? {} : { dns_secondary: hostOf('ns2').address }),
+          api: `https://${hostOf(roles.api).fqdns[0]}`,
+          mail: { host: hostOf(roles.mail).fqdns[0], smtp: 25, imap: 143, imaps: 993 },
+          db: { host: hostOf(roles.db).fqdns[0], port: 3306 },
           demo: path.join(state.dir, 'demo.json'),
         }
       : {}),
@@ -91,7 +100,7 @@ async function checkHostplane(host: string, leader: number): Promise<void> {
   if (r.code !== 0) throw new LabError(`hostplane does not run on ${host}: ${(r.stderr || r.stdout).trim()}`);
 }
 
-export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: number; bare?: boolean } = {}): Promise<void> {
+export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: number; bare?: boolean; shape?: Shape } = {}): Promise<void> {
   const why = preflight();
   if (why) throw new LabError(why);
   const dir = path.resolve(dirArg);
@@ -108,7 +117,7 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
     );
   }
   const n = names(dir);
-  const state: LabState = { id: n.id, dir, upPid: procRef(process.pid), created: new Date().toISOString(), netns: [], mounts: [], cgroups: [], procs: {}, paths: [] };
+  const state: LabState = { id: n.id, dir, upPid: procRef(process.pid), created: new Date().toISOString(), shape: opts.shape ?? 'company', netns: [], mounts: [], cgroups: [], procs: {}, paths: [] };
   writeState(state);
   try {
     const rootfs = await ensureRootfs(log);
@@ -121,16 +130,17 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
     const labRoot = await startPebble(state, n);
     await Promise.all([waitRepoServer(state, n), waitResolver(state)]);
     log(`Pebble at ${acmeDirectoryUrl()} (trust ${labRootPath(dir)}), resolver on ${BRIDGE_ADDRESS}:53`);
+    const hosts = labHosts(state);
     const started = [];
-    for (const h of HOSTS) {
+    for (const h of hosts) {
       await prepareHost(state, h, [hostplane, rootfs], labRoot);
       started.push({ h, nspawn: bootHost(state, n, h) });
     }
-    log(`booting ${HOSTS.map((h) => h.name).join(', ')}`);
+    log(`booting ${hosts.map((h) => h.name).join(', ')}`);
     const leaders = await Promise.all(started.map(({ h, nspawn }) => waitBooted(nspawn, h.name, opts.bootTimeoutMs ?? 120_000).then(async (pid) => (await checkHostplane(h.name, pid), pid))));
     if (!opts.bare) {
       log('setting up the nodes with hostplane node setup');
-      await setUpNodes(dir, Object.fromEntries(HOSTS.map((h, i) => [h.name, leaders[i]])) as Record<HostName, number>, { directory: acmeDirectoryUrl(), caInHost: LAB_ROOT_IN_HOST }, log);
+      await setUpNodes(dir, state.shape!, Object.fromEntries(hosts.map((h, i) => [h.name, leaders[i]])), { directory: acmeDirectoryUrl(), caInHost: LAB_ROOT_IN_HOST }, log);
     }
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -139,7 +149,7 @@ export async function labUp(dirArg: string, log: Log, opts: { bootTimeoutMs?: nu
   delete state.upPid;
   writeState(state);
   fs.writeFileSync(path.join(dir, 'lab.json'), `${JSON.stringify(labJson(state), null, 2)}\n`);
-  log(`lab up: ${HOSTS.map((h) => `${h.name} ${h.address}`).join(', ')}; described in ${dir}/lab.json`);
+  log(`lab up: ${labHosts(state).map((h) => `${h.name} ${h.address}`).join(', ')}; described in ${dir}/lab.json`);
 }
 
 /** Reboots one host of the running lab in `dir` (a power cycle: poweroff inside, then boot). */
@@ -149,8 +159,8 @@ export async function labReboot(dirArg: string, hostName: string): Promise<void>
   const dir = path.resolve(dirArg);
   const state = readState(dir);
   if (!state) throw new LabError(`no lab in ${dir} (no state.json there)`);
-  const host = HOSTS.find((h) => h.name === hostName);
-  if (!host) throw new LabError(`${hostName} is not a host of the lab (hosts: ${HOSTS.map((h) => h.name).join(', ')})`);
+  const host = labHosts(state).find((h) => h.name === hostName);
+  if (!host) throw new LabError(`${hostName} is not a host of the lab (hosts: ${labHosts(state).map((h) => h.name).join(', ')})`);
   if (!alive(state.procs[host.name])) throw new LabError(`${hostName} is not running`);
   await rebootHost(state, names(dir), host);
 }

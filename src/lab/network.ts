@@ -3,9 +3,9 @@
 // the bridge by a veth pair created inside the namespaces (nothing appears in this machine's own
 // namespace). The only route is the default via the bridge address, which leads nowhere: no
 // packet of the lab leaves it.
-import { BRIDGE_ADDRESS, CLIENT_ADDRESS, HOSTS, SUBNET_PREFIX, type Names } from './plan.js';
+import { BRIDGE_ADDRESS, CLIENT_ADDRESS, SUBNET_PREFIX, type HostPlan, type Names } from './plan.js';
 import { must, run } from './proc.js';
-import { record, type LabState } from './state.js';
+import { labHosts, record, type LabState } from './state.js';
 
 export interface Member {
   name: string;
@@ -13,9 +13,9 @@ export interface Member {
   address: string;
 }
 
-export function members(n: Names): Member[] {
+export function members(n: Names, hosts: HostPlan[]): Member[] {
   return [
-    ...HOSTS.map((h) => ({ name: h.name, netns: n.hostNetns(h.name), address: h.address })),
+    ...hosts.map((h) => ({ name: h.name, netns: n.hostNetns(h.name), address: h.address })),
     { name: 'client', netns: n.clientNetns, address: CLIENT_ADDRESS },
   ];
 }
@@ -33,7 +33,7 @@ async function addNetns(state: LabState, ns: string): Promise<void> {
 
 /** Creates the bridge namespace and every member's namespace, recording each in `state`. */
 export async function createNetwork(state: LabState, n: Names): Promise<void> {
-  const all = [n.bridgeNetns, ...members(n).map((m) => m.netns)];
+  const all = [n.bridgeNetns, ...members(n, labHosts(state)).map((m) => m.netns)];
   const taken = (await listNetns()).filter((ns) => all.includes(ns));
   if (taken.length) {
     throw new Error(`network namespaces ${taken.join(', ')} exist already, from a lab in this directory not recorded in state.json; remove them with \`ip netns del\``);
@@ -43,7 +43,7 @@ export async function createNetwork(state: LabState, n: Names): Promise<void> {
   await must('ip', ['-n', br, 'link', 'add', n.bridge, 'type', 'bridge']);
   await must('ip', ['-n', br, 'addr', 'add', `${BRIDGE_ADDRESS}/${SUBNET_PREFIX}`, 'dev', n.bridge]);
   await must('ip', ['-n', br, 'link', 'set', n.bridge, 'up']);
-  for (const m of members(n)) {
+  for (const m of members(n, labHosts(state))) {
     await addNetns(state, m.netns);
     const outer = n.vethOuter(m.name);
     await must('ip', ['-n', br, 'link', 'add', outer, 'type', 'veth', 'peer', 'name', n.vethInner, 'netns', m.netns]);

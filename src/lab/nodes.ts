@@ -1,11 +1,12 @@
 // The lab's hosts made hosting nodes with `hostplane node setup` and nothing else (decision 0018
-// "The lab"): the api host first (it makes the store and prints the --store URL), then web, mail,
-// db and ns2 (a Knot secondary) side by side; then the demo dataset, whose domains the lab's DNS serves with their web
-// and mail records on the web and mail hosts.
+// "The lab"). A company: the api host first (it makes the store and prints the --store URL), then
+// web, mail, db and ns2 (a Knot secondary) side by side. One server: every role at once. Then the
+// demo dataset, whose domains the lab's DNS serves with their web and mail records on the hosts
+// that serve them.
 import fs from 'node:fs';
 import path from 'node:path';
 import { inHost } from './hosts.js';
-import { HOSTS, type HostName } from './plan.js';
+import { hostsOf, type HostName, type Shape } from './plan.js';
 import { LabError } from './proc.js';
 
 /** Where the lab's CA file is inside every host, and the lab's ACME directory. */
@@ -14,19 +15,30 @@ export interface LabAcme {
   caInHost: string;
 }
 
-const address = (h: HostName) => HOSTS.find((x) => x.name === h)!.address;
-const fqdn = (h: HostName) => HOSTS.find((x) => x.name === h)!.fqdns[0];
+const COMPANY = hostsOf('company');
+const address = (h: HostName) => COMPANY.find((x) => x.name === h)!.address;
+const fqdn = (h: HostName) => COMPANY.find((x) => x.name === h)!.fqdns[0];
+const ROLES: Partial<Record<HostName, string>> = { api: 'api,dns', web: 'web', mail: 'mail', db: 'db', ns2: 'dns', host: 'api,dns,web,mail,db' };
 
-/** The command of a host, as the operator guide's "Several servers" gives it. */
-export function setupCommand(h: HostName, acme: LabAcme, store?: string): string[] {
-  const roles: Record<HostName, string> = { api: 'api,dns', web: 'web', mail: 'mail', db: 'db', ns2: 'dns' };
-  const common = ['hostplane', 'node', 'setup', '--roles', roles[h], '--name', fqdn(h), '--acme-directory', acme.directory, '--acme-ca-root', acme.caInHost];
-  if (h === 'api') {
-    // The zones name the lab's name server; new domains point at the web and mail hosts.
+/** `--set` words of the host that runs the API: the zones' name servers and where new domains point. */
+function apiSets(h: HostName): string[] {
+  const one = h === 'host' ? hostsOf('one-server')[0] : null;
+  const sets = {
+    DNS_NAMESERVERS: one ? one.fqdns[0] : `ns1.lab.test,${fqdn('ns2')}`,
+    DNS_BASE_IPV4: one ? one.address : address('web'),
+    DNS_BASE_IPV6: 'off',
+    DNS_BASE_MX: one ? one.fqdns[0] : fqdn('mail'),
     // The tests and the bench are many clients behind one address: a higher limit than the default.
-    const sets = { DNS_NAMESERVERS: `ns1.lab.test,${fqdn('ns2')}`, DNS_BASE_IPV4: address('web'), DNS_BASE_IPV6: 'off', DNS_BASE_MX: fqdn('mail'), RATE_LIMIT_MAX: '1000' };
-    return [...common, ...Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`])];
-  }
+    RATE_LIMIT_MAX: '1000',
+  };
+  return Object.entries(sets).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+}
+
+/** The command of a host, as the operator guide's "One Debian 13 server" and "Several servers" give it. */
+export function setupCommand(h: HostName, acme: LabAcme, store?: string): string[] {
+  const name = h === 'host' ? hostsOf('one-server')[0].fqdns[0] : fqdn(h);
+  const common = ['hostplane', 'node', 'setup', '--roles', ROLES[h]!, '--name', name, '--acme-directory', acme.directory, '--acme-ca-root', acme.caInHost];
+  if (h === 'api' || h === 'host') return [...common, ...apiSets(h)];
   return [...common, '--address', address(h), '--store', store!, ...(h === 'ns2' ? ['--dns-server', 'knot'] : [])];
 }
 
@@ -37,13 +49,16 @@ async function setUp(h: HostName, leader: number, cmd: string[], log: (line: str
   return r.stderr;
 }
 
-/** Sets up every host; writes <dir>/demo.json. */
-export async function setUpNodes(dir: string, leaders: Record<HostName, number>, acme: LabAcme, log: (line: string) => void): Promise<void> {
-  const said = await setUp('api', leaders.api, setupCommand('api', acme), log);
-  const store = /--store '([^']+)'/.exec(said)?.[1];
-  if (!store) throw new LabError(`node setup on api did not print the --store URL:\n${said}`);
-  await Promise.all((['web', 'mail', 'db', 'ns2'] as const).map((h) => setUp(h, leaders[h], setupCommand(h, acme, store), log)));
-  const demo = await inHost(leaders.api, ['sh', '-c', 'set -a; . /etc/hostplane/hostplane.env; set +a; hostplane demo --json'], { timeoutMs: 120_000 });
-  if (demo.code !== 0) throw new LabError(`hostplane demo on api failed: ${demo.stderr.trim()}`);
+/** Sets up every host of `shape`; writes <dir>/demo.json. */
+export async function setUpNodes(dir: string, shape: Shape, leaders: Partial<Record<HostName, number>>, acme: LabAcme, log: (line: string) => void): Promise<void> {
+  const first = shape === 'one-server' ? 'host' : 'api';
+  const said = await setUp(first, leaders[first]!, setupCommand(first, acme), log);
+  if (shape === 'company') {
+    const store = /--store '([^']+)'/.exec(said)?.[1];
+    if (!store) throw new LabError(`node setup on api did not print the --store URL:\n${said}`);
+    await Promise.all((['web', 'mail', 'db', 'ns2'] as const).map((h) => setUp(h, leaders[h]!, setupCommand(h, acme, store), log)));
+  }
+  const demo = await inHost(leaders[first]!, ['sh', '-c', 'set -a; . /etc/hostplane/hostplane.env; set +a; hostplane demo --json'], { timeoutMs: 120_000 });
+  if (demo.code !== 0) throw new LabError(`hostplane demo on ${first} failed: ${demo.stderr.trim()}`);
   fs.writeFileSync(path.join(dir, 'demo.json'), demo.stdout);
 }

@@ -1,5 +1,5 @@
-// The lab's fixed shape (decision 0018 "The lab"): five hosts and a client on 198.18.0.0/24, the
-// services on the bridge address, and the names of everything it creates. Names carry an id
+// The lab's two shapes (decision 0018 "The lab"): a company of five hosts, or one server with every
+// role, and a client on 198.18.0.0/24, the services on the bridge address, and the names of everything it creates. Names carry an id
 // derived from the lab's directory, so two labs (a test's and a person's) never share a
 // namespace, interface, cgroup or machine name.
 import crypto from 'node:crypto';
@@ -20,7 +20,7 @@ export const CACHE_DIR = '/var/cache/hostplane-lab';
 export const RELEASE = 'trixie';
 export const MIRROR = 'http://deb.debian.org/debian';
 
-export type HostName = 'api' | 'web' | 'mail' | 'db' | 'ns2';
+export type HostName = 'api' | 'web' | 'mail' | 'db' | 'ns2' | 'host';
 
 export interface HostPlan {
   name: HostName;
@@ -29,7 +29,8 @@ export interface HostPlan {
   fqdns: string[];
 }
 
-export const HOSTS: HostPlan[] = [
+/** The operator guide's "Several servers". */
+const COMPANY: HostPlan[] = [
   { name: 'api', address: '198.18.0.10', fqdns: ['api.lab.test', 'ns1.lab.test'] },
   { name: 'web', address: '198.18.0.11', fqdns: ['web1.lab.test'] },
   { name: 'mail', address: '198.18.0.12', fqdns: ['mx1.lab.test'] },
@@ -37,6 +38,15 @@ export const HOSTS: HostPlan[] = [
   // A Knot secondary of the api host's DNS server, on a host of its own.
   { name: 'ns2', address: '198.18.0.14', fqdns: ['ns2.lab.test'] },
 ];
+
+/** The operator guide's "One Debian 13 server": every role on one host. */
+const ONE_SERVER: HostPlan[] = [{ name: 'host', address: '198.18.0.10', fqdns: ['host.lab.test'] }];
+
+export const SHAPES = ['company', 'one-server'] as const;
+export type Shape = (typeof SHAPES)[number];
+
+/** The hosts of a shape; the first runs the API and hostplane's DNS server. */
+export const hostsOf = (shape: Shape): HostPlan[] => (shape === 'one-server' ? ONE_SERVER : COMPANY);
 
 export const CLIENT_ADDRESS = '198.18.0.100';
 
@@ -73,17 +83,17 @@ export function names(labDir: string): Names {
 }
 
 /** /etc/hosts of every host: the lab's names, then localhost. */
-export function etcHosts(self: HostPlan): string {
+export function etcHosts(self: HostPlan, hosts: HostPlan[]): string {
   const lines = ['127.0.0.1\tlocalhost', '::1\tlocalhost ip6-localhost ip6-loopback'];
-  for (const h of HOSTS) lines.push(`${h.address}\t${h.fqdns.join(' ')}${h === self ? ` ${h.name}` : ''}`);
+  for (const h of hosts) lines.push(`${h.address}\t${h.fqdns.join(' ')}${h === self ? ` ${h.name}` : ''}`);
   lines.push(`${BRIDGE_ADDRESS}\t${ACME_NAME}`);
   return `${lines.join('\n')}\n`;
 }
 
 /** The names under lab.test and their IPv4 addresses: what the resolver answers (and /etc/hosts says). */
-export function labNames(): Record<string, string> {
+export function labNames(hosts: HostPlan[]): Record<string, string> {
   const out: Record<string, string> = { [ACME_NAME]: BRIDGE_ADDRESS };
-  for (const h of HOSTS) for (const f of h.fqdns) out[f] = h.address;
+  for (const h of hosts) for (const f of h.fqdns) out[f] = h.address;
   return out;
 }
 

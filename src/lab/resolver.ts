@@ -6,13 +6,11 @@
 // server is: it needs nothing from src/, which an installed package does not have.
 import fs from 'node:fs';
 import { serviceLog, startInBridge, waitService } from './bridge.js';
-import { BRIDGE_ADDRESS, HOSTS, LAB_ZONE, labNames, type Names } from './plan.js';
+import { BRIDGE_ADDRESS, LAB_ZONE, labNames, type Names } from './plan.js';
 import type { ProcRef } from './proc.js';
-import type { LabState } from './state.js';
+import { labHosts, type LabState } from './state.js';
 
 export const RESOLVER_PORT = 53;
-/** hostplane's DNS server, once `node setup --roles api,dns` ran on the api host. */
-export const UPSTREAM = HOSTS.find((h) => h.name === 'api')!.address;
 
 // argv: one JSON object { listen, port, zone, names: {fqdn: IPv4}, upstream, upstreamPort, timeoutMs }.
 // RFC 1035 messages with one question; answers point back at the question's name (offset 12).
@@ -131,7 +129,9 @@ udp.bind(cfg.port, cfg.listen, () => tcp.listen(cfg.port, cfg.listen, () => cons
 `;
 
 export function startResolver(state: LabState, n: Names): ProcRef {
-  const cfg = { listen: BRIDGE_ADDRESS, port: RESOLVER_PORT, zone: LAB_ZONE, names: labNames(), upstream: UPSTREAM, upstreamPort: 53, timeoutMs: 2000 };
+  // hostplane's DNS server: the first host's, once `node setup --roles …,dns` ran there.
+  const hosts = labHosts(state);
+  const cfg = { listen: BRIDGE_ADDRESS, port: RESOLVER_PORT, zone: LAB_ZONE, names: labNames(hosts), upstream: hosts[0].address, upstreamPort: 53, timeoutMs: 2000 };
   return startInBridge(state, n, 'resolver', [process.execPath, '-e', RESOLVER_SCRIPT, JSON.stringify(cfg)]);
 }
 

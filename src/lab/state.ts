@@ -3,6 +3,7 @@
 // "The lab"). Nothing is found by name at down time; only what is recorded here is touched.
 import fs from 'node:fs';
 import path from 'node:path';
+import { hostsOf, type HostPlan, type Shape } from './plan.js';
 import type { ProcRef } from './proc.js';
 
 export interface LabState {
@@ -11,6 +12,8 @@ export interface LabState {
   /** The `lab up` that wrote it, while it runs (a second `up` on the same dir refuses). */
   upPid?: ProcRef;
   created: string;
+  /** Absent in a lab of an earlier hostplane: a company. */
+  shape?: Shape;
   /** Network namespaces, in creation order. */
   netns: string[];
   /** Mount points, in mount order (unmounted in reverse). */
@@ -54,3 +57,6 @@ export function recordProc(state: LabState, name: string, p: ProcRef): void {
   state.procs[name] = p;
   writeState(state);
 }
+
+/** The hosts of the lab `state` describes. */
+export const labHosts = (state: Pick<LabState, 'shape'>): HostPlan[] => hostsOf(state.shape ?? 'company');

@@ -3,17 +3,21 @@
 // program run in that namespace (curl, dig, mariadb), as people would run them.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Lab } from './lab.js';
+import type { Lab, LabHost } from './lab.js';
 
 export interface LabJson {
   ca: string;
   acme: string;
   resolver: string;
   client_netns: string;
+  shape: 'company' | 'one-server';
   dns: string;
-  dns_secondary: string;
+  /** The company's Knot secondary (ns2); absent on one server. */
+  dns_secondary?: string;
   api: string;
-  hosts: Record<'api' | 'web' | 'mail' | 'db' | 'ns2', string>;
+  hosts: Partial<Record<LabHost, string>>;
+  /** The lab host of each role. */
+  role_hosts: Record<'api' | 'dns' | 'web' | 'mail' | 'db', LabHost>;
   mail: { host: string; smtp: number; imap: number; imaps: number };
   db: { host: string; port: number };
   demo: string;
@@ -36,10 +40,12 @@ export function labClient(lab: Lab) {
   const j = labJson(lab);
   const apiHost = new URL(j.api).hostname;
   const resolve = (host: string, port: number, address: string) => ['--resolve', `${host}:${port}:${address}`];
+  /** The address of the lab host that serves `role`. */
+  const at = (role: keyof LabJson['role_hosts']) => j.hosts[j.role_hosts[role]]!;
 
   /** One API request: status, headers' Location, parsed body. */
   const api = (method: string, p: string, token: string, body?: unknown) => {
-    const args = ['-s', '-X', method, '--cacert', j.ca, ...resolve(apiHost, 443, j.hosts.api), '-H', `Authorization: token ${token}`, '-w', '\n%{http_code}'];
+    const args = ['-s', '-X', method, '--cacert', j.ca, ...resolve(apiHost, 443, at('api')), '-H', `Authorization: token ${token}`, '-w', '\n%{http_code}'];
     if (body !== undefined) args.push('-H', 'Content-Type: application/vnd.api+json', '--data-binary', JSON.stringify(body));
     const r = lab.client('curl', [...args, `${j.api}${p}`]);
     const lines = r.stdout.split('\n');
@@ -64,5 +70,5 @@ export function labClient(lab: Lab) {
   /** `dig @<server> name type +short` from the client: hostplane's DNS unless another server is named. */
   const dig = (name: string, type: string, server = j.dns) => lab.client('dig', [`@${server}`, name, type, '+short', '+time=2', '+tries=2']).stdout.trim();
 
-  return { j, api, job, dig, resolve };
+  return { j, api, job, dig, resolve, at };
 }

@@ -10,7 +10,7 @@ import { readState } from '../../src/lab/state.js';
 import { names } from '../../src/lab/plan.js';
 import { runCli } from './cli.js';
 
-export type LabHost = 'api' | 'web' | 'mail' | 'db' | 'ns2';
+export type LabHost = 'api' | 'web' | 'mail' | 'db' | 'ns2' | 'host';
 
 export interface Lab {
   dir: string;
@@ -22,11 +22,11 @@ export interface Lab {
   client(cmd: string, args: string[]): { code: number | null; stdout: string; stderr: string };
 }
 
-/** `useLab({ bare: true })`: the hosts booted, not set up as nodes. */
-export function useLab(o: { bare?: boolean } = {}): Lab {
+/** `useLab({ bare: true })`: the hosts booted, not set up as nodes; `oneServer`: one host with every role. */
+export function useLab(o: { bare?: boolean; oneServer?: boolean } = {}): Lab {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-lab-'));
   beforeAll(async () => {
-    const up = await runCli(['lab', 'up', dir, ...(o.bare ? ['--bare'] : [])], {});
+    const up = await runCli(['lab', 'up', dir, ...(o.bare ? ['--bare'] : []), ...(o.oneServer ? ['--one-server'] : [])], {});
     expect(up.code, up.stderr).toBe(0);
   }, 1_800_000);
   afterAll(async () => {

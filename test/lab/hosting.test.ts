@@ -9,6 +9,7 @@ import { expect, it } from 'vitest';
 import { preflight } from '../../src/lab/lab.js';
 import { useLab } from '../helpers/lab.js';
 import { demoCustomers, labClient } from '../helpers/lab-client.js';
+import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect, webspacePage } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
 import { setupCommand } from '../../src/lab/nodes.js';
 import { LAB_ROOT_IN_HOST } from '../../src/lab/plan.js';
@@ -38,13 +39,7 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
     expect(shop).toBeDefined();
   });
 
-  it('the API answers over HTTPS with a certificate the lab CA verifies; plain HTTP is redirected', () => {
-    const r = c.api('GET', '/customers', shop.token);
-    expect(r.status, r.stderr).toBe(200);
-    expect(r.body!.data).toEqual([expect.objectContaining({ type: 'customer', id: shop.id })]);
-    const plain = lab.client('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{redirect_url}', ...c.resolve('api.lab.test', 80, c.j.hosts.api), 'http://api.lab.test/customers']);
-    expect(plain.stdout).toBe('301 https://api.lab.test/customers');
-  });
+  it('the API answers over HTTPS with a certificate the lab CA verifies; plain HTTP is redirected', () => apiOverHttps(lab, c, shop));
 
   it("the lab's DNS serves the demo domains with their web and mail hosts", () => {
     expect(c.dig(shop.domain, 'A')).toBe(c.j.hosts.web);
@@ -76,67 +71,11 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
     expect(await pid()).toBe(before);
   }, 600_000);
 
-  it('a webspace answers its PHP over HTTPS with a certificate issued on demand; a redirect subdomain redirects', async () => {
-    const post = c.api('POST', '/subdomains', shop.token, {
-      data: { type: 'subdomain', attributes: { subdomain_type: 'webspace', domain: shop.domain, subdomain: 'www', webspace: { path: '/htdocs/www/', php_version: '8.4' } } },
-    });
-    expect(post.status, JSON.stringify(post.body)).toBe(202);
-    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
-    // No upload path yet: the file is put in place on the web host, as the package's user.
-    const put = await lab.sh('web', `u=$(stat -c %U /srv/www/demo_shop/htdocs/www) && runuser -u "$u" -- sh -c 'echo "<?php echo \\"php \\" . PHP_VERSION . \\" as \\" . get_current_user();" > /srv/www/demo_shop/htdocs/www/index.php'`);
-    expect(put.code, put.stderr).toBe(0);
-    const page = lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.j.hosts.web), `https://www.${shop.domain}/`]);
-    expect(page.stdout, page.stderr).toMatch(/^php 8\.4\.\d+ as demo_shop$/);
-    const redirect = c.api('POST', '/subdomains', shop.token, {
-      data: { type: 'subdomain', attributes: { subdomain_type: 'redirect', domain: shop.domain, subdomain: 'old', redirect: { target: `https://www.${shop.domain}/`, dynamic: true } } },
-    });
-    expect((await c.job(redirect, shop.token)).data.attributes.status).toBe('done');
-    const r = lab.client('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{redirect_url}', ...c.resolve(`old.${shop.domain}`, 80, c.j.hosts.web), `http://old.${shop.domain}/a?b=1`]);
-    expect(r.stdout).toBe(`301 https://www.${shop.domain}/a?b=1`);
-  }, 600_000);
+  it('a webspace answers its PHP over HTTPS with a certificate issued on demand; a redirect subdomain redirects', () => webspaceAndRedirect(lab, c, shop), 600_000);
 
-  it('a database created through the API: its user logs in from the client and from PHP on the web host', async () => {
-    const plans = c.api('GET', '/plans', shop.token);
-    // The plans offer the common default and what the registered server (db1) runs: the latter.
-    const version: string = plans.body!.data[0].attributes.database_versions.at(-1);
-    const post = c.api('POST', '/databases', shop.token, {
-      data: { type: 'database', attributes: { package_id: shop.package_id, db_type: version.split('-')[0], version: version.split('-')[1], description: 'lab' } },
-    });
-    expect(post.status, JSON.stringify(post.body)).toBe(202);
-    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
-    const { name, password } = { name: post.body!.data.attributes.name as string, password: post.body!.data.attributes.password as string };
-    const login = lab.client('mariadb', [`--host=${c.j.hosts.db}`, `--user=${name}`, `--password=${password}`, '--batch', '--skip-column-names', '--skip-ssl-verify-server-cert', '-e', 'select database(), current_user()', name]);
-    expect(login.stdout.trim(), login.stderr).toBe(`${name}\t${name}@%`);
-    const script = `<?php $m = new mysqli('db1.lab.test', '${name}', '${password}', '${name}'); echo $m->query('select 40 + 2')->fetch_row()[0];`;
-    const put = await lab.sh('web', `runuser -u demo_shop -- sh -c 'cat > /srv/www/demo_shop/htdocs/www/db.php' <<'PHP'\n${script}\nPHP`);
-    expect(put.code, put.stderr).toBe(0);
-    const page = lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.j.hosts.web), `https://www.${shop.domain}/db.php`]);
-    expect(page.stdout, page.stderr).toBe('42');
-  }, 600_000);
+  it('a database created through the API: its user logs in from the client and from PHP on the web host', () => databaseFromClientAndPhp(lab, c, shop), 600_000);
 
-  it('a mailbox created through the API receives mail at its MX and is read over IMAPS; a login without TLS is refused', async () => {
-    const post = c.api('POST', '/email-addresses', shop.token, { data: { type: 'email-address', attributes: { address: `lab@${shop.domain}`, address_type: 'mailbox' } } });
-    expect(post.status, JSON.stringify(post.body)).toBe(202);
-    const password: string = post.body!.data.attributes.password;
-    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
-    const mx = c.dig(shop.domain, 'MX').split(' ')[1].replace(/\.$/, '');
-    // The mail host's own name is the operator's zone, served by the lab's resolver ("the internet").
-    const mxAddress = c.dig(mx, 'A', c.j.resolver);
-    expect({ mx, mxAddress }).toEqual({ mx: 'mx1.lab.test', mxAddress: c.j.hosts.mail });
-    const message = `From: someone@elsewhere.example\r\nTo: lab@${shop.domain}\r\nSubject: across the lab\r\n\r\nhello from the client\r\n`;
-    const send = lab.client('sh', ['-c', `printf '%s' "$0" | curl -s --url smtp://${mxAddress}:25 --mail-from someone@elsewhere.example --mail-rcpt lab@${shop.domain} --upload-file -`, message]);
-    expect(send.code, send.stderr).toBe(0);
-    const read = async () => lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(mx, 993, mxAddress), '--user', `lab@${shop.domain}:${password}`, `imaps://${mx}/INBOX;UID=1`]);
-    let got = await read();
-    for (let i = 0; i < 20 && !got.stdout.includes('hello from the client'); i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      got = await read();
-    }
-    expect(got.stdout, got.stderr).toContain('Subject: across the lab');
-    // Port 143 without STARTTLS: Dovecot offers no login at all (LOGINDISABLED).
-    const plain = lab.client('curl', ['-s', ...c.resolve(mx, 143, mxAddress), '--user', `lab@${shop.domain}:${password}`, `imap://${mx}/INBOX`]);
-    expect(plain.code).not.toBe(0);
-  }, 600_000);
+  it('a mailbox created through the API receives mail at its MX and is read over IMAPS; a login without TLS is refused', () => mailboxReceivesAndReads(lab, c, shop).then(() => {}), 600_000);
 
   it('a port a stranger holds stops a setup before anything is installed, naming the port and the program', async () => {
     await lab.sh('mail', `systemd-run --unit=hpl-stranger node -e "require('net').createServer().listen(3306, '0.0.0.0')"; sleep 1`);
@@ -166,11 +105,10 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
 
   it('a rebooted web host serves its sites again without a person: Caddy, the web worker and PHP-FPM come back', async () => {
     await lab.reboot('web');
-    const page = async () => lab.client('curl', ['-s', '--max-time', '5', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.j.hosts.web), `https://www.${shop.domain}/`]).stdout;
-    let got = await page();
+    let got = webspacePage(lab, c, shop);
     for (let i = 0; i < 60 && !got.startsWith('php '); i++) {
       await new Promise((r) => setTimeout(r, 1000));
-      got = await page();
+      got = webspacePage(lab, c, shop);
     }
     expect(got).toMatch(/^php 8\.4\.\d+ as demo_shop$/);
   }, 300_000);

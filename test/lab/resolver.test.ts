@@ -7,7 +7,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { labNames } from '../../src/lab/plan.js';
+import { hostsOf, labNames } from '../../src/lab/plan.js';
 import { RESOLVER_SCRIPT } from '../../src/lab/resolver.js';
 import { ask, head, query, rr, tcp, udp, type Transport } from '../helpers/dns.js';
 import { freePort } from '../helpers/ports.js';
@@ -46,7 +46,7 @@ describe('the lab resolver (decision 0018 "The lab")', () => {
     await new Promise<void>((r) => up.bind(upPort, '127.0.0.1', r));
     await new Promise<void>((r) => upTcp.listen(upPort, '127.0.0.1', r));
     port = await freePort();
-    const cfg = { listen: '127.0.0.1', port, zone: 'lab.test', names: labNames(), upstream: '127.0.0.1', upstreamPort: upPort, timeoutMs: TIMEOUT_MS };
+    const cfg = { listen: '127.0.0.1', port, zone: 'lab.test', names: labNames(hostsOf('company')), upstream: '127.0.0.1', upstreamPort: upPort, timeoutMs: TIMEOUT_MS };
     resolver = spawn(process.execPath, ['-e', RESOLVER_SCRIPT, JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {
       resolver.stdout!.on('data', (d) => String(d).includes('resolver listening on') && resolve());
@@ -62,12 +62,12 @@ describe('the lab resolver (decision 0018 "The lab")', () => {
 
   describe.each<Transport>(['udp', 'tcp'])('over %s', (transport) => {
     it('answers the lab\'s names itself, authoritatively, whatever their case', async () => {
-      for (const [name, address] of Object.entries({ ...labNames(), 'API.Lab.TEST': '198.18.0.10' })) {
+      for (const [name, address] of Object.entries({ ...labNames(hostsOf('company')), 'API.Lab.TEST': '198.18.0.10' })) {
         const { p } = await ask(port, transport, name, 'A', { rd: true });
         expect(head(p), name).toMatchObject({ rcode: 'NOERROR', aa: true, qr: true, rd: true });
         expect(p.answers!.map(rr), name).toEqual([{ name, type: 'A', ttl: 60, data: address }]);
       }
-      expect(labNames()).toMatchObject({ 'api.lab.test': '198.18.0.10', 'ns1.lab.test': '198.18.0.10', 'acme.lab.test': '198.18.0.1', 'db1.lab.test': '198.18.0.13' });
+      expect(labNames(hostsOf('company'))).toMatchObject({ 'api.lab.test': '198.18.0.10', 'ns1.lab.test': '198.18.0.10', 'acme.lab.test': '198.18.0.1', 'db1.lab.test': '198.18.0.13' });
     });
 
     it('says NXDOMAIN for a name it does not have and NODATA for a type it does not have, with the SOA', async () => {
