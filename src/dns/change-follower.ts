@@ -166,8 +166,8 @@ export class ChangeFollower {
    * The catalog zone (RFC 9432, version 2; docs/decisions/0014-dns-zones-in-wire-form.md): one PTR
    * per zone served, under `<id>.zones.<catalog>`, so a secondary that reads catalogs (Knot's
    * catalog-role: interpret) adds and drops zones by itself. Served like a zone (SOA queries,
-   * AXFR/IXFR to registered secondaries, NOTIFY on change). Its serial is the change id that
-   * changed the list, so it only grows, across restarts too. Null when DNS_CATALOG_ZONE=off.
+   * AXFR/IXFR to registered secondaries, NOTIFY on change). Its serial is one past the change id
+   * that changed the list, so it only grows, across restarts too. Null when DNS_CATALOG_ZONE=off.
    */
   private rebuildCatalog(serial: number): Zone | null {
     const name = this.opts.config.dns.catalogZone;
@@ -248,8 +248,9 @@ export class ChangeFollower {
       if (changes.length < CHANGE_BATCH) break;
     }
     // The catalog again (also after the first catch-up at start, whatever was loaded then), with a
-    // serial no earlier catalog had: the change id that made it.
-    if (this.catalogDirty && this.rebuildCatalog(Math.max(1, this.appliedChangeId))) this.unannounced.add(this.opts.config.dns.catalogZone!);
+    // serial no earlier catalog had: one past the change id that made it (the empty catalog before
+    // any change is 1, so the first zone's catalog is newer than it for a secondary holding it).
+    if (this.catalogDirty && this.rebuildCatalog(this.appliedChangeId + 1)) this.unannounced.add(this.opts.config.dns.catalogZone!);
     this.catalogDirty = false;
     // NOTIFY every zone whose serial moved, also those of a pass that failed after applying them.
     await this.transfers.announce(this.unannounced);

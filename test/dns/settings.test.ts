@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
 import dnsPacket from 'dns-packet';
 import { describe, expect, it } from 'vitest';
 import { freshStore, testConfig } from '../helpers/app.js';
-import { addDomain, customer, query, tcp, udp } from '../helpers/dns.js';
+import { addDomain, addRecords, customer, query, tcp, udp } from '../helpers/dns.js';
 import { requirable } from '../helpers/required.js';
 import { DnsServer } from '../../src/dns/server.js';
 import { signRequest, verifyResponses } from '../../src/dns/tsig.js';
@@ -19,6 +19,7 @@ import { UDP_BATCH_ADDON, bindUdp, udpBatchAddon } from '../../src/dns/udp.js';
 import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
 import type { Store } from '../../src/db/index.js';
 import { testKey } from '../helpers/secondaries.js';
+import { pollUntil } from '../helpers/wait.js';
 
 /** Sends one UDP datagram from 127.0.0.1 port 0 to argv[1] with argv[2] (hex) as payload, through a raw socket. */
 const RAW_UDP_FROM_PORT_0 = `
@@ -57,14 +58,14 @@ async function burst(port: number, n: number): Promise<number[]> {
 }
 
 /** A DNS server on `listen` over a fresh SQLite store with `domains` (presence), for the duration of `use`. */
-async function withServer(domains: string[], env: Record<string, string>, listen: string, use: (dns: DnsServer) => Promise<void>, prepare?: (store: Store) => Promise<unknown>) {
+async function withServer(domains: string[], env: Record<string, string>, listen: string, use: (dns: DnsServer, store: Store, customerId: number) => Promise<void>, prepare?: (store: Store) => Promise<unknown>) {
   const ts = await freshStore('sqlite');
   const c = await customer(ts.store);
   for (const d of domains) await addDomain(ts.store, c, d);
   await prepare?.(ts.store);
   const dns = await DnsServer.start({ store: ts.store, config: testConfig(env), listen });
   try {
-    await use(dns);
+    await use(dns, ts.store, c);
   } finally {
     await dns.stop();
     await ts.drop();
@@ -204,6 +205,20 @@ describe('DNS settings and listening', () => {
       expect((await ask(`${id}.zones.catalog.zones.example`, 'PTR')).answers.map((a) => a.data)).toEqual(['one.example']);
       const other = crypto.createHash('sha1').update('catalog.zones.example').digest('hex');
       expect((await ask(`${other}.zones.catalog.zones.example`, 'PTR')).rcode).toBe('NXDOMAIN');
+    });
+  });
+
+  it('the catalog of the first domain has a higher serial than the empty catalog before it, so a secondary that holds the empty one transfers it', async () => {
+    await withServer([], {}, '127.0.0.1:0', async (dns, store, c) => {
+      const serial = async () => (dnsPacket.decode((await udp(dns.port!, query('catalog.hostplane.invalid', 'SOA')))!).answers[0].data as { serial: number }).serial;
+      const empty = await serial();
+      // The domain and its first change, as the API's jobs record them.
+      await addDomain(store, c, 'first.example');
+      await addRecords(store, 'first.example', [['www', 'A', '192.0.2.1']]);
+      const id = crypto.createHash('sha1').update('first.example').digest('hex');
+      const listed = await pollUntil(() => udp(dns.port!, query(`${id}.zones.catalog.hostplane.invalid`, 'PTR')), (r) => dnsPacket.decode(r!).answers.length === 1, 'the catalog lists first.example', 5000);
+      expect(dnsPacket.decode(listed!).answers[0].data).toBe('first.example');
+      expect(await serial()).toBeGreaterThan(empty);
     });
   });
 });
