@@ -51,7 +51,7 @@ requirable(preflight())('the lab: one Debian 13 server with every role', () => {
   it('a mailbox created through the API receives mail and is read over IMAPS; a login without TLS is refused', () => mailboxReceivesAndReads(lab, c, shop).then(() => {}), 600_000);
 
   it('a second run of the same command changes nothing: no daemon restarts, nothing is installed or registered again', async () => {
-    const pids = async () => (await lab.sh('host', `systemctl show -p MainPID --value ${DAEMONS}`)).stdout.trim().split('\n');
+    const pids = async () => (await lab.sh('host', `systemctl show -p MainPID --value ${DAEMONS}`)).stdout.split('\n').filter(Boolean);
     const before = await pids();
     expect(before.length).toBe(10);
     expect(before.filter((p) => p === '0'), before.join(' ')).toEqual([]);
