@@ -12,8 +12,8 @@ import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
 
-/** The main process of each daemon of the server, by unit. */
-const DAEMONS = 'caddy dovecot postfix@- rspamd mariadb redis-server hostplane-serve hostplane-dns hostplane-web-worker@host $(systemctl list-units --plain --no-legend "postgresql@*" | cut -d" " -f1)';
+/** The main process of each daemon of the server, by unit; Postfix's master by its pid file (its unit does not track it). */
+const DAEMONS = 'systemctl show -p MainPID --value caddy dovecot rspamd mariadb redis-server hostplane-serve hostplane-dns hostplane-web-worker@host $(systemctl list-units --plain --no-legend "postgresql@*" | cut -d" " -f1); cat /var/spool/postfix/pid/master.pid';
 
 requirable(preflight())('the lab: one Debian 13 server with every role', () => {
   const lab = useLab({ oneServer: true });
@@ -51,7 +51,7 @@ requirable(preflight())('the lab: one Debian 13 server with every role', () => {
   it('a mailbox created through the API receives mail and is read over IMAPS; a login without TLS is refused', () => mailboxReceivesAndReads(lab, c, shop).then(() => {}), 600_000);
 
   it('a second run of the same command changes nothing: no daemon restarts, nothing is installed or registered again', async () => {
-    const pids = async () => (await lab.sh('host', `systemctl show -p MainPID --value ${DAEMONS}`)).stdout.split('\n').filter(Boolean);
+    const pids = async () => (await lab.sh('host', DAEMONS)).stdout.split(/\s+/).filter(Boolean);
     const before = await pids();
     expect(before.length).toBe(10);
     expect(before.filter((p) => p === '0'), before.join(' ')).toEqual([]);
