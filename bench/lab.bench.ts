@@ -1,8 +1,9 @@
-// The lab against the local stack (docs/performance.md "The lab"): for each of a webspace, a mailbox
-// and a database, the time from the POST that creates it to the first moment a client uses it —
+// The lab against the local stack (docs/performance.md "The lab"): for each of a webspace, a mailbox,
+// a database and a DNS record, the time from the POST that creates it to the first moment a client uses it —
 // a webspace's HTTPS answer (certificate verified; on the lab issued on demand by the lab's ACME CA),
 // a mailbox's IMAP login (IMAPS on the lab, plain IMAP on the stack's loopback), a database login
-// (from the web host on the lab, from this machine on the stack) — in the same run on both.
+// (from the web host on the lab, from this machine on the stack), a TXT record answered by every DNS
+// server (on the lab hostplane's on the api host and the Knot secondary ns2) — in the same run on both.
 //
 //   npm run bench:lab                         # boots a lab (root) and a local stack, then removes both
 //   BENCH_LAB_DIR=/tmp/lab npm run bench:lab  # a lab that is up already (hostplane lab up /tmp/lab)
@@ -33,6 +34,8 @@ interface Side {
   webspaceAnswers(host: string): Promise<boolean>;
   imapLogin(user: string, password: string): Promise<boolean>;
   dbLogin(name: string, password: string): Promise<boolean>;
+  /** Every DNS server of the side answers `value` for the TXT record `name`. */
+  recordServed(name: string, value: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,13 @@ async function labSide(dir: string): Promise<Side> {
       const js = `require('/usr/local/lib/node_modules/hostplane/node_modules/mysql2/promise').createConnection({host:'${j.db.host}',user:'${name}',password:'${password}',database:'${name}'}).then(c=>c.end(),()=>process.exit(1))`;
       return (await inHost(web, ['node', '-e', js], { timeoutMs: 30_000 })).code === 0;
     },
+    recordServed: async (name, value) => {
+      for (const server of [j.dns, j.dns_secondary]) {
+        const r = await exec(ns[0], [...ns.slice(1), 'dig', `@${server}`, name, 'TXT', '+short', '+time=1', '+tries=1'], { timeout: 10_000 }).catch(() => ({ stdout: '' }));
+        if (r.stdout.trim() !== `"${value}"`) return false;
+      }
+      return true;
+    },
     close: async () => {},
   };
 }
@@ -74,8 +84,9 @@ async function localSide(root: string): Promise<Side> {
   const stack = JSON.parse(fs.readFileSync(path.join(stackDir, 'stack.json'), 'utf8'));
   if (!stack.mail) throw new Error(`the local stack has no mail servers; up.sh said:\n${up.run.stdout}${up.run.stderr}`);
   const base = `http://127.0.0.1:${port}`;
+  const dnsPort = await freePort();
   const serve = execFile(process.execPath, [MAIN, 'serve'], {
-    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', WEB_SERVER: 'local', WEB_TLS_ISSUER: 'internal', DNS_LISTEN: `127.0.0.1:${await freePort()}`, PUBLIC_BASE_URL: base, RATE_LIMIT_MAX: '100000' },
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1', DEMO_DATA: 'off', WEB_SERVER: 'local', WEB_TLS_ISSUER: 'internal', DNS_LISTEN: `127.0.0.1:${dnsPort}`, PUBLIC_BASE_URL: base, RATE_LIMIT_MAX: '100000' },
   });
   for (let i = 0; !(await ok('curl', ['-sf', '-o', '/dev/null', `${base}/readyz`])); i++) {
     if (i > 300) throw new Error(`hostplane serve did not answer at ${base}/readyz`);
@@ -90,6 +101,8 @@ async function localSide(root: string): Promise<Side> {
     webspaceAnswers: (host) => ok('curl', ['-s', '-o', '/dev/null', '--max-time', '5', '--cacert', ca, '--resolve', `${host}:${httpsPort}:${httpsHost}`, `https://${host}:${httpsPort}/`]),
     imapLogin: (user, password) => ok('curl', ['-s', '--max-time', '5', '--user', `${user}:${password}`, `imap://${imapHost}:${imapPort}/`]),
     dbLogin: (name, password) => ok('mariadb', ['--host=127.0.0.1', `--user=${name}`, `--password=${password}`, '-e', 'select 1', name]),
+    recordServed: async (name, value) =>
+      (await exec('dig', ['@127.0.0.1', '-p', String(dnsPort), name, 'TXT', '+short', '+time=1', '+tries=1'], { timeout: 10_000 }).catch(() => ({ stdout: '' }))).stdout.trim() === `"${value}"`,
     close: async () => {
       serve.kill('SIGTERM');
       await script(DOWN, [stackDir, '--purge'], {});
@@ -106,14 +119,11 @@ async function until(t0: number, answers: () => Promise<boolean>, what: string):
   }
 }
 
-interface Samples {
-  webspace: number[];
-  mailbox: number[];
-  database: number[];
-}
+const KINDS = ['webspace', 'mailbox', 'database', 'dns record'] as const;
+type Samples = Record<(typeof KINDS)[number], number[]>;
 
 async function measure(side: Side, demo: { token: string; package_id: string; domain: string }, run: string): Promise<Samples> {
-  const s: Samples = { webspace: [], mailbox: [], database: [] };
+  const s: Samples = { webspace: [], mailbox: [], database: [], 'dns record': [] };
   const plans = await side.api('GET', '/plans', demo.token);
   const version: string = plans.body.data[0].attributes.database_versions.at(-1);
   const create = async (p: string, type: string, attributes: object) => {
@@ -135,6 +145,8 @@ async function measure(side: Side, demo: { token: string; package_id: string; do
     const d = await create('/databases', 'database', { package_id: demo.package_id, db_type: version.split('-')[0], version: version.split('-')[1] });
     s.database.push(await until(d.t0, () => side.dbLogin(d.data.attributes.name, d.data.attributes.password), 'database'));
     await side.api('DELETE', `/databases/${d.data.id}`, demo.token);
+    const r = await create('/dns-records', 'dns-record', { record_type: 'TXT', name: sub, domain: demo.domain, data: `bench ${i}` });
+    s['dns record'].push(await until(r.t0, () => side.recordServed(`${sub}.${demo.domain}`, `bench ${i}`), 'dns record'));
   }
   return s;
 }
@@ -157,7 +169,7 @@ async function main() {
       ['lab', await measure(sides[0], demoOf(path.join(labDir, 'demo.json')), run)],
       ['local stack', await measure(sides[1], demoOf(path.join(root, 'local-demo.json')), run)],
     ];
-    const rows = results.flatMap(([name, s]) => (['webspace', 'mailbox', 'database'] as const).map((k) => [name, k, fmt(pct(s[k], 50)), fmt(pct(s[k], 95)), String(s[k].length)]));
+    const rows = results.flatMap(([name, s]) => KINDS.map((k) => [name, k, fmt(pct(s[k], 50)), fmt(pct(s[k], 95)), String(s[k].length)]));
     console.log(`\nPOST → first use, ms (N=${N} each):\n\n${markdownTable(['side', 'kind', 'p50', 'p95', 'n'], rows, 2)}`);
   } finally {
     for (const side of sides) await side.close().catch(() => {});

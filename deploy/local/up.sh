@@ -64,13 +64,15 @@
 # `npm start` / `hostplane serve` listens with the default DNS_LISTEN; a loopback address, as Knot
 # transfers from 127.0.0.1, the address it is registered with). Knot reads hostplane's catalog zone
 # $DNS_CATALOG_ZONE (default catalog.hostplane.invalid) and so follows every presence domain by
-# itself. It runs as the user running up.sh; <dir>/dns holds knot.conf and tsig.key (the TSIG key,
-# BIND format, both mode 0600), knot.pid, knot.log, Knot's storage (db/, zones/), its control
-# socket knot.sock and registration.json (mode 0600: the registration and the store, for down.sh).
+# itself. It runs as the user running up.sh; <dir>/dns holds knot.conf (written by `hostplane node
+# render-knot`, the renderer node setup uses: src/node/render/knot.ts) and tsig.key (the TSIG key,
+# BIND format, both mode 0600), knot.pid, knot.log, Knot's storage (journal/, timers/, catalog/: the
+# zones are kept in the journal only, no zone files), its control socket knot.sock and
+# registration.json (mode 0600: the registration and the store, for down.sh).
 # up.sh registers it as DNS secondary ${STACK_WEB_NAME:-local}-knot (before Knot starts, so its
 # first transfer is accepted) unless it is registered for this stack already; from then on every
-# DNS job waits until Knot serves its change. Without knotd (or port-base+16, or a catalog zone),
-# up.sh starts the rest and says why; down.sh stops Knot and removes the registration.
+# DNS job waits until Knot serves its change. Without knotd or knotc (or port-base+16, or a catalog
+# zone), up.sh starts the rest and says why; down.sh stops Knot and removes the registration.
 set -euo pipefail
 
 prog=up.sh
@@ -183,6 +185,8 @@ if [[ -n $dns_secondary ]]; then
     knot_missing="it needs port-base+16 to be a port (port-base at most 65519)"
   elif ! knotd=$(PATH=$PATH:/usr/sbin command -v knotd); then
     knot_missing="knotd is not installed (Debian: knot)"
+  elif ! knotc=$(PATH=$PATH:/usr/sbin command -v knotc); then
+    knot_missing="knotc is not installed (Debian: knot)"
   elif ((${#secondary_name} > 32)); then
     die "the DNS secondary would be named \"$secondary_name\", longer than 32 characters: pick a shorter STACK_WEB_NAME."
   fi
@@ -702,7 +706,7 @@ fi
 dns_json=null
 if [[ -n $dns_secondary && -z $knot_missing ]]; then
   dns=$dir/dns
-  mkdir -p -- "$dns/db" "$dns/zones"
+  mkdir -p -- "$dns"
   chmod 0700 -- "$dns"
   knot_listen=127.0.0.1:$knot_port
   # The TSIG key, named after the secondary and this stack's directory (so a registration of that
@@ -726,58 +730,20 @@ if [[ -n $dns_secondary && -z $knot_missing ]]; then
   fi
   chmod 0600 -- "$key_file"
 
-  (umask 077 && cat >"$dns/knot.conf.tmp" <<KNOT
-# Written by deploy/local/up.sh: a secondary of hostplane's DNS server at $primary_host:$primary_port that
-# serves every zone hostplane's catalog zone $catalog lists (RFC 9432, catalog-role: interpret).
-server:
-    rundir: "$dns"
-    listen: 127.0.0.1@$knot_port
-log:
-  - target: "$dns/knot.log"
-    any: info
-database:
-    storage: "$dns/db"
-control:
-    listen: "$dns/knot.sock"
-key:
-  - id: $key_name
-    algorithm: hmac-sha256
-    secret: $key_secret
-remote:
-  - id: hostplane
-    address: $primary_host@$primary_port
-    via: 127.0.0.1
-    key: $key_name
-acl:
-  - id: notify-from-hostplane
-    address: 127.0.0.0/8
-    key: $key_name
-    action: notify
-# A development stack: a missed NOTIFY heals within a minute, a primary that was down is asked
-# again every 10 s (hostplane's SOA says 3600 and 600).
-template:
-  - id: default
-    storage: "$dns/zones"
-    zonefile-sync: -1
-    journal-content: changes
-    refresh-max-interval: 60
-    retry-max-interval: 10
-  - id: member
-    storage: "$dns/zones"
-    zonefile-sync: -1
-    journal-content: changes
-    refresh-max-interval: 60
-    retry-max-interval: 10
-    master: hostplane
-    acl: notify-from-hostplane
-zone:
-  - domain: $catalog
-    master: hostplane
-    acl: notify-from-hostplane
-    catalog-role: interpret
-    catalog-template: member
-KNOT
-  ) && mv -f -- "$dns/knot.conf.tmp" "$dns/knot.conf"
+  # knot.conf from the renderer node setup uses (hostplane node render-knot), zones in the journal only.
+  # A development stack: a missed NOTIFY heals within a minute, a primary that was down is asked
+  # again every 10 s (hostplane's SOA says 3600 and 600).
+  knot_facts=$dns/knot-facts.json
+  (umask 077 && jq -n --arg dns "$dns" --arg listen "127.0.0.1@$knot_port" --arg kn "$key_name" --arg ks "$key_secret" \
+    --arg ph "$primary_host" --argjson pp "$primary_port" --arg c "$catalog" \
+    '{listen: [$listen], rundir: $dns, storage: $dns, log: "\($dns)/knot.log", control: "\($dns)/knot.sock",
+      key: {name: $kn, secret: $ks}, primary: {host: $ph, port: $pp}, via: "127.0.0.1", catalogZone: $c,
+      refreshMaxS: 60, retryMaxS: 10}' >"$knot_facts")
+  # The facts hold the key's secret: gone before anything else can fail.
+  knot_rendered=1
+  "${hostplane[@]}" node render-knot --facts "$knot_facts" --out "$dns/knot.conf" >/dev/null || knot_rendered=
+  rm -f -- "$knot_facts"
+  [[ -n $knot_rendered ]] || die "could not write Knot's $dns/knot.conf (the CLI said why above)."
 
   # Registered before Knot starts: hostplane answers its first transfer only then.
   dns_listed=$("${hostplane[@]}" admin dns-secondary list --json) ||
@@ -823,6 +789,12 @@ KNOT
   knot_pid=$!
   await_ready knotd knot_pid "$dir/$knot_pid_rel" "$knot_log" 15 "knotd did not listen on $knot_listen" port_taken "$knot_port"
   live_as "$knot_pid" knotd || die "knotd exited right after start (log: $knot_log)."
+  # Knot serves its zones from the journal as they were; it asks hostplane for what changed while it
+  # was down at once, not after up to refresh-max (a minute). Without an answer, that minute it is.
+  for _ in {1..30}; do
+    "$knotc" -s "$dns/knot.sock" zone-refresh >/dev/null 2>&1 && break
+    sleep 0.1
+  done
   printf '%s\n' "$knot_pid" >"$dir/$knot_pid_rel"
   primary_answers=
   if (exec 3<>"/dev/tcp/$primary_host/$primary_port") 2>/dev/null; then primary_answers=1; fi

@@ -1,12 +1,13 @@
 // `hostplane node …`: what makes a host a hosting node (docs/decisions/0018-nodes-on-debian.md).
 // `node render` writes a mail node's configuration files from a facts file, in the private profile
-// (the local stack: deploy/local/up.sh calls it) or the system profile (a Debian node).
+// (the local stack: deploy/local/up.sh calls it) or the system profile (a Debian node); `node
+// render-knot` writes a Knot secondary's knot.conf (the local stack's; node setup renders its own).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError, output, type CliIo } from './context.js';
-import { FactsError, mailFiles, privateFacts, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
-import { placeFiles } from '../node/files.js';
+import { FactsError, knotConf, mailFiles, privateFacts, readKnotInput, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
+import { placeFile, placeFiles } from '../node/files.js';
 import { DNS_SERVERS, parseRoles, ROLES, type DnsServer } from '../node/roles.js';
 
 function parseProfile(value: string): Profile {
@@ -30,7 +31,20 @@ export function nodeCommand(io: CliIo): Command {
       .requiredOption('--out <dir>', 'an existing directory the files are written under (their paths are relative to the facts root)')
       .option('--json', 'print [{"path":…,"mode":…,"group":…,"changed":…}, …]')
       .action((o: RenderOptions) => render(io, o)),
+  ).addCommand(
+    new Command('render-knot')
+      .description("write knot.conf of a Knot secondary of hostplane's DNS server (following its catalog zone) from a facts file (JSON), mode 0600")
+      .requiredOption('--facts <file>', 'its facts as JSON: listen, user (optional), rundir, storage, log, control (optional), key {name, secret}, primary {host, port}, via, catalogZone, refreshMaxS, retryMaxS')
+      .requiredOption('--out <file>', 'the knot.conf to write, in an existing directory; left alone when it is right already')
+      .option('--json', 'print {"path":…,"changed":…}')
+      .action((o: KnotOptions) => renderKnot(io, o)),
   );
+}
+
+interface KnotOptions {
+  facts: string;
+  out: string;
+  json?: boolean;
 }
 
 interface SetupCliOptions {
@@ -112,23 +126,47 @@ async function render(io: CliIo, o: RenderOptions): Promise<void> {
   for (const w of written) out.text(`  ${w.path} (${w.mode.toString(8).padStart(4, '0')} ${w.group})${w.changed ? '' : ' unchanged'}\n`);
 }
 
+async function renderKnot(io: CliIo, o: KnotOptions): Promise<void> {
+  const text = knotConf(checkedFacts(o.facts, readKnotInput, 'knot.conf'));
+  const out = path.resolve(o.out);
+  if (!fs.statSync(path.dirname(out), { throwIfNoEntry: false })?.isDirectory()) {
+    throw new CliError(`--out: ${path.dirname(out)} is not a directory; create it first.`, 'invalid_input', 2);
+  }
+  let changed: boolean;
+  try {
+    // The key's secret is in it: for its owner alone.
+    changed = (await placeFile({ path: out, text, mode: 0o600 })) === 'written';
+  } catch (err) {
+    throw new CliError(`could not write ${out}: ${(err as Error).message}`);
+  }
+  if (o.json) return output(io.stdout).json({ path: out, changed });
+  output(io.stdout).text(changed ? `Wrote ${out}\n` : `${out} was up to date\n`);
+}
+
 function readFacts(o: RenderOptions) {
+  return o.profile === 'private'
+    ? privateFacts(checkedFacts(o.facts, readPrivateInput, `profile ${o.profile}`))
+    : systemFacts(checkedFacts(o.facts, readSystemInput, `profile ${o.profile}`));
+}
+
+/** The facts file read as JSON and checked by `read`; exit 2 naming every problem. */
+function checkedFacts<T>(file: string, read: (value: unknown) => T, what: string): T {
   let text: string;
   try {
-    text = fs.readFileSync(o.facts, 'utf8');
+    text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CliError(`--facts: cannot read ${o.facts}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'invalid_input', 2);
+    throw new CliError(`--facts: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'invalid_input', 2);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CliError(`--facts: ${o.facts} is not JSON: ${(err as Error).message}`, 'invalid_input', 2);
+    throw new CliError(`--facts: ${file} is not JSON: ${(err as Error).message}`, 'invalid_input', 2);
   }
   try {
-    return o.profile === 'private' ? privateFacts(readPrivateInput(value)) : systemFacts(readSystemInput(value));
+    return read(value);
   } catch (err) {
     if (!(err instanceof FactsError)) throw err;
-    throw new CliError(`invalid facts in ${o.facts} (profile ${o.profile}):\n  - ${err.problems.join('\n  - ')}`, 'invalid_facts', 2);
+    throw new CliError(`invalid facts in ${file} (${what}):\n  - ${err.problems.join('\n  - ')}`, 'invalid_facts', 2);
   }
 }

@@ -1,7 +1,10 @@
 // What an operator or a script gives `hostplane node render --facts <file>`: the few facts a profile
 // cannot know (names, the store, keys, ids, TLS files). Read from JSON and checked field by field, so
-// a wrong file is refused naming every bad field before anything is written.
+// a wrong file is refused naming every bad field before anything is written. Also knot.conf's facts
+// (`hostplane node render-knot`).
+import { isIP } from 'node:net';
 import type { DovecotVersion, MailStore } from './facts.js';
+import type { KnotFacts } from './knot.js';
 
 /** What every mail node's facts name: the server, the API, the store, the mail owner, Dovecot. */
 interface MailInput {
@@ -39,6 +42,8 @@ export class FactsError extends Error {
 }
 
 type Json = Record<string, unknown>;
+type Test = RegExp | ((v: string) => boolean);
+const passes = (test: Test, v: string) => (typeof test === 'function' ? test(v) : test.test(v));
 
 /** Reads one field after another, collecting what is wrong instead of stopping at the first. */
 class Reader {
@@ -55,9 +60,17 @@ class Reader {
     return undefined;
   }
 
-  string(key: string, test: RegExp, want: string, fallback?: string): string {
+  string(key: string, test: Test, want: string, fallback?: string): string {
     const v = this.o[key] ?? fallback;
-    return typeof v === 'string' && test.test(v) ? v : (this.bad(key, want) ?? '');
+    return typeof v === 'string' && passes(test, v) ? v : (this.bad(key, want) ?? '');
+  }
+
+  /** A non-empty array of strings, each bad one named by its index. */
+  list(key: string, test: Test, want: string): string[] {
+    const v = this.o[key];
+    if (!Array.isArray(v) || !v.length) return this.bad(key, `a non-empty list of ${want}`) ?? [];
+    const items = new Reader(Object.fromEntries(v.map((item, i) => [`${i}]`, item])) as Json, `${this.at}${key}[`, this.problems);
+    return v.map((_, i) => items.string(`${i}]`, test, want));
   }
 
   int(key: string, min: number, max: number, want: string): number {
@@ -155,5 +168,52 @@ export function readSystemInput(value: unknown): SystemInput {
     ...common(r),
     dovecotVersion: r.version('2.4'),
     tls: { cert: tls?.string('cert', PATH, PATH_WANT) ?? '', key: tls?.string('key', PATH, PATH_WANT) ?? '' },
+  });
+}
+
+// knot.conf quotes its paths (JSON-style); the other values it writes bare.
+const KNOT_PATH = /^\/[^\0-\x1f\x7f"\\]*$/;
+const KNOT_PATH_WANT = 'an absolute path without quotes, backslashes or control characters';
+const IP_WANT = 'an IP address';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const ZONE = /^(?=.{1,253}$)([a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)+[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/** `addr@port` as Knot's listen takes it. */
+function addressAt(v: string): boolean {
+  const at = v.lastIndexOf('@');
+  const port = Number(v.slice(at + 1));
+  return at > 0 && isIP(v.slice(0, at)) !== 0 && /^[1-9][0-9]*$/.test(v.slice(at + 1)) && port <= 65535;
+}
+
+/** A Knot secondary's facts (src/node/render/knot.ts), as `hostplane node render-knot` reads them. */
+export function readKnotInput(value: unknown): KnotFacts {
+  const r = json(value);
+  const path = (name: string) => r.string(name, KNOT_PATH, KNOT_PATH_WANT);
+  const seconds = (name: string) => r.int(name, 1, 2147483647, 'a positive whole number of seconds');
+  const listen = r.list('listen', addressAt, 'address@port, e.g. "127.0.0.1@53"');
+  const user = r.has('user') ? r.string('user', /^[A-Za-z_][A-Za-z0-9._-]*:[A-Za-z_][A-Za-z0-9._-]*$/, 'user:group, e.g. "knot:knot"') : undefined;
+  const [rundir, storage] = [path('rundir'), path('storage')];
+  const log = r.string('log', (v) => v === 'syslog' || KNOT_PATH.test(v), `"syslog" or ${KNOT_PATH_WANT}`);
+  const control = r.has('control') ? path('control') : undefined;
+  const k = r.object('key');
+  const key = {
+    name: k?.string('name', /^[A-Za-z0-9._-]+$/, "the TSIG key's name: letters, digits and . _ -") ?? '',
+    secret: k?.string('secret', (v) => BASE64.test(v) && Buffer.from(v, 'base64').length >= 16, 'the TSIG secret: base64 of at least 16 bytes') ?? '',
+  };
+  const p = r.object('primary');
+  const primary = { host: p?.string('host', (v) => isIP(v) !== 0, IP_WANT) ?? '', port: p?.int('port', 1, 65535, 'a port number') ?? 0 };
+  return done(r, {
+    listen,
+    ...(user === undefined ? {} : { user }),
+    rundir,
+    storage,
+    log,
+    ...(control === undefined ? {} : { control }),
+    key,
+    primary,
+    via: r.string('via', (v) => isIP(v) !== 0, IP_WANT),
+    catalogZone: r.string('catalogZone', ZONE, 'a domain name in lower case without the final dot, e.g. "catalog.hostplane.invalid"'),
+    refreshMaxS: seconds('refreshMaxS'),
+    retryMaxS: seconds('retryMaxS'),
   });
 }
