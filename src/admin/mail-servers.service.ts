@@ -2,8 +2,10 @@
 // docs/decisions/0009-mail-directory.md): operator data, written by `hostplane admin mail-server
 // …`. The first server becomes the default; packages that name no mail server are placed on the
 // default at their first address. A server is registered only after its doveadm HTTP API answered
-// with the key given and offers the commands the mail driver uses. The key is stored (the driver
-// sends it) and never leaves this module: every answer is a `MailServerView`.
+// with the key given and offers the commands the mail driver uses; so is a new doveadm URL or key
+// (setDoveadm). The key is stored (the driver sends it) and never leaves this module: every answer
+// is a `MailServerView`, and doveadmMatches only says whether a given key is the stored one.
+import crypto from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { nowIso } from '../db/time.js';
@@ -38,9 +40,17 @@ export type MailServerView = {
   created_at: string;
 };
 
+/** Where a registered server's doveadm HTTP API is, and its key (setDoveadm, doveadmMatches). */
+export interface MailServerDoveadm {
+  doveadmUrl: string;
+  doveadmKey: string;
+}
+
 export interface MailServersOptions {
   /** Per doveadm request made while registering (default 10 000 ms). */
   timeoutMs?: number;
+  /** PEM roots an https:// doveadm's certificate must chain to, instead of Node's own (node setup: the system's). */
+  ca?: string;
 }
 
 const NAME = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
@@ -82,6 +92,16 @@ function checkDoveadmUrl(value: string): string {
   return u.origin;
 }
 
+/** The key as stored: the file's text without surrounding white space, one line. */
+function checkDoveadmKey(value: string): string {
+  const key = value.trim();
+  if (!key) throw invalid('The doveadm key file is empty: it must hold the doveadm_api_key of that Dovecot.');
+  if (/[\r\n]/.test(key)) throw invalid('The doveadm key file holds more than one line: it must hold only the doveadm_api_key of that Dovecot.');
+  return key;
+}
+
+const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
+
 export class MailServersService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -94,9 +114,7 @@ export class MailServersService {
     const doveadmUrl = checkDoveadmUrl(v.doveadmUrl);
     const smtp = checkHostPort('--smtp', v.smtp);
     const imap = checkHostPort('--imap', v.imap);
-    const key = v.doveadmKey.trim();
-    if (!key) throw invalid('The doveadm key file is empty: it must hold the doveadm_api_key of that Dovecot.');
-    if (/[\r\n]/.test(key)) throw invalid('The doveadm key file holds more than one line: it must hold only the doveadm_api_key of that Dovecot.');
+    const key = checkDoveadmKey(v.doveadmKey);
     if (await new MailServersRepository(this.db).byName(v.name)) throw this.taken(v.name);
     await this.checkDoveadm(doveadmUrl, key);
     try {
@@ -140,11 +158,33 @@ export class MailServersService {
     });
   }
 
+  /**
+   * Points mail server `name` at another doveadm URL or key (an older node's http://, a key file
+   * made anew), after that doveadm answered with them as `add` checks; nothing changes when it did not.
+   */
+  async setDoveadm(name: string, v: MailServerDoveadm): Promise<MailServerView> {
+    const doveadmUrl = checkDoveadmUrl(v.doveadmUrl);
+    const key = checkDoveadmKey(v.doveadmKey);
+    const repo = new MailServersRepository(this.db);
+    if (!(await repo.byName(name))) throw notFound(name);
+    await this.checkDoveadm(doveadmUrl, key);
+    const row = await repo.setDoveadm(name, { doveadm_url: doveadmUrl, doveadm_key: key });
+    if (!row) throw notFound(name); // removed while doveadm was asked
+    return mailServerView(row);
+  }
+
+  /** Whether `name` is registered with this doveadm URL and key (as add and setDoveadm would store them); asks no doveadm. */
+  async doveadmMatches(name: string, v: MailServerDoveadm): Promise<boolean> {
+    const row = await new MailServersRepository(this.db).byName(name);
+    if (!row) throw notFound(name);
+    return row.doveadm_url === checkDoveadmUrl(v.doveadmUrl) && crypto.timingSafeEqual(digest(row.doveadm_key), digest(checkDoveadmKey(v.doveadmKey)));
+  }
+
   /** GET /doveadm/v1 with the key: it answers (the key is right) and offers what the driver uses. */
   private async checkDoveadm(url: string, key: string): Promise<void> {
     let commands: string[];
     try {
-      commands = await new DoveadmClient(url, key, { timeoutMs: this.options.timeoutMs ?? 10_000 }).commands();
+      commands = await new DoveadmClient(url, key, { timeoutMs: this.options.timeoutMs ?? 10_000, ca: this.options.ca }).commands();
     } catch (e) {
       if (!(e instanceof DoveadmError)) throw e;
       if (e.status === 401 || e.status === 403) {

@@ -1,15 +1,15 @@
 // The system profile (docs/decisions/0018-nodes-on-debian.md "One renderer, two profiles"): a Debian
 // mail node's files under a temporary root, accepted by the daemons' own checks — doveconf (Debian
 // 12's Dovecot 2.3 here; 2.4 in a Debian 13 root filesystem), postfix check, rspamadm configtest
-// with Debian's /etc/rspamd/rspamd.conf — with TLS required for IMAP logins, STARTTLS on SMTP and
-// no login in clear. Needs root, dovecot-core, postfix and rspamd; skipped without, failed under
-// CI_REQUIRE_ALL=1.
+// with Debian's /etc/rspamd/rspamd.conf — with TLS required for IMAP logins, STARTTLS on SMTP, no
+// login in clear and the doveadm HTTP API over HTTPS (the local stack's stays plain HTTP). Needs
+// root, dovecot-core, postfix and rspamd; skipped without, failed under CI_REQUIRE_ALL=1.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requirable } from '../helpers/required.js';
-import { mailFiles, systemFacts } from '../../src/node/render/index.js';
+import { mailFiles, privateFacts, systemFacts } from '../../src/node/render/index.js';
 import { mailToolsMissing, renderCli, run } from '../helpers/mail-render.js';
 import { describeDovecot24, openTrixie, type Trixie } from '../helpers/trixie.js';
 
@@ -57,7 +57,7 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
     expect(files('etc/rspamd')).toEqual(['override.d', 'override.d/options.inc', 'rspamd.conf.override']);
   });
 
-  it('Dovecot 2.3 accepts it: TLS required (STARTTLS on 143, imaps on 993), no login in clear, LMTP on loopback 24, doveadm on 8080', async () => {
+  it('Dovecot 2.3 accepts it: TLS required (STARTTLS on 143, imaps on 993), no login in clear, LMTP on loopback 24, doveadm over HTTPS on 8080', async () => {
     const conf = `${root}/etc/dovecot/dovecot.conf`;
     const n = await run('doveconf', ['-n', '-c', conf]);
     expect(await dovecotSetting(conf, 'ssl')).toBe('required');
@@ -66,7 +66,7 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
     expect(n).toMatch(/inet_listener imap \{\n\s+address = \*, ::\n\s+port = 143\n/);
     expect(n).toMatch(/inet_listener imaps \{\n\s+port = 993\n/);
     expect(n).toMatch(/inet_listener lmtp \{\n\s+address = 127\.0\.0\.1\n\s+port = 24\n/);
-    expect(n).toMatch(/inet_listener http \{\n\s+address = \*, ::\n\s+port = 8080\n/);
+    expect(n).toContain('service doveadm {\n  inet_listener http {\n    address = *, ::\n    port = 8080\n    ssl = yes\n  }\n}\n');
     expect(n).toContain('mail_uid = vmail');
     expect(n).toContain(`mail_home = ${root}/var/vmail/%d/%n`);
   });
@@ -112,7 +112,7 @@ describeDovecot24('node render, Dovecot 2.4 (Debian 13)', () => {
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('system: doveconf 2.4 accepts it; TLS required with the certificate, no login in clear, the SQL in dovecot.conf', async () => {
+  it('system: doveconf 2.4 accepts it; TLS required with the certificate, no login in clear, doveadm over HTTPS, the SQL in dovecot.conf', async () => {
     const root = path.join(tmp, 'system');
     await renderCli('system', await nodeFacts(root, '2.4'), root, path.join(tmp, 'system.json'));
     const conf = `${root}/etc/dovecot/dovecot.conf`;
@@ -123,11 +123,12 @@ describeDovecot24('node render, Dovecot 2.4 (Debian 13)', () => {
     expect(n).toMatch(/ssl_server \{\n\s+cert_file = .*\/etc\/ssl\/mail\.pem\n\s+key_file = .*\/etc\/ssl\/mail\.key\n/);
     expect((await trixie.doveconf(conf, ['-h', 'auth_allow_cleartext'])).trim()).toBe('no');
     expect(n).toMatch(/inet_listener imaps \{\n\s+port = 993\n/);
+    expect(n).toContain('service doveadm {\n  inet_listener http {\n    port = 8080\n    ssl = yes\n    listen = * ::\n  }\n}\n');
     expect(n).toContain('password = pw"1 x');
     expect(n).toContain("quota_bytes || 'B' AS quota_storage_size");
   }, 60_000);
 
-  it.for(['pgsql', 'sqlite'] as const)('private on %s: doveconf 2.4 accepts the local stack; no TLS, logins in clear on loopback', { timeout: 60_000 }, async (driver, { skip }) => {
+  it.for(['pgsql', 'sqlite'] as const)('private on %s: doveconf 2.4 accepts the local stack; no TLS, logins in clear and doveadm in clear on loopback', { timeout: 60_000 }, async (driver, { skip }) => {
     // The lab's repository has only the PostgreSQL driver.
     if (driver === 'sqlite' && !trixie.sqlite) skip('no dovecot-sqlite in that root filesystem');
     const dir = path.join(tmp, `private-${driver}`);
@@ -140,6 +141,7 @@ describeDovecot24('node render, Dovecot 2.4 (Debian 13)', () => {
     expect(n).toContain('ssl = no');
     expect((await trixie.doveconf(conf, ['-h', 'auth_allow_cleartext'])).trim()).toBe('yes');
     expect(n).toMatch(/inet_listener imap \{\n\s+port = 47211\n\s+listen = 127\.0\.0\.1\n/);
+    expect(n).toContain('service doveadm {\n  inet_listener http {\n    port = 47213\n    listen = 127.0.0.1\n  }\n}\n');
     if (driver === 'sqlite') {
       expect(n).toContain(`sqlite_path = ${dir}/store.db`);
       expect(n).toMatch(/service auth-worker \{\n\s+user = root\n/);
@@ -157,7 +159,20 @@ describe('system, the store over TLS (a node: sslRootCert)', () => {
       store: { driver: 'pgsql', host: 'api.example.net', port: 5432, dbname: 'hostplane', user: 'hostplane_mail_mx1', password: 'p@ss/word', schema: 'public', sslRootCert: '/etc/ssl/certs/ca-certificates.crt' },
       mailUid: 5000, mailGid: 5000, dovecotVersion, tls: { cert: '/etc/hostplane/tls/mx1.example.net.crt', key: '/etc/hostplane/tls/mx1.example.net.key' },
     });
-  const file = (f: ReturnType<typeof facts>, name: string) => mailFiles(f, 'system').find((x) => x.path.endsWith(name))!.text;
+  const file = (f: ReturnType<typeof facts>, name: string, profile: 'system' | 'private' = 'system') => mailFiles(f, profile).find((x) => x.path.endsWith(name))!.text;
+
+  it("the doveadm HTTP API: HTTPS on a node (the certificate of IMAP), plain HTTP in the local stack's", () => {
+    const listener = (key: string, address: string, port: number, tls: boolean) =>
+      `service doveadm {\n  inet_listener http {\n    ${key} = ${address}\n    port = ${port}\n${tls ? '    # The API key crosses the network: HTTPS with the certificate of IMAP.\n    ssl = yes\n' : ''}  }\n}\n`;
+    expect(file(facts('2.3'), 'dovecot.conf')).toContain(listener('address', '*, ::', 8080, true));
+    expect(file(facts('2.4'), 'dovecot.conf')).toContain(listener('listen', '*, ::', 8080, true));
+    for (const version of ['2.3', '2.4'] as const) {
+      const local = privateFacts({ dir: '/srv/stack', portBase: 47200, name: 'local', apiUrl: 'http://127.0.0.1:8080', doveadmKey: KEY, store: { driver: 'sqlite', path: '/srv/stack/store.db' }, mailUid: 8, mailGid: 8, dovecotVersion: version, rspamd: null });
+      const text = file(local, 'dovecot.conf', 'private');
+      expect(text).toContain(listener(version === '2.3' ? 'address' : 'listen', '127.0.0.1', 47213, false));
+      expect(text).not.toContain('ssl = yes');
+    }
+  });
 
   it('Dovecot and Postfix ask libpq for verify-full against the roots and give up on a silent store within seconds; Postfix takes a URI with the login percent-encoded', () => {
     const remote = 'sslmode=verify-full sslrootcert=/etc/ssl/certs/ca-certificates.crt connect_timeout=5 keepalives_idle=5 keepalives_interval=2 keepalives_count=2 tcp_user_timeout=5000';

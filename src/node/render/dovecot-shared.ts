@@ -1,6 +1,6 @@
 // What hostplane's Dovecot 2.3 and 2.4 configurations share, in either's words: the base settings
 // (listening, directories, logins, the mail owner) and the services (IMAP, imaps only with TLS,
-// LMTP for Postfix, the doveadm HTTP API; POP3 and submission off).
+// LMTP for Postfix, the doveadm HTTP API, over HTTPS with TLS; POP3 and submission off).
 import type { MailFacts } from './facts.js';
 
 /** `tls` is the version's TLS lines; the login name is lowered by `usernameFormat` (2.3 `%Lu`). */
@@ -62,7 +62,7 @@ service doveadm {
   inet_listener http {
     ${key} = ${d.doveadm.address}
     port = ${d.doveadm.port}
-  }
+${f.tls ? '    # The API key crosses the network: HTTPS with the certificate of IMAP.\n    ssl = yes\n' : ''}  }
 }
 service auth-worker {
   user = ${reader}

@@ -62,8 +62,8 @@ export function privateFacts(i: PrivateInput): MailFacts {
 
 /**
  * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, LMTP on loopback 24, the doveadm HTTP
- * API on 8080 (operator guide "What a mail server needs": reachable by hostplane's workers alone,
- * by firewall), Debian's rspamd service (milter on localhost:11332), logs to the journal.
+ * API over HTTPS on 8080 (operator guide "What a mail server needs": reachable by hostplane's workers
+ * alone, by firewall), Debian's rspamd service (milter on localhost:11332), logs to the journal.
  */
 export function systemFacts(i: SystemInput): MailFacts {
   const p = i.root === '/' ? '' : i.root;

@@ -2,7 +2,8 @@
 // Postfix and rspamd from Debian with the files the renderer's system profile writes, each checked
 // by its daemon before it replaces the running one; the mailboxes' user vmail; a read-only store
 // role of this server's own (over TLS); the node's ACME certificate; registered as
-// `admin mail-server add` does.
+// `admin mail-server add` does, with its doveadm HTTP API over HTTPS, and updated when the
+// registration names another doveadm URL or key.
 import { sql } from 'kysely';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -17,6 +18,8 @@ import { enableUnit, run, type Log } from '../system.js';
 
 const DOVEADM_KEY = '/etc/hostplane/doveadm.key';
 const STORE_SECRET = '/etc/hostplane/store-mail.password';
+/** The system's roots, with a private ACME CA's (--acme-ca-root): what libpq and the doveadm check trust. */
+const SYSTEM_ROOTS = '/etc/ssl/certs/ca-certificates.crt';
 /** The mail directory: all a mail server may read of the store (docs/decisions/0009-mail-directory.md). */
 export const MAIL_DIRECTORY_TABLES = ['mail_domains', 'mail_users', 'mail_app_passwords', 'mail_aliases', 'mail_sieve'];
 
@@ -57,7 +60,7 @@ async function readOnlyStore(ctx: NodeContext): Promise<MailStore> {
     password,
     schema,
     // Over the network as the api node printed it (verify-full); the api node's own loopback URL is plain.
-    ...(url.searchParams.get('sslmode') === 'verify-full' ? { sslRootCert: url.searchParams.get('sslrootcert') ?? '/etc/ssl/certs/ca-certificates.crt' } : {}),
+    ...(url.searchParams.get('sslmode') === 'verify-full' ? { sslRootCert: url.searchParams.get('sslrootcert') ?? SYSTEM_ROOTS } : {}),
   };
 }
 
@@ -105,6 +108,27 @@ export function rspamdCheck(localConfDir: string, rendered: { path: string; text
   };
 }
 
+/**
+ * Registers this server, or brings its registration to this doveadm URL and key: both are checked
+ * by asking that doveadm, trusting `ca` (node setup: the system's roots; Node's own list lacks a
+ * private CA's, and NODE_EXTRA_CA_CERTS is read only when a process starts).
+ */
+export async function registerMailServer(ctx: Pick<NodeContext, 'name' | 'shortName' | 'store'>, o: { doveadmUrl: string; doveadmKey: string; ca: string }, log: Log): Promise<void> {
+  const name = ctx.shortName;
+  const doveadm = { doveadmUrl: o.doveadmUrl, doveadmKey: o.doveadmKey };
+  const said = await withStore(ctx, async (s) => {
+    const servers = new MailServersService(s.db, { ca: o.ca });
+    if (!(await servers.list()).some((m) => m.name === name)) {
+      await servers.add({ name, ...doveadm, smtp: `${ctx.name}:25`, imap: `${ctx.name}:993` });
+      return `registered mail server ${name} (smtp ${ctx.name}:25, imap ${ctx.name}:993)`;
+    }
+    if (await servers.doveadmMatches(name, doveadm)) return `mail server ${name} is registered already`;
+    const updated = await servers.setDoveadm(name, doveadm);
+    return `updated mail server ${name} (doveadm ${updated.doveadm_url})`;
+  });
+  log(said);
+}
+
 const UNIT_OF = (file: string): string => (file.includes('/dovecot/') ? 'dovecot.service' : file.includes('/postfix/') ? 'postfix.service' : 'rspamd.service');
 
 export const mailRole = {
@@ -132,12 +156,6 @@ export const mailRole = {
     const placed = await placeFiles(files);
     const changed = new Set(files.filter((_, i) => placed[i] === 'written').map((f) => UNIT_OF(f.path)));
     for (const unit of ['rspamd.service', 'dovecot.service', 'postfix.service']) await enableUnit(unit, changed.has(unit), log);
-    const registered = await withStore(ctx, async (s) => {
-      const servers = new MailServersService(s.db);
-      if ((await servers.list()).some((m) => m.name === ctx.shortName)) return false;
-      await servers.add({ name: ctx.shortName, doveadmUrl: `http://${ctx.name}:8080`, doveadmKey, smtp: `${ctx.name}:25`, imap: `${ctx.name}:993` });
-      return true;
-    });
-    log(registered ? `registered mail server ${ctx.shortName} (smtp ${ctx.name}:25, imap ${ctx.name}:993)` : `mail server ${ctx.shortName} is registered already`);
+    await registerMailServer(ctx, { doveadmUrl: `https://${ctx.name}:8080`, doveadmKey, ca: await fs.readFile(SYSTEM_ROOTS, 'utf8') }, log);
   },
 };

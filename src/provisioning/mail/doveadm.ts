@@ -2,7 +2,10 @@
 // /doveadm/v1 `[["command",{params},"tag"]]`, each answered `doveadmResponse` or `error` in one
 // HTTP 200. Dovecot 2.3 serves no `auth lookup`/`auth test` over HTTP, and `user` with
 // `userdbOnly` crashes its doveadm server: callers use `user` without it. The key never appears in
-// an error or message.
+// an error or message. node:http(s) rather than fetch: an https:// doveadm may need roots of its
+// own (`ca`: a node's system roots, where a private ACME CA's is), which fetch cannot be given.
+import http from 'node:http';
+import https from 'node:https';
 
 /** sysexits.h codes doveadm answers in `["error",{"type":"exitCode","exitCode":N}]`. */
 export const EX_NOUSER = 67; // the userdb does not know the user
@@ -32,6 +35,8 @@ export interface DoveadmCommand {
 export interface DoveadmClientOptions {
   /** Per HTTP request (default 15 000 ms). */
   timeoutMs?: number;
+  /** PEM certificates an https:// doveadm's certificate must chain to, instead of Node's own list. */
+  ca?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -46,6 +51,7 @@ export class DoveadmClient {
   private readonly authorization: string;
   private readonly timeoutMs: number;
   private readonly secrets: string[];
+  private readonly agent: https.Agent | undefined;
 
   constructor(url: string, key: string, opts: DoveadmClientOptions = {}) {
     let base: URL;
@@ -63,6 +69,8 @@ export class DoveadmClient {
     this.authorization = `X-Dovecot-API ${b64}`;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.secrets = [key, b64].filter((s) => s.length >= 4);
+    // As Node's global agents: connections kept for the next command a few seconds, then closed.
+    this.agent = opts.ca === undefined ? undefined : new https.Agent({ ca: opts.ca, keepAlive: true, timeout: 5000 });
   }
 
   /** One command: `await doveadm.run('user', { userMask: ['a@example.com'], field: 'home' })`. */
@@ -116,30 +124,52 @@ export class DoveadmClient {
   }
 
   private async request(method: 'GET' | 'POST', body?: string): Promise<string> {
-    let res: Response;
-    try {
-      res = await fetch(this.endpoint, {
-        method,
-        headers: { authorization: this.authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body,
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (e) {
-      throw new DoveadmError(`doveadm at ${this.origin} did not answer: ${this.scrub(reason(e, this.timeoutMs))}`);
+    const { status, text } = await this.exchange(method, body);
+    if (status === 401 || status === 403) {
+      throw new DoveadmError(`doveadm at ${this.origin} refused the API key (HTTP ${status}).`, status);
     }
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (e) {
-      throw new DoveadmError(`doveadm at ${this.origin} did not answer in full: ${this.scrub(reason(e, this.timeoutMs))}`);
-    }
-    if (res.status === 401 || res.status === 403) {
-      throw new DoveadmError(`doveadm at ${this.origin} refused the API key (HTTP ${res.status}).`, res.status);
-    }
-    if (res.status !== 200) {
-      throw new DoveadmError(`doveadm at ${this.origin} answered HTTP ${res.status}: ${this.excerpt(text)}`, res.status);
+    if (status !== 200) {
+      throw new DoveadmError(`doveadm at ${this.origin} answered HTTP ${status}: ${this.excerpt(text)}`, status);
     }
     return text;
+  }
+
+  /** One HTTP request and its whole answer within timeoutMs; a failure names whether the answer had begun. */
+  private exchange(method: 'GET' | 'POST', body?: string): Promise<{ status: number; text: string }> {
+    const url = new URL(this.endpoint);
+    const headers: Record<string, string> = { authorization: this.authorization };
+    if (body !== undefined) headers['content-type'] = 'application/json'; // Node sends its length (end(body))
+    return new Promise((resolve, reject) => {
+      let answering = false;
+      let timedOut = false;
+      let req: http.ClientRequest | undefined;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        req?.destroy(new Error('timeout'));
+      }, this.timeoutMs);
+      const fail = (e: unknown) => {
+        clearTimeout(timer);
+        const why = timedOut ? `no answer within ${this.timeoutMs / 1000} s` : this.scrub(reason(e));
+        reject(new DoveadmError(`doveadm at ${this.origin} did not answer${answering ? ' in full' : ''}: ${why}`));
+      };
+      const secure = url.protocol === 'https:';
+      try {
+        req = (secure ? https.request : http.request)(url, { method, headers, ...(secure && this.agent ? { agent: this.agent } : {}) }, (res) => {
+          answering = true;
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', fail);
+          res.on('end', () => {
+            clearTimeout(timer);
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          });
+        });
+      } catch (e) {
+        return fail(e);
+      }
+      req.on('error', fail);
+      req.end(body);
+    });
   }
 
   private excerpt(text: string): string {
@@ -154,9 +184,8 @@ export class DoveadmClient {
   }
 }
 
-/** What went wrong with a fetch, as a person reads it: `connect ECONNREFUSED 127.0.0.1:8080`, `no answer within 15 s`. */
-function reason(e: unknown, timeoutMs: number): string {
-  const err = e as { name?: string; message?: string; cause?: { message?: string; code?: string } };
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
-  return err?.cause?.message ?? err?.message ?? String(e);
+/** What went wrong with a request, as a person reads it: `connect ECONNREFUSED 127.0.0.1:8080`. */
+function reason(e: unknown): string {
+  const err = e as { message?: string };
+  return err?.message || String(e);
 }

@@ -49,6 +49,11 @@ export class MailServersRepository {
     await this.db.updateTable('mail_servers').set({ is_default: 1 }).where('name', '=', name).execute();
   }
 
+  /** Where server `name`'s doveadm is and its key; the row as it is then, or undefined when there is no such server. */
+  setDoveadm(name: string, v: Pick<MailServerRow, 'doveadm_url' | 'doveadm_key'>): Promise<MailServerRow | undefined> {
+    return this.db.updateTable('mail_servers').set(v).where('name', '=', name).returningAll().executeTakeFirst();
+  }
+
   /** The ids of the packages placed on server `name` (their mailboxes are there), in id order. */
   async packagesOn(name: string): Promise<number[]> {
     const rows = await this.db.selectFrom('packages').select('id').where('mail_server_name', '=', name).orderBy('id').execute();
