@@ -12,9 +12,11 @@ export const LINGER_MAX_MS = 5_000;
  * `http.createServer(options, handler)`, except that:
  * - an HTTP/1.1 request without Host reaches the application, which answers 400 with an error
  *   document (Node would write a bare 400 itself);
- * - an answer that closes the connection before the request's body has arrived (413) reaches a
- *   client that is still sending: up to LINGER_MAX_BYTES more are read and dropped (lingering
- *   close) instead of a reset, which would make the client's send fail (EPIPE) before it reads;
+ * - an answer given before the request's body has arrived (413, or 401 for a refused token) closes
+ *   the connection: Node would otherwise read the rest of the body, however long, to keep the
+ *   connection for a next request. A client that is still sending gets the answer: up to
+ *   LINGER_MAX_BYTES more are read and dropped (lingering close) instead of a reset, which would
+ *   make the client's send fail (EPIPE) before it reads;
  * - a client that half-closes its socket after sending the request (shutdown(SHUT_WR)) still gets
  *   the answer: Node would end the socket as soon as the client's FIN arrives, before an answer
  *   that waits on the database is written;
@@ -65,6 +67,12 @@ function answerConnect(req: http.IncomingMessage, socket: Socket, handler: http.
  * LINGER_MAX_MS.
  */
 function lingerIfUnread(req: http.IncomingMessage, res: http.ServerResponse) {
+  // Before the headers are written, so they say Connection: close.
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+    if (!req.complete) this.shouldKeepAlive = false;
+    return writeHead.apply(this, args);
+  } as typeof writeHead;
   res.once('prefinish', () => {
     if (req.complete) return;
     // Node ends a connection it does not keep (Connection: close) with socket.destroySoon() once

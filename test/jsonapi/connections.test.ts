@@ -129,6 +129,14 @@ describe.each(ENGINES)('connections on %s', (engine) => {
     expect(sent).toBeLessThan(cap);
   });
 
+  it('an answer given before the body arrived (a refused token) closes the connection too: the rest is not read on for a next request', async () => {
+    const cap = 1024 * 1024 * 1024;
+    const { sent, error } = await sendUntilCut(port, `/customers/${x.end1.customerId}`, 'not-a-token', 4 * cap, cap);
+    expect(['EPIPE', 'ECONNRESET']).toContain(error);
+    expect(sent).toBeGreaterThan(LINGER_MAX_BYTES);
+    expect(sent).toBeLessThan(cap);
+  });
+
   it('a half-closed client with a PATCH body gets the answer of its write, and the write is done', async () => {
     const id = x.end2.customerId;
     const body = JSON.stringify({ data: { type: 'customer', id, attributes: { external_customer_id: 'half-closed' } } });
