@@ -1,7 +1,7 @@
 // knot.conf of a Knot secondary of hostplane's DNS server (decision 0018 "One command per node";
 // decision 0013 for the secondaries): it learns the zones from hostplane's catalog zone (RFC 9432,
 // catalog-role interpret), transfers them with its TSIG key from one address (the one it is
-// registered with, hence `via`) and takes NOTIFY only from the primary, signed.
+// registered with, hence `via`) and takes NOTIFY only when it is signed with that key.
 
 export interface KnotFacts {
   /** Where knotd answers: `0.0.0.0@53` (every address), `127.0.0.1@5353`. */
@@ -54,9 +54,10 @@ remote:
     address: ${k.primary.host}@${k.primary.port}
     via: ${k.via}
     key: ${k.key.name}
+# NOTIFY signed with the key, from any address: a primary with several addresses may send it from
+# another than the one transfers go to, and a NOTIFY only makes Knot ask that one.
 acl:
   - id: notify-from-hostplane
-    address: ${k.primary.host}
     key: ${k.key.name}
     action: notify
 template:
