@@ -13,6 +13,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const OUTSIDE = new RegExp(['spec' + ' §', 'spec' + '\\.md', 'API-' + 'NOTES', 'issues?' + ' #?[0-9]'].join('|'), 'i');
 
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
+/** The text with each line break and the comment or quote marker after it as one space: a citation split across lines reads whole. */
+const joined = (text: string) => text.replace(/[ \t]*\r?\n[ \t]*(?:\/\/|\*(?!\/)|#|>)?[ \t]*/g, ' ');
 
 /** The files under `dir` whose names `keep` accepts, relative to the repository root. */
 function walk(dir: string, keep: (name: string) => boolean): string[] {
@@ -24,7 +26,7 @@ function walk(dir: string, keep: (name: string) => boolean): string[] {
 }
 
 /** Every match of `pattern` (with the g flag) in `files`, as its first group. */
-const cited = (files: string[], pattern: RegExp) => new Set(files.flatMap((f) => [...read(f).matchAll(pattern)].map((m) => m[1])));
+const cited = (files: string[], pattern: RegExp) => new Set(files.flatMap((f) => [...joined(read(f)).matchAll(pattern)].map((m) => m[1])));
 
 const code = ['src', 'test', 'bench'].flatMap((dir) => walk(dir, (name) => /\.(ts|mjs|sh)$/.test(name)));
 const docs = [...walk('docs', (name) => name.endsWith('.md')), 'README.md'];
@@ -38,6 +40,9 @@ describe('citations', () => {
     expect(deploy).toContain(path.join('deploy', 'systemd', 'hostplane-serve.service'));
     const found = files.flatMap((f) => read(f).split('\n').flatMap((line, i) => (OUTSIDE.test(line) ? [`${f}:${i + 1}: ${line.trim()}`] : [])));
     expect(found).toEqual([]);
+    // …nor one split across two lines.
+    const split = files.flatMap((f) => [...joined(read(f)).matchAll(new RegExp(`.{0,40}(?:${OUTSIDE.source}).{0,40}`, 'gi'))].map((m) => `${f}: ${m[0]}`));
+    expect(split).toEqual([]);
   });
 
   it('every API guide section cited names a heading of docs/api-guide.md', () => {
