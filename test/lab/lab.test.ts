@@ -241,14 +241,16 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
       // `lab up` as a process of its own, killed once it has started the hosts' containers.
       const up = spawnCli(['lab', 'up', half, '--bare'], {});
       const ended = exited(up);
+      // The bridge's three services and the five hosts' containers.
+      const all = ['api', 'db', 'mail', 'ns2', 'pebble', 'repo-server', 'resolver', 'web'];
       let made: LabState | null = null;
-      for (let i = 0; i < 600 && Object.keys(made?.procs ?? {}).length < 7; i++) {
+      for (let i = 0; i < 600 && Object.keys(made?.procs ?? {}).length < all.length; i++) {
         await new Promise((r) => setTimeout(r, 100));
         made = fs.existsSync(path.join(half, 'state.json')) ? readState(half) : null;
       }
       up.kill('SIGKILL');
       await ended;
-      expect(Object.keys(made!.procs).sort()).toEqual(['api', 'db', 'mail', 'ns2', 'pebble', 'repo-server', 'resolver', 'web']);
+      expect(Object.keys(made!.procs).sort()).toEqual(all);
       expect(fs.existsSync(path.join(half, 'lab.json'))).toBe(false);
       expect(traces(half, halfId).length).toBeGreaterThan(0);
       const procs = labProcs(readState(half));
