@@ -83,29 +83,39 @@ function postfixCheck(file: string): (candidate: string) => Promise<void> {
  * tested in a copy of the running LOCAL_CONFDIR together with every rspamd file rendered in this run.
  */
 export function rspamdCheck(localConfDir: string, rendered: { path: string; text: string }[], confFile = '/etc/rspamd/rspamd.conf'): (file: string) => (candidate: string) => Promise<void> {
+  // The candidates of one run usually make the same tree: rspamadm (seconds on a fresh node) reads it once.
+  const tested = new Map<string, Promise<void>>();
   return (file) => async (candidate) => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-rspamd-'));
-    const copy = path.join(dir, 'conf');
-    try {
-      await fs.cp(localConfDir, copy, { recursive: true, filter: (src) => !src.endsWith('.hostplane-new') });
-      for (const f of [...rendered.filter((r) => r.path !== file), { path: file, text: await fs.readFile(candidate, 'utf8') }]) {
-        const at = path.join(copy, path.relative(localConfDir, f.path));
-        await fs.mkdir(path.dirname(at), { recursive: true });
-        await fs.writeFile(at, f.text);
-      }
-      await fs.mkdir(path.join(dir, 'db'));
-      const args = [`--var=LOCAL_CONFDIR=${copy}`, `--var=DBDIR=${path.join(dir, 'db')}`, 'configtest', '-c', confFile];
-      const r = await promisify(execFile)('rspamadm', args, { timeout: 120_000 }).then(
-        (o) => ({ ...o, ok: true }),
-        (e: { stdout?: string; stderr?: string; message: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr || e.message, ok: false }),
-      );
-      // rspamd's words name the copy, which is gone afterwards: they name the running tree instead.
-      const words = [r.stderr, r.stdout].map((s) => s.trim()).filter(Boolean).join('\n');
-      if (!r.ok || !/^syntax OK$/m.test(r.stdout)) throw new Error(`rspamadm configtest: ${words.replaceAll(copy, localConfDir)}`);
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    const tree = [...rendered.filter((r) => r.path !== file), { path: file, text: await fs.readFile(candidate, 'utf8') }].sort((x, y) => x.path.localeCompare(y.path));
+    const key = JSON.stringify(tree);
+    if (!tested.has(key)) tested.set(key, testTree(localConfDir, tree, confFile));
+    return tested.get(key)!;
   };
+}
+
+/** `rspamadm configtest` of the running LOCAL_CONFDIR with `tree`'s files in place, in a copy. */
+async function testTree(localConfDir: string, tree: { path: string; text: string }[], confFile: string): Promise<void> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-rspamd-'));
+  const copy = path.join(dir, 'conf');
+  try {
+    await fs.cp(localConfDir, copy, { recursive: true, filter: (src) => !src.endsWith('.hostplane-new') });
+    for (const f of tree) {
+      const at = path.join(copy, path.relative(localConfDir, f.path));
+      await fs.mkdir(path.dirname(at), { recursive: true });
+      await fs.writeFile(at, f.text);
+    }
+    await fs.mkdir(path.join(dir, 'db'));
+    const args = [`--var=LOCAL_CONFDIR=${copy}`, `--var=DBDIR=${path.join(dir, 'db')}`, 'configtest', '-c', confFile];
+    const r = await promisify(execFile)('rspamadm', args, { timeout: 120_000 }).then(
+      (o) => ({ ...o, ok: true }),
+      (e: { stdout?: string; stderr?: string; message: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr || e.message, ok: false }),
+    );
+    // rspamd's words name the copy, which is gone afterwards: they name the running tree instead.
+    const words = [r.stderr, r.stdout].map((s) => s.trim()).filter(Boolean).join('\n');
+    if (!r.ok || !/^syntax OK$/m.test(r.stdout)) throw new Error(`rspamadm configtest: ${words.replaceAll(copy, localConfDir)}`);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**
