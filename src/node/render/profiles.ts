@@ -6,7 +6,10 @@ import type { PrivateInput, SystemInput } from './input.js';
 
 export type Profile = 'private' | 'system';
 
-/** The local stack: SMTP +10, IMAP +11, LMTP +12, doveadm +13, rspamd's milter +14 and controller +15. */
+/**
+ * The local stack: SMTP +10, IMAP +11, LMTP +12, doveadm +13, rspamd's milter +14 and controller
+ * +15, submission +17 (STARTTLS) and +18 (implicit TLS) with the stack's own certificate.
+ */
 export function privateFacts(i: PrivateInput): MailFacts {
   const mail = `${i.dir}/mail`;
   const at = (n: number) => ({ address: '127.0.0.1', port: i.portBase + n });
@@ -47,6 +50,8 @@ export function privateFacts(i: PrivateInput): MailFacts {
       mynetworks: '127.0.0.0/8',
       smtp: at(10),
       outboundDns: false,
+      tls: i.tls ?? null,
+      submission: !i.tls ? null : { starttls: `127.0.0.1:${i.portBase + 17}`, implicit: `127.0.0.1:${i.portBase + 18}` },
     },
     rspamd: i.rspamd && {
       milter: at(14),
@@ -61,7 +66,7 @@ export function privateFacts(i: PrivateInput): MailFacts {
 }
 
 /**
- * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, LMTP on loopback 24, the doveadm HTTP
+ * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, submission 587 and 465, LMTP on loopback 24, the doveadm HTTP
  * API over HTTPS on 8080 (operator guide "What a mail server needs": reachable by hostplane's workers
  * alone, by firewall), Debian's rspamd service (milter on localhost:11332), logs to the journal.
  */
@@ -103,6 +108,8 @@ export function systemFacts(i: SystemInput): MailFacts {
       mynetworks: '127.0.0.0/8',
       smtp: null,
       outboundDns: true,
+      tls: i.tls,
+      submission: { starttls: '587', implicit: '465' },
     },
     rspamd: {
       milter: { address: '127.0.0.1', port: 11332 },
