@@ -1,13 +1,18 @@
 // GET/HEAD /internal/rspamd-settings: the settings map a mail server's rspamd polls to learn each
 // address's antispam mode (rules hp_rewrite > hp_mark > hp_none, `reject` by default: decision
 // 0011). Not part of the API: the server authenticates with its name and report key (HTTP Basic),
-// sees only its own addresses, and gets 304 while the ETag is unchanged.
+// sees only its own addresses, and gets 304 while it holds the current version; a change that
+// alters a server's map bumps its version, and what the server fetched is recorded (decision 0019).
 import crypto from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
 import type { Store } from '../../db/index.js';
+import type { Database } from '../../db/schema.js';
 import { AppError } from '../../errors.js';
+import { MapVersionsRepository } from '../../provisioning/mail/map-versions.repository.js';
+import { VersionedMaps } from '../../provisioning/mail/versioned-map.js';
 import { MailServersRepository, mailReportKey } from '../../provisioning/mail/servers.repository.js';
-import { EmailAddressesRepository, type AntispamModeRow } from './email-addresses.repository.js';
+import { EmailAddressesRepository, type AntispamModeRow, type EmailAddressRow } from './email-addresses.repository.js';
 
 type Row = AntispamModeRow;
 
@@ -64,41 +69,41 @@ function basicCredentials(request: FastifyRequest): [string, string] | null {
 
 const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
 
-/** Whether If-None-Match names `etag` (weak comparison, RFC 9110 §13.1.2), or is `*`. */
-function noneMatch(header: string, etag: string): boolean {
-  return header.split(',').some((t) => {
-    const tag = t.trim().replace(/^W\//, '');
-    return tag === '*' || tag === etag;
-  });
+/** The rule an address is in (null: `reject`, in none); its map changes when this does. */
+export function settingsRuleOf(a: Pick<EmailAddressRow, 'kind' | 'antispam'>): string | null {
+  const antispam = a.antispam;
+  if (antispam === 'reject') return null;
+  return RULES.find((r) => r.has({ address: '', kind: a.kind, antispam }))?.name ?? null;
+}
+
+/**
+ * In the transaction of a change of an address on `server`: bumps the server's settings map when
+ * the address moves between rules (`before` undefined: it is new; `after` undefined: it goes), and
+ * answers the version to wait for, or undefined when the map stays as it was.
+ */
+export async function bumpSettings(
+  trx: Kysely<Database>,
+  server: string,
+  before: Pick<EmailAddressRow, 'kind' | 'antispam'> | undefined,
+  after: Pick<EmailAddressRow, 'kind' | 'antispam'> | undefined,
+): Promise<number | undefined> {
+  const was = before ? settingsRuleOf(before) : null;
+  const is = after ? settingsRuleOf(after) : null;
+  return was === is ? undefined : new MapVersionsRepository(trx).bump(server, 'settings');
 }
 
 export function rspamdSettingsRoute(app: FastifyInstance, store: Store): void {
-  /**
-   * When each server's current body was first served here: its Last-Modified. A body first seen
-   * after a change is never older than the change, so If-Modified-Since (for clients without
-   * ETags) cannot hide one; after a restart the time is new, which only costs a full answer.
-   */
-  const firstServed = new Map<string, { etag: string; at: number }>();
-  app.get('/internal/rspamd-settings', { config: { infra: true }, schema: { hide: true } }, async (request, reply: FastifyReply) => {
+  const maps = new VersionedMaps(store);
+  app.get('/internal/rspamd-settings', { config: { infra: true }, schema: { hide: true } }, async (request, reply) => {
     const credentials = basicCredentials(request);
     if (!credentials) throw denied();
     const [name, key] = credentials;
     const server = await new MailServersRepository(store.db).byName(name);
     if (!server || !crypto.timingSafeEqual(digest(mailReportKey(server.doveadm_key)), digest(key))) throw denied();
-
-    const body = rspamdSettings(await new EmailAddressesRepository(store.db).antispamModesOn(server.name));
-    const etag = `"${crypto.createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-    let seen = firstServed.get(server.name);
-    if (seen?.etag !== etag) firstServed.set(server.name, (seen = { etag, at: Math.floor(Date.now() / 1000) * 1000 }));
-    reply.header('ETag', etag).header('Last-Modified', new Date(seen.at).toUTCString()).header('Cache-Control', 'no-cache');
-
-    // RFC 9110 §13.2.2: If-None-Match decides when present; If-Modified-Since only without it. A
-    // date in the same second as Last-Modified does not count as "not modified": two bodies may
-    // share that second.
-    const inm = request.headers['if-none-match'];
-    const ims = Date.parse(request.headers['if-modified-since'] ?? '');
-    const notModified = inm !== undefined ? noneMatch(inm, etag) : Number.isFinite(ims) && ims >= seen.at + 1000;
-    if (notModified) return reply.code(304).send();
-    return reply.code(200).type('text/plain; charset=utf-8').send(body);
+    return maps.serve(request, reply, {
+      server: server.name,
+      map: 'settings',
+      render: async (db) => rspamdSettings(await new EmailAddressesRepository(db).antispamModesOn(server.name)),
+    });
   });
 }
