@@ -19,8 +19,8 @@ import { MapVersionsRepository, type MailMap, type MapVersion } from './map-vers
 export const MAP_SPREAD_MS = 5_000;
 /** A server that asked nothing for this long has stopped fetching (rspamd waits 20 intervals after an error). */
 export const MAP_SILENT_MS = 60_000;
-/** How often a waiter looks again while the server holds no version of the change. */
-const LOOK_AGAIN_MS = 100;
+/** How often a waiter looks again while the server holds no version of the change (rspamd asks every 2 to 4 s). */
+export const MAP_LOOK_AGAIN_MS = 200;
 /** A server's requests that change nothing it holds are written at most this often. */
 const TOUCH_EVERY_MS = 5_000;
 
@@ -48,7 +48,7 @@ export async function mapProgress(db: Kysely<Database>, server: string, map: Mai
   if (nowMs - Date.parse(fetchedAt) > MAP_SILENT_MS) {
     return { state: 'silent', reason: `mail server ${server} has not fetched its ${map} map since ${fetchedAt}: version ${version} is not applied there yet` };
   }
-  return { state: 'pending', retryMs: LOOK_AGAIN_MS };
+  return { state: 'pending', retryMs: MAP_LOOK_AGAIN_MS };
 }
 
 /**

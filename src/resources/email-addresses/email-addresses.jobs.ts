@@ -45,9 +45,13 @@ export const createEmailJob = defineJob({
     const { repo, id, row, server: serverOf } = await addressOf(ctx);
     if (!row || row.state === 'deleting') return DONE;
     const server = await serverOf();
-    const live =
-      row.kind === 'mailbox' ? await ctx.drivers.mail.authenticates(server, row.address) : await ctx.drivers.mail.acceptsRecipient(server, row.address);
-    if (!live) throw new Error(`${row.address} is not known to mail server ${server.name} yet`);
+    // A run that waits for rspamd comes back every few hundred ms: doveadm is asked once.
+    if ((ctx.progress as { known?: boolean } | null)?.known !== true) {
+      const live =
+        row.kind === 'mailbox' ? await ctx.drivers.mail.authenticates(server, row.address) : await ctx.drivers.mail.acceptsRecipient(server, row.address);
+      if (!live) throw new Error(`${row.address} is not known to mail server ${server.name} yet`);
+      if (ctx.payload.settingsVersion !== undefined) await ctx.saveProgress({ known: true });
+    }
     if (ctx.payload.settingsVersion !== undefined) {
       const p = await mapProgress(ctx.store.db, server.name, 'settings', ctx.payload.settingsVersion);
       if (p.state === 'pending') return { status: 'wait', ms: p.retryMs };

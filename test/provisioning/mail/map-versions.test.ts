@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowIso } from '../../../src/db/time.js';
 import { MapVersionsRepository } from '../../../src/provisioning/mail/map-versions.repository.js';
-import { MAP_SILENT_MS, MAP_SPREAD_MS, VersionedMaps, mapProgress, waitForMap } from '../../../src/provisioning/mail/versioned-map.js';
+import { MAP_LOOK_AGAIN_MS, MAP_SILENT_MS, MAP_SPREAD_MS, VersionedMaps, mapProgress, waitForMap } from '../../../src/provisioning/mail/versioned-map.js';
 import { MailServersRepository } from '../../../src/provisioning/mail/servers.repository.js';
 import { ENGINES, freshStore, type TestStore } from '../../helpers/app.js';
 import { pollUntil } from '../../helpers/wait.js';
@@ -133,7 +133,7 @@ describe.each(ENGINES)('versioned maps on %s', (engine) => {
 
   it(`a held version applies ${MAP_SPREAD_MS} ms after its first hold (rspamd's workers follow its fetcher); a later one does not move that`, async () => {
     const v = await change('spread\n');
-    expect(await mapProgress(ts.store.db, 'mx1', 'dkim', v)).toEqual({ state: 'pending', retryMs: 100 });
+    expect(await mapProgress(ts.store.db, 'mx1', 'dkim', v)).toEqual({ state: 'pending', retryMs: MAP_LOOK_AGAIN_MS });
     await get();
     const at = Date.parse((await held(v)).firstHeldAt!);
     expect(await mapProgress(ts.store.db, 'mx1', 'dkim', v, at + 1000)).toEqual({ state: 'pending', retryMs: MAP_SPREAD_MS - 1000 });
@@ -152,13 +152,13 @@ describe.each(ENGINES)('versioned maps on %s', (engine) => {
     const { fetchedAt } = await repo().hold('mx1', 'dkim', v);
     const p = await mapProgress(ts.store.db, 'mx1', 'dkim', v, Date.parse(fetchedAt!) + MAP_SILENT_MS + 1);
     expect(p).toEqual({ state: 'silent', reason: `mail server mx1 has not fetched its dkim map since ${fetchedAt}: version ${v} is not applied there yet` });
-    expect(await mapProgress(ts.store.db, 'mx1', 'dkim', v, Date.parse(fetchedAt!) + MAP_SILENT_MS - 1)).toEqual({ state: 'pending', retryMs: 100 });
+    expect(await mapProgress(ts.store.db, 'mx1', 'dkim', v, Date.parse(fetchedAt!) + MAP_SILENT_MS - 1)).toEqual({ state: 'pending', retryMs: MAP_LOOK_AGAIN_MS });
   });
 
   it('waitForMap: answers as soon as the version applies, or the last pending state when its time is up', async () => {
     const v = await change('wait\n');
     const started = Date.now();
-    expect(await waitForMap(ts.store.db, 'mx1', 'dkim', v, { timeoutMs: 300 })).toEqual({ state: 'pending', retryMs: 100 });
+    expect(await waitForMap(ts.store.db, 'mx1', 'dkim', v, { timeoutMs: 300 })).toEqual({ state: 'pending', retryMs: MAP_LOOK_AGAIN_MS });
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(Date.now() - started).toBeLessThan(2000);
     await get();

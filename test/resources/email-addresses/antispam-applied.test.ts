@@ -1,7 +1,7 @@
 // Done means live for antispam (API guide "E-mail addresses", "Queue jobs";
 // docs/decisions/0019-maps-a-mail-server-has-applied.md), on both engines, with the mail server's
 // rspamd played by a loop polling GET /internal/rspamd-settings as rspamd does and the mail
-// server's doveadm by a driver that knows every address: a new address in a mode the settings map
+// server's doveadm by a driver that knows every address (asked once per job): a new address in a mode the settings map
 // lists has its job done only once the server fetched that map and MAP_SPREAD_MS passed; one in
 // `reject` (not in the map) does not wait; a server that never fetched the map holds nothing back;
 // one that stopped fetching fails the job with the reason (here after one attempt). A PATCH of
@@ -16,9 +16,14 @@ import { patchEmail, placeholderMailServer, postEmail } from '../../helpers/emai
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { pollUntil, sleep } from '../../helpers/wait.js';
 
+/** How often the job asked doveadm about each address. */
+const asked = new Map<string, number>();
 /** doveadm and SMTP of a mail server that knows every address at once. */
 const knowsAll: MailDriver = {
-  authenticates: async () => true,
+  authenticates: async (_server, address) => {
+    asked.set(address, (asked.get(address) ?? 0) + 1);
+    return true;
+  },
   acceptsRecipient: async () => true,
   isGone: async () => true,
   removeMail: async () => {},
@@ -66,6 +71,7 @@ describe.each(ENGINES)('antispam applied by the mail server on %s', { timeout: 4
   beforeAll(async () => {
     t = await createTestApp(engine, { JOB_POLL_MS: '50', JOB_MAX_ATTEMPTS: '1' }, { worker: true });
     t.drivers.mail = knowsAll;
+    asked.clear();
     await placeholderMailServer(t.store);
     x = await seedTenants(t.admin);
   }, 60_000);
@@ -90,6 +96,8 @@ describe.each(ENGINES)('antispam applied by the mail server on %s', { timeout: 4
     expect(fetchedNewAt).not.toBeNull();
     expect(Date.now() - fetchedNewAt!).toBeGreaterThanOrEqual(MAP_SPREAD_MS - 100);
     expect(Date.now() - started).toBeGreaterThan(1500 + MAP_SPREAD_MS);
+    // Its runs while it waited asked doveadm once.
+    expect(asked.get(`junk@${x.end1.domain}`)).toBe(1);
   });
 
   it('a new mailbox in reject changes no map: its job does not wait for rspamd', async () => {
