@@ -349,7 +349,7 @@ export function submissionReport(results: Array<{ engine: string; submission: Su
   return [
     `5. Submission (STARTTLS, AUTH PLAIN, DKIM-signed by rspamd, delivered to a hosted mailbox): ${CLIENTS} clients × ${SECONDS} s per side, mode and round, ${ROUNDS} rounds, sides alternating`,
     markdownTable(['engine', 'mode', 'side', 'runs', 'accepted', 'msgs/s', 'delivered/s', 'p50 ms', 'p95 ms', 'connect → AUTH 235 p50 ms', 'failed', 'rspamd CPU ms / msg', 'DKIM-signed runs'], rows, 3),
-    '   hostplane: rspamd reads its settings, signing and key tables from hostplane over HTTP (asking every second, the stack\'s setting); floor: the same rspamd with those maps as local files;',
+    '   hostplane: rspamd reads its settings, signing and key tables from hostplane over HTTP (map_watch_interval 1 s, the stack\'s setting); floor: the same rspamd with those maps as local files;',
     '   connection: connect … QUIT per message, ms connect → 250 after DATA; session: one AUTH per client, ms MAIL → 250 after DATA; delivered/s: up to the last one in the mailbox',
     '',
     markdownTable(['engine', 'mode', 'hostplane ÷ floor msgs/s', 'per round', 'mean of rounds', 'p50 latency ÷ floor'], ratios, 2),
