@@ -151,7 +151,7 @@ describe.each(ENGINES)('versioned maps on %s', (engine) => {
     const v = await change('silent\n');
     const { fetchedAt } = await repo().hold('mx1', 'dkim-keys', v);
     const p = await mapProgress(ts.store.db, 'mx1', 'dkim-keys', v, Date.parse(fetchedAt!) + MAP_SILENT_MS + 1);
-    expect(p).toEqual({ state: 'silent', reason: `mail server mx1 has not fetched its dkim map since ${fetchedAt}: version ${v} is not applied there yet` });
+    expect(p).toEqual({ state: 'silent', reason: `mail server mx1 has not fetched its dkim-keys map since ${fetchedAt}: version ${v} is not applied there yet` });
     expect(await mapProgress(ts.store.db, 'mx1', 'dkim-keys', v, Date.parse(fetchedAt!) + MAP_SILENT_MS - 1)).toEqual({ state: 'pending', retryMs: MAP_LOOK_AGAIN_MS });
   });
 
