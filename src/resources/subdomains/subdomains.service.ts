@@ -228,9 +228,7 @@ export class SubdomainsService {
       if (hasAddressRecords(row)) {
         for (const ip of JSON.parse(server.addresses) as string[]) wanted.push({ record_type: ip.includes(':') ? 'AAAA' : 'A', data: ip });
       }
-      for (const r of this.dnsRecords.planTemplate({ id: pkg.plan_id, dns_template: pkg.dns_template })) {
-        if (r.name.ace === '' && r.record_type === 'MX') wanted.push({ record_type: 'MX', data: r.data });
-      }
+      for (const r of this.dnsRecords.planMailExchangers({ id: pkg.plan_id, dns_template: pkg.dns_template })) wanted.push({ record_type: 'MX', data: r.data });
     }
     const owned = await records.ofSubdomain(row.id);
     const key = (r: { record_type: string; data: string }) => `${r.record_type} ${r.data}`;
