@@ -25,7 +25,7 @@ import type { ServiceDeps } from '../service-deps.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
 import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.rules.js';
 import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, ownTemplate, planTemplate, type DkimKey, type TemplatePlan } from './dns-records.base-records.js';
-import { DMARC_NAME, dmarcRecord, isDmarc, spfHosts } from './dns-records.mail-records.js';
+import { DMARC_NAME, dmarcRecord, isDmarc, spfHosts, spfRecord } from './dns-records.mail-records.js';
 import { MailServersRepository } from '../../provisioning/mail/servers.repository.js';
 import type { DmarcPolicy } from '../../db/schema.js';
 import type { DnsRecordJobPayload } from './dns-records.jobs.js';
@@ -206,6 +206,11 @@ export class DnsRecordsService {
   async planTemplate(db: Kysely<Database>, plan: TemplatePlan): Promise<NormalisedRecord[]> {
     const { dnsBase: base, dnsDefaultTtl: defaultTtl } = this.settings;
     return planTemplate(plan, { base, defaultTtl, mail: { sendingHosts: await this.sendingHosts(db), autoconfigTarget: base.autoconfig } });
+  }
+
+  /** The SPF TXT of the base records (`v=spf1 mx a:… -all`), as `db` sees the mail servers: a subdomain's too. */
+  async spf(db: Kysely<Database>): Promise<string> {
+    return spfRecord(await this.sendingHosts(db));
   }
 
   private async sendingHosts(db: Kysely<Database>): Promise<string[]> {
