@@ -24,6 +24,8 @@ import { EmailAddressesService } from './email-addresses/email-addresses.service
 import { emailAddressesRoutes } from './email-addresses/email-addresses.routes.js';
 import { mailAuthReportRoute } from './email-addresses/email-addresses.auth-report.js';
 import { rspamdSettingsRoute } from './email-addresses/email-addresses.rspamd-settings.js';
+import { autoconfigRoute } from './email-addresses/email-addresses.autoconfig.js';
+import { tlsAllowedRoute } from './tls-allowed.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -35,9 +37,12 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   domainAvailabilityRoutes(app, new DomainAvailabilityService(deps), links);
   dnsRecordsRoutes(app, new DnsRecordsService(deps), links);
   databasesRoutes(app, new DatabasesService(deps), links);
-  subdomainsRoutes(app, new SubdomainsService(deps), links);
+  const subdomains = new SubdomainsService(deps);
+  subdomainsRoutes(app, subdomains, links);
   const email = new EmailAddressesService(deps);
   emailAddressesRoutes(app, email, links);
   mailAuthReportRoute(app, email);
   rspamdSettingsRoute(app, deps.store);
+  autoconfigRoute(app, email);
+  tlsAllowedRoute(app, [(host) => subdomains.servesHost(host), (host) => email.servesAutoconfig(host)]);
 }
