@@ -2,12 +2,20 @@
 // GET /mail/config-v1.1.xml at autoconfig.<presence domain> answers Thunderbird's clientConfig
 // with the IMAP and submission servers of the mail server the domain's package lives on (a node's
 // standard TLS ports, or the local stack's registered plain ports); 404 for any other domain; the
-// on-demand TLS question says yes to exactly those names.
+// on-demand TLS question says yes to exactly those names; and a Caddy fronting the API serves them
+// over HTTPS with a certificate got on demand.
+import fs from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp, type TestApp } from '../../helpers/app.js';
+import { requireCaddy, startPrivateCaddy, tlsHandshake, type PrivateCaddy } from '../../helpers/caddy.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { nowIso } from '../../../src/db/time.js';
 import { MailServersRepository } from '../../../src/provisioning/mail/servers.repository.js';
+import { caddyConfig } from '../../../src/provisioning/web/caddy-config.js';
+import { CaddyClient } from '../../../src/provisioning/web/caddy-client.js';
+import { probeSite } from '../../../src/provisioning/web/probe.js';
 
 const XML_TYPE = 'application/xml; charset=utf-8';
 
@@ -114,6 +122,37 @@ describe.each(ENGINES)('autoconfig on %s', { timeout: 60_000 }, (engine) => {
         expect(await ask(host), host).toEqual({ status: 404, body: 'not a site of this service\n' });
       }
       expect((await call(t.app, 'GET', '/internal/tls-allowed')).status).toBe(404);
+    });
+
+    requireCaddy()('a Caddy fronting the API', () => {
+      let caddy: PrivateCaddy;
+      let ca: string;
+
+      beforeAll(async () => {
+        await t.app.listen({ host: '127.0.0.1', port: 0 });
+        const api = `127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+        caddy = await startPrivateCaddy();
+        const front = { host: 'api.test', upstream: api, acmeWebroot: path.join(caddy.dir, 'webroot') };
+        await new CaddyClient(caddy.server.caddyAdmin).ensure(caddyConfig(caddy.server, [], { askUrl: `http://${api}/internal/tls-allowed`, tls: 'internal', apiFront: front }));
+        ca = await fs.readFile(path.join(caddy.dir, 'data', 'caddy', 'pki', 'authorities', 'local', 'root.crt'), 'utf8');
+      });
+      afterAll(() => caddy?.stop());
+
+      it('serves autoconfig.<domain> over HTTPS with a certificate got on demand, and sends plain HTTP there', async () => {
+        expect(await tlsHandshake(caddy.server.httpsListen!, 'autoconfig.end1.example', ca)).toEqual({
+          subjectaltname: 'DNS:autoconfig.end1.example', issuer: expect.stringContaining('Caddy Local Authority'),
+        });
+        expect(await probeSite(caddy.server, 'autoconfig.end1.example', '/mail/config-v1.1.xml?emailaddress=info%40end1.example', { https: true })).toEqual({
+          status: 200, location: null, body: NODE('end1.example'),
+        });
+        expect(await probeSite(caddy.server, 'autoconfig.end1.example', '/mail/config-v1.1.xml')).toEqual({
+          status: 301, location: 'https://autoconfig.end1.example/mail/config-v1.1.xml', body: '',
+        });
+      });
+
+      it('gets no certificate for a domain that is not hosted here', async () => {
+        await expect(tlsHandshake(caddy.server.httpsListen!, 'autoconfig.unknown.example', ca)).rejects.toThrow();
+      });
     });
   });
 });
