@@ -12,6 +12,7 @@ import { seedTenants, type Tenants } from '../../helpers/tenants.js';
 import { pollUntil } from '../../helpers/wait.js';
 import { nowIso } from '../../../src/db/time.js';
 import { MailServersRepository } from '../../../src/provisioning/mail/servers.repository.js';
+import { spfHosts, spfRecord } from '../../../src/resources/dns-records/dns-records.mail-records.js';
 
 const byId = <T extends { id: string }>(data: T[]) => [...data].sort((a, b) => Number(a.id) - Number(b.id));
 
@@ -104,6 +105,15 @@ describe.each(ENGINES)('mail records on %s', { timeout: 60_000 }, (engine) => {
       'SRV _imap._tcp 10 1 143 in.mail.example',
       'CNAME autoconfig api.test',
     ]);
+    // A new policy keeps the template's other tags.
+    await t.admin.packages.setDmarcPolicy(planId, 'none');
+    expect((await base('own-mail.example', token)).filter((b) => b.startsWith('TXT _dmarc'))).toEqual(['TXT _dmarc v=DMARC1; p=none; rua=mailto:dmarc@mail.example']);
+  });
+
+  it('SPF names at most nine mail servers, so that it stays within 10 DNS lookups', () => {
+    const many = Array.from({ length: 12 }, (_, i) => `mx${String(i).padStart(2, '0')}.example.net:25`);
+    expect(spfHosts([...many, 'mx00.example.net:2525', '[2001:db8::25]:25', 'localhost:25'])).toEqual(many.slice(0, 9).map((h) => h.replace(':25', '')));
+    expect(spfRecord([])).toBe('v=spf1 mx -all');
   });
 
   it('a plan change resets them with the other base records: the new plan\'s policy; a locked domain keeps its own', async () => {
