@@ -75,7 +75,7 @@ export function planCommand(io: CliIo): Command {
               ? `  ${d.domain}: _dmarc updated\n`
               : d.dmarc_record === 'locked'
                 ? `  ${d.domain}: _dmarc kept (dns_update_lock is on)\n`
-                : `  ${d.domain}: no base _dmarc record (deleted); it comes back at the next plan change\n`,
+                : `  ${d.domain}: no base _dmarc record (deleted, or the domain is older than DMARC records); its next base-record reset adds it\n`,
           );
         }
       }),

@@ -55,7 +55,7 @@ export interface BaseRecordReset {
 /** What `admin plan set-dmarc-policy` did to one presence domain of the plan. */
 export interface DmarcUpdate {
   domain: string;
-  /** updated: its base `_dmarc` record has the new policy; locked: dns_update_lock is on; absent: it has no base `_dmarc` record (deleted). */
+  /** updated: its base `_dmarc` record has the new policy; locked: dns_update_lock is on; absent: it has no base `_dmarc` record (deleted, or written before there were any). */
   dmarc_record: 'updated' | 'locked' | 'absent';
 }
 
