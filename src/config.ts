@@ -41,7 +41,8 @@ const SETTINGS = {
   DNS_CATALOG_ZONE: Str('name of the catalog zone (RFC 9432) listing every zone for secondaries, or off [catalog.hostplane.invalid]'),
   DNS_BASE_IPV4: Str('A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]'),
   DNS_BASE_IPV6: Str('AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]'),
-  DNS_BASE_MX: Str('mail server host of a new presence domain (MX 10, and SPF); off for none [mail.hostplane.test]'),
+  DNS_BASE_MX: Str('mail server host of a new presence domain (MX 10; its SRV records for mail clients); off for none [mail.hostplane.test]'),
+  DNS_BASE_AUTOCONFIG: Str("target of a new presence domain's autoconfig CNAME, the API's public host that answers mail clients; off for none [PUBLIC_BASE_URL's host, when it is a name with a dot]"),
   BRAND_WORDS: Str('comma-separated words forbidden in passwords [hostplane]'),
   LOG_LEVEL: OneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'log level [info]'),
   RDAP_SERVERS: Str('tld=url pairs, comma-separated; * for any other TLD [none]'),
@@ -94,8 +95,8 @@ export interface Config {
   dnsDefaultTtl: number;
   /** The DNS server (src/dns; docs/decisions/0003-dns-propagation.md). */
   dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null; udpBatch: 'auto' | 'on' | 'off' };
-  /** The operator's default base records of a presence domain (null: that record is left out). */
-  dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null };
+  /** The operator's default base records of a presence domain (null: that record is left out); `autoconfig` is added to every plan's. */
+  dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null; autoconfig: string | null };
   brandWords: string[];
   logLevel: string;
   rdap: { servers: Record<string, string>; timeoutMs: number };
@@ -180,16 +181,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   // A server must get at least two heartbeats into the window, or a slow tick makes it "stale".
   if (dnsSettings.serverStaleMs < 2 * dnsSettings.heartbeatMs) problems.push('DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS');
-  const baseSetting = (name: 'DNS_BASE_IPV4' | 'DNS_BASE_IPV6' | 'DNS_BASE_MX', fallback: string, valid: (v: string) => boolean) => {
+  const baseSetting = (name: 'DNS_BASE_IPV4' | 'DNS_BASE_IPV6' | 'DNS_BASE_MX' | 'DNS_BASE_AUTOCONFIG', fallback: string, valid: (v: string) => boolean) => {
     const v = (e[name] ?? fallback).trim();
     if (v.toLowerCase() === 'off') return null;
     if (!valid(v)) problems.push(`${name}: "${v}" is not valid (or off)`);
-    return v.toLowerCase();
+    return v.toLowerCase().replace(/\.$/, '');
   };
+  const hostName = (v: string) => /^(?=.{1,253}\.?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]\.?$/i.test(v);
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const dnsBase = {
     ipv4: baseSetting('DNS_BASE_IPV4', '192.0.2.10', (v) => net.isIPv4(v)),
     ipv6: baseSetting('DNS_BASE_IPV6', '2001:db8::10', (v) => net.isIPv6(v) && !v.includes('%')),
-    mx: baseSetting('DNS_BASE_MX', 'mail.hostplane.test', (v) => /^(?=.{1,253}\.?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]*[a-z0-9]\.?$/i.test(v)),
+    mx: baseSetting('DNS_BASE_MX', 'mail.hostplane.test', hostName),
+    // A CNAME names a host: an API at an address or at localhost gets no autoconfig record.
+    autoconfig: baseSetting('DNS_BASE_AUTOCONFIG', hostName(publicHost(publicBaseUrl)) ? publicHost(publicBaseUrl) : 'off', hostName),
   };
 
   const databaseUrl = e.DATABASE_URL ?? DEFAULT_DATABASE_URL;
@@ -202,7 +207,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     // The demo's tokens are printed for anyone to read: its API stays on this machine unless HOST says otherwise.
     host: e.HOST ?? (demoWanted(demoData, databaseUrl) ? '127.0.0.1' : '0.0.0.0'),
     databaseUrl,
-    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicBaseUrl,
     apiVendor: e.API_VENDOR ?? 'hostplane',
     redisUrl: e.REDIS_URL ?? null,
     trustProxy: parseTrustProxy(e.TRUST_PROXY, problems),
@@ -249,6 +254,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+/** The host name of an http(s) URL, '' when it has none (a pattern problem is reported elsewhere). */
+function publicHost(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
+  }
 }
 
 /** Addresses or CIDR ranges of trusted proxies; each bad entry is reported with the rest. */

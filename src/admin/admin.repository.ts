@@ -1,7 +1,7 @@
 // SQL of operator actions (the "customer menu" side, API guide "Authentication"): creating
 // customers, contacts, tokens, plans, packages and domains, which the API itself cannot create.
-import type { Kysely, Insertable } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Kysely, Insertable, SelectQueryBuilder } from 'kysely';
+import type { Database, DmarcPolicy } from '../db/schema.js';
 
 export class AdminRepository {
   constructor(readonly db: Kysely<Database>) {}
@@ -121,17 +121,30 @@ export class AdminRepository {
    * takes the DNS order lock; src/provisioning/dns/propagation.ts) and returns them with their
    * dns_update_lock as read under that lock.
    */
-  async lockPresenceDomainsOfPackage(packageId: number) {
+  lockPresenceDomainsOfPackage(packageId: number) {
+    return this.lockPresenceDomains([packageId]);
+  }
+
+  /** The same for every package on a plan (`admin plan set-dmarc-policy`). */
+  lockPresenceDomainsOfPlan(planId: number) {
+    return this.lockPresenceDomains(this.db.selectFrom('packages').select('id').where('plan_id', '=', planId));
+  }
+
+  setPlanDmarcPolicy(planId: number, policy: DmarcPolicy) {
+    return this.db.updateTable('plans').set({ dmarc_policy: policy }).where('id', '=', planId).execute();
+  }
+
+  private async lockPresenceDomains(packages: number[] | SelectQueryBuilder<Database, 'packages', { id: number }>) {
     await this.db
       .updateTable('domains')
       .set((eb) => ({ dns_serial: eb.ref('dns_serial') }))
-      .where('package_id', '=', packageId)
+      .where('package_id', 'in', packages)
       .where('has_presence', '=', 1)
       .execute();
     return this.db
       .selectFrom('domains')
       .select(['name', 'dns_update_lock'])
-      .where('package_id', '=', packageId)
+      .where('package_id', 'in', packages)
       .where('has_presence', '=', 1)
       .orderBy('name')
       .execute();

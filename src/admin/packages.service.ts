@@ -7,7 +7,8 @@ import { isUniqueViolation } from '../db/dialect.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
 import { MailServersRepository } from '../provisioning/mail/servers.repository.js';
 import { WebServersRepository } from '../provisioning/web/servers.repository.js';
-import type { BaseRecordReset, DnsRecordsService } from '../resources/dns-records/dns-records.service.js';
+import type { BaseRecordReset, DmarcUpdate, DnsRecordsService } from '../resources/dns-records/dns-records.service.js';
+import { DMARC_POLICIES, type DmarcPolicy } from '../db/schema.js';
 import { EmailAddressesRepository } from '../resources/email-addresses/email-addresses.repository.js';
 import { MailDirectoryRepository } from '../resources/email-addresses/email-addresses.mail-directory.repository.js';
 import { AdminRepository } from './admin.repository.js';
@@ -25,6 +26,16 @@ export interface NewPlan {
   phpVersions?: string[];
   /** Base records of the plan's presence domains (records with the API's attribute names); null → operator default. */
   dnsTemplate?: unknown[] | null;
+  /** The `p=` of its domains' DMARC record [quarantine]. */
+  dmarcPolicy?: string;
+}
+
+/** A DMARC policy the operator gave, checked: `dmarcPolicy('reject')`. */
+function dmarcPolicy(value: string): DmarcPolicy {
+  if (!(DMARC_POLICIES as readonly string[]).includes(value)) {
+    throw invalid(`Unknown DMARC policy "${value}"; choose from ${DMARC_POLICIES.join(', ')}.`);
+  }
+  return value as DmarcPolicy;
 }
 
 export class PackagesAdminService {
@@ -55,6 +66,7 @@ export class PackagesAdminService {
     if (unknown.length) {
       throw invalid(`Unknown PHP version${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; choose from ${PHP_VERSIONS.join(', ')}.`);
     }
+    const dmarc = dmarcPolicy(p.dmarcPolicy ?? 'quarantine');
     if (p.resellerId != null) await this.customers.reseller(p.resellerId);
     if (p.dnsTemplate != null) this.dnsRecords.checkTemplate(p.dnsTemplate);
     const { id } = await this.repo.insertPlan({
@@ -68,6 +80,7 @@ export class PackagesAdminService {
       database_versions: JSON.stringify(p.databaseVersions ?? ['mariadb-10.11']),
       php_versions: JSON.stringify(p.phpVersions ?? DEFAULT_PHP_VERSIONS),
       dns_template: p.dnsTemplate == null ? null : JSON.stringify(p.dnsTemplate),
+      dmarc_policy: dmarc,
       created_at: nowIso(),
     });
     return { planId: id };
@@ -111,8 +124,8 @@ export class PackagesAdminService {
   async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
     await this.package(packageId);
     const plan = await this.plan(planId);
-    const template = this.dnsRecords.planTemplate(plan);
     const domains = await this.repo.db.transaction().execute(async (trx) => {
+      const template = await this.dnsRecords.planTemplate(trx, plan);
       const repo = new AdminRepository(trx);
       await repo.setPackagePlan(packageId, planId);
       const quota = plan.mailbox_quota_mb * 1024 * 1024;
@@ -122,5 +135,21 @@ export class PackagesAdminService {
       return this.dnsRecords.resetBaseRecords(trx, zones, template);
     });
     return { packageId, planId, domains };
+  }
+
+  /**
+   * Sets the DMARC policy of a plan (`hostplane admin plan set-dmarc-policy`): new domains of the
+   * plan publish it, and the base `_dmarc` record of each presence domain of its packages gets it
+   * now, except where the domain's dns_update_lock is on (API guide "DNS records"). One transaction.
+   */
+  async setDmarcPolicy(planId: number, policy: string): Promise<{ planId: number; dmarcPolicy: DmarcPolicy; domains: DmarcUpdate[] }> {
+    const dmarc = dmarcPolicy(policy);
+    await this.plan(planId);
+    const domains = await this.repo.db.transaction().execute(async (trx) => {
+      const repo = new AdminRepository(trx);
+      await repo.setPlanDmarcPolicy(planId, dmarc);
+      return this.dnsRecords.setDmarcPolicy(trx, await repo.lockPresenceDomainsOfPlan(planId), dmarc);
+    });
+    return { planId, dmarcPolicy: dmarc, domains };
   }
 }

@@ -52,8 +52,14 @@ export interface PlansTable {
   database_versions: string; // JSON array
   php_versions: string; // JSON array
   dns_template: string | null; // JSON; null → operator default
+  /** The `p=` of the `_dmarc` base record of its domains (migration 012). */
+  dmarc_policy: Generated<DmarcPolicy>;
   created_at: string;
 }
+
+/** What a plan's DMARC record asks receivers to do with mail that fails DMARC (RFC 7489 §6.3). */
+export const DMARC_POLICIES = ['none', 'quarantine', 'reject'] as const;
+export type DmarcPolicy = (typeof DMARC_POLICIES)[number];
 
 export interface PackagesTable {
   id: Generated<number>;

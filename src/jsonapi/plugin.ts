@@ -153,6 +153,8 @@ function routeRegex(url: string): RegExp {
 export function trackRoutes(app: FastifyInstance) {
   const routes: { method: string; re: RegExp }[] = [];
   app.addHook('onRoute', (r) => {
+    // A route of other hosts only (a Host constraint) is no path of the API's own host.
+    if (r.constraints?.host !== undefined) return;
     for (const m of [r.method].flat()) if (m !== 'HEAD') routes.push({ method: m, re: routeRegex(r.url ?? r.path) });
   });
   return routes;

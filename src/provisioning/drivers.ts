@@ -10,7 +10,7 @@ import { caddyWebDriver, type WebDriver } from './web/driver.js';
 import { NODE_ACME_WEBROOT } from './web/caddy-config.js';
 import { dovecotMailDriver, type MailDriver } from './mail/driver.js';
 
-/** Where a web server's Caddy asks whether a host may get a certificate (src/ops: GET /internal/tls-allowed). */
+/** Where a web server's Caddy asks whether a host may get a certificate (src/resources/tls-allowed.ts). */
 export const tlsAskUrl = (publicBaseUrl: string) => `${publicBaseUrl}/internal/tls-allowed`;
 
 export interface Drivers {

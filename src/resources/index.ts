@@ -26,6 +26,8 @@ import { mailAuthReportRoute } from './email-addresses/email-addresses.auth-repo
 import { rspamdSettingsRoute } from './email-addresses/email-addresses.rspamd-settings.js';
 import { rspamdDkimRoutes } from './email-addresses/email-addresses.rspamd-dkim.js';
 import { VersionedMaps } from '../provisioning/mail/versioned-map.js';
+import { autoconfigRoute } from './email-addresses/email-addresses.autoconfig.js';
+import { tlsAllowedRoute } from './tls-allowed.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -37,11 +39,14 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   domainAvailabilityRoutes(app, new DomainAvailabilityService(deps), links);
   dnsRecordsRoutes(app, new DnsRecordsService(deps), links);
   databasesRoutes(app, new DatabasesService(deps), links);
-  subdomainsRoutes(app, new SubdomainsService(deps), links);
+  const subdomains = new SubdomainsService(deps);
+  subdomainsRoutes(app, subdomains, links);
   const email = new EmailAddressesService(deps);
   emailAddressesRoutes(app, email, links);
   mailAuthReportRoute(app, email);
   const maps = new VersionedMaps(deps.store);
   rspamdSettingsRoute(app, deps.store, maps);
   rspamdDkimRoutes(app, deps.store, maps);
+  autoconfigRoute(app, email);
+  tlsAllowedRoute(app, [(host) => subdomains.servesHost(host), (host) => email.servesAutoconfig(host)]);
 }

@@ -1,4 +1,5 @@
-// `hostplane admin plan …`: hosting plans and their limits (API guide "Plans").
+// `hostplane admin plan …`: hosting plans and their limits (API guide "Plans"), and the DMARC
+// policy their domains publish (API guide "DNS records").
 import { Command, InvalidArgumentError } from 'commander';
 import { parseCount, parseId, parseList, withStore, type CliIo } from '../context.js';
 import { leaf, listLeaf, planView, printResult, type Json } from './views.js';
@@ -28,10 +29,11 @@ export function planCommand(io: CliIo): Command {
     .option('--php-versions <list>', 'comma-separated, e.g. 8.3,8.4 [8.3,8.4,8.5]', parseList)
     .option('--reseller-id <id>', 'a plan this reseller sells to its end customers', parseId)
     .option('--dns-template <json>', 'base DNS records of its domains, e.g. \'[{"name":"","record_type":"A","data":"192.0.2.10"}]\' [DNS_BASE_* settings]', parseJson)
+    .option('--dmarc-policy <policy>', 'what its domains\' DMARC record asks receivers to do with mail that fails: none, quarantine or reject [quarantine]')
     .action(
       (o: Json & {
         name: string; maxDatabases?: number; maxEmailAddresses?: number; mailboxQuotaMb?: number; maxSubdomains?: number;
-        webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number; dnsTemplate?: unknown[];
+        webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number; dnsTemplate?: unknown[]; dmarcPolicy?: string;
       }) =>
         withStore(io, async ({ admin, out }) => {
           const { planId } = await admin.packages.createPlan({
@@ -45,13 +47,41 @@ export function planCommand(io: CliIo): Command {
             databaseVersions: o.databaseVersions,
             phpVersions: o.phpVersions,
             dnsTemplate: o.dnsTemplate,
+            dmarcPolicy: o.dmarcPolicy,
           });
           const p = planView(await admin.packages.plan(planId));
           printResult(out, o, p, `Created plan ${p.id} (${p.name}).\n`);
         }),
     );
+  leaf(plan.command('show').description('show a plan, its limits and its DMARC policy'))
+    .argument('<id>', 'plan id', parseId)
+    .action((id: number, o: Json) =>
+      withStore(io, async ({ admin, out }) => {
+        const p = planView(await admin.packages.plan(id));
+        printResult(out, o, p, `${Object.entries(p).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(',') : (v ?? '-')}`).join('\n')}\n`);
+      }),
+    );
+  leaf(plan.command('set-dmarc-policy').description("set the DMARC policy of a plan's domains (none, quarantine or reject); their _dmarc records follow unless a domain's dns_update_lock is on"))
+    .argument('<id>', 'plan id', parseId)
+    .argument('<policy>', 'none, quarantine or reject')
+    .action((id: number, policy: string, o: Json) =>
+      withStore(io, async ({ admin, out }) => {
+        const r = await admin.packages.setDmarcPolicy(id, policy);
+        if (o.json) return out.json({ plan_id: String(r.planId), dmarc_policy: r.dmarcPolicy, domains: r.domains });
+        out.text(`Plan ${r.planId} now publishes DMARC policy ${r.dmarcPolicy}.\n`);
+        for (const d of r.domains) {
+          out.text(
+            d.dmarc_record === 'updated'
+              ? `  ${d.domain}: _dmarc updated\n`
+              : d.dmarc_record === 'locked'
+                ? `  ${d.domain}: _dmarc kept (dns_update_lock is on)\n`
+                : `  ${d.domain}: no base _dmarc record (deleted, or the domain is older than DMARC records); its next base-record reset adds it\n`,
+          );
+        }
+      }),
+    );
   listLeaf(plan, io, 'list plans', async (admin) => (await admin.packages.listPlans()).map(planView), [
-    'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions',
+    'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions', 'dmarc_policy',
   ]);
   return plan;
 }

@@ -57,6 +57,7 @@ export const tokenView = (t: {
 export const planView = (p: Row<'plans'>) => ({
   id: String(p.id),
   ...planAttributes(p),
+  dmarc_policy: p.dmarc_policy,
   reseller_id: str(p.reseller_id),
   created_at: p.created_at,
 });

@@ -54,6 +54,22 @@ export class MailServersRepository {
     return this.db.updateTable('mail_servers').set(v).where('name', '=', name).returningAll().executeTakeFirst();
   }
 
+  /**
+   * The mail server of a presence domain: its package's, or the default where the package has none
+   * yet (its first address goes there). undefined: not a presence domain, or no mail server at all.
+   */
+  async ofPresenceDomain(domain: string): Promise<MailServerRow | undefined> {
+    const pkg = await this.db
+      .selectFrom('domains')
+      .innerJoin('packages', 'packages.id', 'domains.package_id')
+      .select('packages.mail_server_name')
+      .where('domains.name', '=', domain)
+      .where('domains.has_presence', '=', 1)
+      .executeTakeFirst();
+    if (!pkg) return undefined;
+    return pkg.mail_server_name === null ? this.defaultServer() : this.byName(pkg.mail_server_name);
+  }
+
   /** The ids of the packages placed on server `name` (their mailboxes are there), in id order. */
   async packagesOn(name: string): Promise<number[]> {
     const rows = await this.db.selectFrom('packages').select('id').where('mail_server_name', '=', name).orderBy('id').execute();

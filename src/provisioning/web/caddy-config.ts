@@ -127,16 +127,26 @@ function siteHandlers(site: Exclude<SiteSpec, { kind: 'email' }>): object[] {
 
 /**
  * The API's routes: on HTTP, ACME's HTTP-01 files then a redirect to HTTPS; on HTTPS, the API
- * (Caddy adds X-Forwarded-For, which TRUST_PROXY lets the API read).
+ * (Caddy adds X-Forwarded-For, which TRUST_PROXY lets the API read). `autoconfig.<domain>`, where
+ * mail clients ask for their settings (decision 0022), goes to the API too, after the sites (a
+ * customer's own site of that name wins), on HTTPS with a certificate on demand.
  */
 function apiRoutes(front: ApiFront) {
   const match = [{ host: [front.host] }];
   const challenge = { match: [{ path: ['/.well-known/acme-challenge/*'] }], handle: [{ handler: 'file_server', root: literalPath(front.acmeWebroot) }] };
+  const proxy = { handler: 'reverse_proxy', upstreams: [{ dial: front.upstream }] };
+  // Go keeps Host out of the header map; Caddy's header matchers read it from the request.
+  const autoconfig = [{ header_regexp: { Host: { pattern: AUTOCONFIG_HOST } } }];
   return {
     http: { '@id': 'hp-api', match, handle: [{ handler: 'subroute', routes: [challenge, { handle: [redirect(301, `https://${front.host}{http.request.uri}`)] }] }], terminal: true },
-    https: { '@id': 'hps-api', match, handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: front.upstream }] }], terminal: true },
+    https: { '@id': 'hps-api', match, handle: [proxy], terminal: true },
+    autoconfigHttp: { '@id': 'hp-autoconfig', match: autoconfig, handle: [redirect(301, 'https://{http.request.host}{http.request.uri}')], terminal: true },
+    autoconfigHttps: { '@id': 'hps-autoconfig', match: autoconfig, handle: [proxy], terminal: true },
   };
 }
+
+/** The hosts mail clients ask for their settings: `autoconfig.<domain>` (RE2, any letter case). */
+export const AUTOCONFIG_HOST = '(?i)^autoconfig\\.';
 
 /**
  * The whole config: `caddyConfig(server, sites, { askUrl: 'http://127.0.0.1:8080/internal/tls-allowed', tls: 'acme' })`.
@@ -170,7 +180,7 @@ export function caddyConfig(server: WebServerConn, sites: SiteSpec[], opts: Cadd
     hp: {
       listen: [server.httpListen],
       automatic_https: { disable: true },
-      routes: [...(api ? [api.http] : []), ...served.map((s) => route('hp', s, s.https ? [toHttps(s.host)] : siteHandlers(s))), catchAll],
+      routes: [...(api ? [api.http] : []), ...served.map((s) => route('hp', s, s.https ? [toHttps(s.host)] : siteHandlers(s))), ...(api ? [api.autoconfigHttp] : []), catchAll],
     },
   };
   const apps: Record<string, object> = { http: { servers } };
@@ -179,7 +189,7 @@ export function caddyConfig(server: WebServerConn, sites: SiteSpec[], opts: Cadd
       listen: [server.httpsListen],
       automatic_https: { disable: true },
       tls_connection_policies: [{}],
-      routes: [...(api ? [api.https] : []), ...served.map((s) => route('hps', s, siteHandlers(s))), catchAll],
+      routes: [...(api ? [api.https] : []), ...served.map((s) => route('hps', s, siteHandlers(s))), ...(api ? [api.autoconfigHttps] : []), catchAll],
     };
     const issuer = opts.tls === 'internal' ? { module: 'internal' } : { module: 'acme', ...(opts.acmeDirectory ? { ca: opts.acmeDirectory } : {}) };
     apps.tls = {

@@ -1,6 +1,7 @@
 // Base records of a presence domain (API guide "DNS records"): the
-// plan's template (apex and www A/AAAA, MX, SPF TXT by default), tagged `base`, and the managed
-// DKIM key TXT, written when the domain is created; a plan change resets the base records of each
+// plan's template (apex and www A/AAAA, MX by default) with the mail records added
+// (dns-records.mail-records.ts: SPF, DMARC, SRV, autoconfig), tagged `base`, and the managed DKIM
+// key TXT, written when the domain is created; a plan change resets the base records of each
 // domain whose dns_update_lock is off (Admin.setPackagePlan).
 //
 // Template: the plan's `dns_template` (a JSON array of records with the API's attribute names,
@@ -11,20 +12,26 @@ import { promisify } from 'node:util';
 import { AppError } from '../../errors.js';
 import type { Config } from '../../config.js';
 import { fqdnOf } from '../../domain-name.js';
+import type { DmarcPolicy } from '../../db/schema.js';
 import type { DnsRecordsRepository } from './dns-records.repository.js';
 import { DkimKeysRepository } from './dns-records.dkim.repository.js';
+import { withMailRecords, type MailRecordSettings } from './dns-records.mail-records.js';
 import { conflictAt, conflictInZone, normaliseRecord, type NormalisedRecord, type RecordInput } from './dns-records.rules.js';
 
 /** Owner name of the managed DKIM key (selector `default`, RFC 6376 §3.6.2.1). */
 export const DKIM_SELECTOR = 'default';
 export const DKIM_NAME = `${DKIM_SELECTOR}._domainkey`;
 
-/** The SPF policy of the default template: the domain's own A and MX hosts may send. */
-export const DEFAULT_SPF = 'v=spf1 a mx ~all';
-
 export type DnsBaseSettings = Config['dnsBase'];
 
-/** The operator default template (settings DNS_BASE_*). */
+/** What a plan's base records are built from besides the plan: the settings and the mail servers. */
+export interface TemplateSettings {
+  base: DnsBaseSettings;
+  defaultTtl: number;
+  mail: MailRecordSettings;
+}
+
+/** The operator default template (settings DNS_BASE_*), without the mail records. */
 export function defaultTemplate(base: DnsBaseSettings): RecordInput[] {
   const out: RecordInput[] = [];
   for (const name of ['', 'www']) {
@@ -32,7 +39,6 @@ export function defaultTemplate(base: DnsBaseSettings): RecordInput[] {
     if (base.ipv6) out.push({ name, record_type: 'AAAA', data: base.ipv6 });
   }
   if (base.mx) out.push({ name: '', record_type: 'MX', data: `10 ${base.mx}` });
-  out.push({ name: '', record_type: 'TXT', data: DEFAULT_SPF });
   return out;
 }
 
@@ -69,8 +75,11 @@ export function checkTemplate(template: unknown, defaultTtl: number, where: stri
   return out;
 }
 
-/** The template of a plan: its own (`dns_template` JSON) or the operator default. */
-export function planTemplate(plan: { id: number; dns_template: string | null }, base: DnsBaseSettings, defaultTtl: number): NormalisedRecord[] {
+/** What of a plan its base records depend on. */
+export type TemplatePlan = { id: number; dns_template: string | null; dmarc_policy: DmarcPolicy };
+
+/** The records of a plan's own template (`dns_template` JSON) or of the operator default, checked. */
+export function ownTemplate(plan: Pick<TemplatePlan, 'id' | 'dns_template'>, base: DnsBaseSettings, defaultTtl: number): NormalisedRecord[] {
   const where = `plan ${plan.id}'s DNS template`;
   if (plan.dns_template === null) return checkTemplate(defaultTemplate(base), defaultTtl, 'the default DNS template (DNS_BASE_*)');
   let parsed: unknown;
@@ -80,6 +89,11 @@ export function planTemplate(plan: { id: number; dns_template: string | null }, 
     throw invalidTemplate(where, 'is not JSON.');
   }
   return checkTemplate(parsed, defaultTtl, where);
+}
+
+/** The base records of a plan: its template with the mail records (docs/decisions/0022-mail-records-and-discovery.md). */
+export function planTemplate(plan: TemplatePlan, s: TemplateSettings): NormalisedRecord[] {
+  return withMailRecords(ownTemplate(plan, s.base, s.defaultTtl), plan.dmarc_policy, s.mail, s.defaultTtl);
 }
 
 export interface DkimKey {

@@ -175,6 +175,25 @@ export class DnsRecordsRepository {
     return Number(r.numDeletedRows);
   }
 
+  /** The zone's active base records of one name and type (not a subdomain's own). */
+  baseRecordsAt(domain: string, name: string, recordType: string) {
+    return this.db
+      .selectFrom('dns_records')
+      .select(['id', 'data'])
+      .where('domain', '=', domain)
+      .where('name', '=', name)
+      .where('record_type', '=', recordType)
+      .where('tag', '=', 'base')
+      .where('state', '=', 'active')
+      .where('subdomain_id', 'is', null)
+      .orderBy('id')
+      .execute();
+  }
+
+  async setData(id: number, data: string): Promise<void> {
+    await this.db.updateTable('dns_records').set({ data, updated_at: nowIso() }).where('id', '=', id).execute();
+  }
+
   /** The customer owning `domain` (the owner of its jobs). */
   async domainOwner(domain: string): Promise<number> {
     const d = await this.db.selectFrom('domains').select('customer_id').where('name', '=', domain).executeTakeFirstOrThrow();

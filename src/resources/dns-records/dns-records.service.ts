@@ -24,7 +24,10 @@ import type { DnsDriver } from '../../provisioning/dns/driver.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
 import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.rules.js';
-import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, planTemplate, type DkimKey } from './dns-records.base-records.js';
+import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, ownTemplate, planTemplate, type DkimKey, type TemplatePlan } from './dns-records.base-records.js';
+import { DMARC_NAME, dmarcRecord, isDmarc, spfHosts, spfRecord } from './dns-records.mail-records.js';
+import { MailServersRepository } from '../../provisioning/mail/servers.repository.js';
+import type { DmarcPolicy } from '../../db/schema.js';
 import type { DnsRecordJobPayload } from './dns-records.jobs.js';
 
 const fieldError = (p: FieldProblem) => invalidField(p.field, p.detail);
@@ -47,6 +50,13 @@ export interface BaseRecordReset {
   inserted: number;
   /** Template records left out because a kept (custom or managed) record clashes with them. */
   skipped: number;
+}
+
+/** What `admin plan set-dmarc-policy` did to one presence domain of the plan. */
+export interface DmarcUpdate {
+  domain: string;
+  /** updated: its base `_dmarc` record has the new policy; locked: dns_update_lock is on; absent: it has no base `_dmarc` record (deleted, or written before there were any). */
+  dmarc_record: 'updated' | 'locked' | 'absent';
 }
 
 /** The base records of a plan and a new DKIM key, made before the transaction that writes them. */
@@ -172,8 +182,8 @@ export class DnsRecordsService {
   }
 
   /** The template of `plan` and a fresh DKIM key, for addBaseRecords (key generation is slow: call it before the transaction). */
-  async prepareBaseRecords(plan: { id: number; dns_template: string | null }): Promise<PreparedBaseRecords> {
-    const template = planTemplate(plan, this.settings.dnsBase, this.settings.dnsDefaultTtl);
+  async prepareBaseRecords(plan: TemplatePlan): Promise<PreparedBaseRecords> {
+    const template = await this.planTemplate(this.store.db, plan);
     return { template, dkim: await generateDkimKey() };
   }
 
@@ -189,9 +199,27 @@ export class DnsRecordsService {
     await this.dns.recordChange(trx, domain);
   }
 
-  /** The template of `plan`, checked, for resetBaseRecords. */
-  planTemplate(plan: { id: number; dns_template: string | null }): NormalisedRecord[] {
-    return planTemplate(plan, this.settings.dnsBase, this.settings.dnsDefaultTtl);
+  /**
+   * The base records of `plan`, checked, for resetBaseRecords: its template with the mail records,
+   * whose SPF names the registered mail servers as `db` (the caller's transaction) sees them.
+   */
+  async planTemplate(db: Kysely<Database>, plan: TemplatePlan): Promise<NormalisedRecord[]> {
+    const { dnsBase: base, dnsDefaultTtl: defaultTtl } = this.settings;
+    return planTemplate(plan, { base, defaultTtl, mail: { sendingHosts: await this.sendingHosts(db), autoconfigTarget: base.autoconfig } });
+  }
+
+  /** The SPF TXT of the base records (`v=spf1 mx a:… -all`), as `db` sees the mail servers: a subdomain's too. */
+  async spf(db: Kysely<Database>): Promise<string> {
+    return spfRecord(await this.sendingHosts(db));
+  }
+
+  private async sendingHosts(db: Kysely<Database>): Promise<string[]> {
+    return spfHosts((await new MailServersRepository(db).list()).map((m) => m.smtp));
+  }
+
+  /** The apex MX records of `plan`'s template: a subdomain's mail goes there too (API guide "Subdomains"). */
+  planMailExchangers(plan: Pick<TemplatePlan, 'id' | 'dns_template'>): NormalisedRecord[] {
+    return ownTemplate(plan, this.settings.dnsBase, this.settings.dnsDefaultTtl).filter((r) => r.name.ace === '' && r.record_type === 'MX');
   }
 
   /**
@@ -213,6 +241,27 @@ export class DnsRecordsService {
       out.push({ domain: z.name, base_records: 'reset', removed, inserted, skipped });
     }
     for (const r of out) if (r.base_records === 'reset') await this.dns.recordChange(trx, r.domain);
+    return out;
+  }
+
+  /**
+   * Gives the base `_dmarc` record of each zone `policy`, except where its dns_update_lock is on
+   * (API guide "DNS records"); a zone whose customer deleted that record keeps it deleted. In the
+   * caller's transaction, with the zones locked; one DNS change per updated zone.
+   */
+  async setDmarcPolicy(trx: Kysely<Database>, zones: { name: string; dns_update_lock: number }[], policy: DmarcPolicy): Promise<DmarcUpdate[]> {
+    const records = new DnsRecordsRepository(trx);
+    const out: DmarcUpdate[] = [];
+    for (const z of zones) {
+      if (z.dns_update_lock) {
+        out.push({ domain: z.name, dmarc_record: 'locked' });
+        continue;
+      }
+      const dmarc = (await records.baseRecordsAt(z.name, DMARC_NAME, 'TXT')).filter((r) => isDmarc(r.data));
+      for (const r of dmarc) await records.setData(r.id, dmarcRecord(policy, r.data));
+      out.push({ domain: z.name, dmarc_record: dmarc.length ? 'updated' : 'absent' });
+    }
+    for (const r of out) if (r.dmarc_record === 'updated') await this.dns.recordChange(trx, r.domain, [DMARC_NAME]);
     return out;
   }
 }

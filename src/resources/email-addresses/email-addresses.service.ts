@@ -13,7 +13,7 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import { AppError, invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
 import { findOr404, idValues, parseNumericId } from '../../db/ids.js';
-import { aceOf } from '../../domain-name.js';
+import { aceOf, toUnicode } from '../../domain-name.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { withJobs } from '../../queue/enqueue.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
@@ -26,6 +26,7 @@ import { mailboxSieve } from './email-addresses.sieve.js';
 import { bumpSettings } from './email-addresses.rspamd-settings.js';
 import { bumpDkimForAddress } from '../dns-records/dns-records.dkim.js';
 import { waitForMap } from '../../provisioning/mail/versioned-map.js';
+import { autoconfigDomain, clientSettings, type ClientSettings } from './email-addresses.autoconfig.js';
 import {
   ADDRESS_TYPES, MAX_FORWARD_TARGETS, isSelf, parseAddress, parseAntispam, parseForwardTo, parseTarget, patchAutoresponder, rejectFixedAttributes,
   sameTarget, unicodeAddress, type AddressType, type AutoresponderState,
@@ -349,6 +350,22 @@ export class EmailAddressesService {
     const server = (await new MailServersRepository(this.store.db).list()).find((s) => crypto.timingSafeEqual(digest(mailReportKey(s.doveadm_key)), offered));
     if (!server) return;
     await new MailDirectoryRepository(this.store.db).touchAppPassword(id, address, server.name, new Date(Date.now() - 60_000).toISOString());
+  }
+
+  /**
+   * The mail client settings a request to `autoconfig.<domain>` (its Host) answers with, from the
+   * mail server of the presence domain's package (API guide "Mail client set-up"), or null.
+   */
+  async autoconfigFor(host: string): Promise<{ domain: string; display: string; settings: ClientSettings } | null> {
+    const named = autoconfigDomain(host);
+    const domain = named === null ? null : aceOf(named);
+    const server = domain === null ? undefined : await new MailServersRepository(this.store.db).ofPresenceDomain(domain);
+    return server ? { domain: domain!, display: toUnicode(domain!), settings: clientSettings(server) } : null;
+  }
+
+  /** Whether `host` is an autoconfig name this service answers: on-demand TLS may get it a certificate. */
+  async servesAutoconfig(host: string): Promise<boolean> {
+    return (await this.autoconfigFor(host)) !== null;
   }
 
   // ---- shared steps -----------------------------------------------------------------------------

@@ -72,14 +72,6 @@ export function subdomainsRoutes(app: TypedApp, service: SubdomainsService, link
     return acceptedResource(request, reply, links, toResource(row), job);
   });
 
-  // On-demand TLS (docs/decisions/0008-web-servers.md): a web server's Caddy asks before it gets a
-  // certificate for a host; 200 only for a subdomain with a site. No token: Caddy sends none.
-  app.get('/internal/tls-allowed', { config: { infra: true }, schema: { hide: true } }, async (request, reply) => {
-    const domain = (request.query as { domain?: unknown }).domain;
-    const allowed = typeof domain === 'string' && (await service.servesHost(domain));
-    return reply.code(allowed ? 200 : 404).type('text/plain').send(allowed ? 'ok\n' : 'not a site of this service\n');
-  });
-
   deleteRoute(app, links, {
     segment: 'subdomains',
     operationId: 'deleteSubdomain',

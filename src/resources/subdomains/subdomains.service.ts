@@ -24,6 +24,7 @@ import type { ServiceDeps } from '../service-deps.js';
 import { WebServersRepository, webQueue, type WebServerRow } from '../../provisioning/web/servers.repository.js';
 import { DnsRecordsRepository } from '../dns-records/dns-records.repository.js';
 import { conflictInZone } from '../dns-records/dns-records.rules.js';
+import { isSpf } from '../dns-records/dns-records.mail-records.js';
 import { DnsRecordsService } from '../dns-records/dns-records.service.js';
 import { SubdomainsRepository, type SubdomainPackage, type SubdomainRow } from './subdomains.repository.js';
 import {
@@ -217,22 +218,24 @@ export class SubdomainsService {
 
   /**
    * Makes the subdomain's base records what its state needs (none while it is being deleted):
-   * A/AAAA of the web server unless it is e-mail only, the plan's MX. A custom CNAME at the name
-   * or a delegation (NS) at or above it → 409; an identical custom record is left as it is.
-   * Returns the DNS change to wait for, or null when nothing changed.
+   * A/AAAA of the web server unless it is e-mail only, the plan's MX and, with it, the domain's
+   * SPF (the apex's DMARC policy covers the subdomain's mail too) unless a customer's own SPF is
+   * there. A custom CNAME at the name or a delegation (NS) at or above it → 409; an identical
+   * custom record is left as it is. Returns the DNS change to wait for, or null when nothing changed.
    */
   private async syncRecords(trx: Kysely<Database>, row: SubdomainRow, server: WebServerRow, pkg: SubdomainPackage): Promise<number | null> {
     const records = new DnsRecordsRepository(trx);
+    const owned = await records.ofSubdomain(row.id);
     const wanted: { record_type: string; data: string }[] = [];
     if (row.state !== 'deleting') {
       if (hasAddressRecords(row)) {
         for (const ip of JSON.parse(server.addresses) as string[]) wanted.push({ record_type: ip.includes(':') ? 'AAAA' : 'A', data: ip });
       }
-      for (const r of this.dnsRecords.planTemplate({ id: pkg.plan_id, dns_template: pkg.dns_template })) {
-        if (r.name.ace === '' && r.record_type === 'MX') wanted.push({ record_type: 'MX', data: r.data });
-      }
+      const mx = this.dnsRecords.planMailExchangers({ id: pkg.plan_id, dns_template: pkg.dns_template });
+      for (const r of mx) wanted.push({ record_type: 'MX', data: r.data });
+      const ownSpf = (await records.recordsAt(row.domain, row.name)).some((r) => r.record_type === 'TXT' && isSpf(r.data) && !owned.some((o) => o.id === r.id));
+      if (mx.length && !ownSpf) wanted.push({ record_type: 'TXT', data: await this.dnsRecords.spf(trx) });
     }
-    const owned = await records.ofSubdomain(row.id);
     const key = (r: { record_type: string; data: string }) => `${r.record_type} ${r.data}`;
     const stale = owned.filter((r) => !wanted.some((w) => key(w) === key(r)));
     const missing = wanted.filter((w) => !owned.some((r) => key(r) === key(w)));

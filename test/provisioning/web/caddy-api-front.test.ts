@@ -1,7 +1,8 @@
 // One Caddy for the sites and the API (decision 0018 "One Caddy per host"): with an API front,
 // the web server's config also serves the API's host name — plain HTTP redirected to HTTPS except
 // ACME's HTTP-01 files of the node's own certificates, HTTPS proxied to the API with the client's
-// address — and gets the API's certificate at start, not on demand. Checked on a private caddy.
+// address — and gets the API's certificate at start, not on demand; `autoconfig.<domain>` goes to
+// the API too, after the sites (decision 0022). Checked on a private caddy.
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +42,16 @@ describe('caddyConfig with an API front', () => {
       handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '127.0.0.1:8080' }] }],
       terminal: true,
     });
+    // Mail clients' autoconfig.<domain>: to HTTPS, then the API; last before the catch-all.
+    const autoconfig = [{ header_regexp: { Host: { pattern: '(?i)^autoconfig\\.' } } }];
+    expect(cfg.apps.http.servers.hp.routes.slice(1)).toEqual([
+      { '@id': 'hp-autoconfig', match: autoconfig, handle: [{ handler: 'static_response', status_code: 301, headers: { Location: ['https://{http.request.host}{http.request.uri}'] } }], terminal: true },
+      { handle: [{ handler: 'static_response', status_code: 404, body: 'Not found\n' }], terminal: true },
+    ]);
+    expect(cfg.apps.http.servers.hps.routes.slice(1)).toEqual([
+      { '@id': 'hps-autoconfig', match: autoconfig, handle: [{ handler: 'reverse_proxy', upstreams: [{ dial: '127.0.0.1:8080' }] }], terminal: true },
+      { handle: [{ handler: 'static_response', status_code: 404, body: 'Not found\n' }], terminal: true },
+    ]);
     const issuer = { module: 'acme', ca: 'https://acme.example/dir' };
     expect(cfg.apps.tls).toEqual({
       certificates: { automate: ['api.example.net'] },
@@ -76,7 +87,9 @@ requireCaddy()('a Caddy fronting the API answers', () => {
     await fs.writeFile(path.join(webroot, '.well-known/acme-challenge/tok3n'), 'tok3n.key-authorization');
     const front = { ...FRONT, upstream: `127.0.0.1:${(api.address() as AddressInfo).port}`, acmeWebroot: webroot };
     const site: SiteSpec = { id: '1', host: 'static.example.com', kind: 'redirect', target: 'https://t.example/', dynamic: false, https: false };
-    await new CaddyClient(caddy.server.caddyAdmin).ensure(caddyConfig(caddy.server, [site], { askUrl: null, tls: 'internal', apiFront: front }));
+    // A customer's own site at an autoconfig name.
+    const own: SiteSpec = { id: '2', host: 'autoconfig.own.example', kind: 'redirect', target: 'https://own.example/', dynamic: false, https: false };
+    await new CaddyClient(caddy.server.caddyAdmin).ensure(caddyConfig(caddy.server, [site, own], { askUrl: null, tls: 'internal', apiFront: front }));
   });
 
   afterAll(async () => {
@@ -96,5 +109,16 @@ requireCaddy()('a Caddy fronting the API answers', () => {
     expect(await probeSite(caddy.server, 'api.example.net', '/customers?x=1', { https: true })).toEqual({ status: 200, location: null, body: 'api /customers?x=1' });
     expect(seen).toEqual([{ url: '/customers?x=1', forwardedFor: '127.0.0.1', proto: 'https' }]);
     expect(await probeSite(caddy.server, 'static.example.com', '/')).toEqual({ status: 301, location: 'https://t.example/', body: '' });
+  });
+
+  it('autoconfig.<domain>: plain HTTP to https, HTTPS to the API with its Host; a site of that name wins', async () => {
+    seen.length = 0;
+    expect(await probeSite(caddy.server, 'autoconfig.shop.example', '/mail/config-v1.1.xml?emailaddress=a%40shop.example')).toEqual({
+      status: 301, location: 'https://autoconfig.shop.example/mail/config-v1.1.xml?emailaddress=a%40shop.example', body: '',
+    });
+    expect(await probeSite(caddy.server, 'AutoConfig.Shop.Example', '/mail/config-v1.1.xml', { https: true })).toEqual({ status: 200, location: null, body: 'api /mail/config-v1.1.xml' });
+    expect(seen).toEqual([{ url: '/mail/config-v1.1.xml', forwardedFor: '127.0.0.1', proto: 'https' }]);
+    expect(await probeSite(caddy.server, 'autoconfig.own.example', '/')).toEqual({ status: 301, location: 'https://own.example/', body: '' });
+    expect(await probeSite(caddy.server, 'notautoconfig.example', '/', { https: true })).toEqual({ status: 404, location: null, body: 'Not found\n' });
   });
 });

@@ -1,6 +1,8 @@
-// Base records (API guide "DNS records"): a presence domain's template records and managed DKIM
-// key, plan templates checked by the API rules, and `admin package set-plan` resetting base records
-// (keeping custom and managed ones, respecting dns_update_lock and delegation cuts).
+// Base records (API guide "DNS records"): a presence domain's template records with the mail
+// records (SPF, DMARC, SRV, autoconfig; test/resources/dns-records/mail-records.test.ts has their
+// rules) and managed DKIM key, plan templates checked by the API rules, and `admin package
+// set-plan` resetting base records (keeping custom and managed ones, respecting dns_update_lock and
+// delegation cuts).
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -12,6 +14,8 @@ import { DKIM, dnsRecordsSuite, record, recordIdOf } from '../../helpers/dns-rec
 import { EnvSchema } from '../../../src/config.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/** Records in the order they were written (ids), whatever the engine's collation makes of `_` in names. */
+const byId = <T extends { id: string }>(data: T[]) => [...data].sort((a, b) => Number(a.id) - Number(b.id));
 
 describe.each(ENGINES)('dns-records on %s', (engine) => {
   let t: TestApp;
@@ -26,18 +30,25 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       const dkim = r.json.data.find((d: any) => d.attributes.name === 'default._domainkey');
       expect(dkim.attributes.data).toMatch(DKIM);
       const d = 'end1.example';
-      expect(r.json).toEqual({
+      expect({ ...r.json, data: byId(r.json.data) }).toEqual({
         links: { self: `${BASE}/dns-records?filter[domain]=end1.example` },
         data: [
           record(ids['A '], { record_type: 'A', domain: d, data: '192.0.2.10', tag: 'base' }),
           record(ids['AAAA '], { record_type: 'AAAA', domain: d, data: '2001:db8::10', tag: 'base' }),
-          record(ids['MX '], { record_type: 'MX', domain: d, data: '10 mail.hostplane.test', tag: 'base' }),
-          record(ids['TXT '], { record_type: 'TXT', domain: d, data: 'v=spf1 a mx ~all', tag: 'base' }),
-          record(ids['TXT default._domainkey'], { record_type: 'TXT', name: 'default._domainkey', domain: d, data: dkim.attributes.data, tag: 'managed' }),
           record(ids['A www'], { record_type: 'A', name: 'www', domain: d, data: '192.0.2.10', tag: 'base' }),
           record(ids['AAAA www'], { record_type: 'AAAA', name: 'www', domain: d, data: '2001:db8::10', tag: 'base' }),
+          record(ids['MX '], { record_type: 'MX', domain: d, data: '10 mail.hostplane.test', tag: 'base' }),
+          // No mail server is registered: SPF names the MX alone.
+          record(ids['TXT '], { record_type: 'TXT', domain: d, data: 'v=spf1 mx -all', tag: 'base' }),
+          record(ids['TXT _dmarc'], { record_type: 'TXT', name: '_dmarc', domain: d, data: 'v=DMARC1; p=quarantine', tag: 'base' }),
+          record(ids['SRV _submission._tcp'], { record_type: 'SRV', name: '_submission._tcp', domain: d, data: '0 1 587 mail.hostplane.test', tag: 'base' }),
+          record(ids['SRV _imaps._tcp'], { record_type: 'SRV', name: '_imaps._tcp', domain: d, data: '0 1 993 mail.hostplane.test', tag: 'base' }),
+          record(ids['SRV _imap._tcp'], { record_type: 'SRV', name: '_imap._tcp', domain: d, data: '10 1 143 mail.hostplane.test', tag: 'base' }),
+          // PUBLIC_BASE_URL is http://api.test: mail clients ask the API there.
+          record(ids['CNAME autoconfig'], { record_type: 'CNAME', name: 'autoconfig', domain: d, data: 'api.test', tag: 'base' }),
+          record(ids['TXT default._domainkey'], { record_type: 'TXT', name: 'default._domainkey', domain: d, data: dkim.attributes.data, tag: 'managed' }),
         ],
-        meta: { total: 7 },
+        meta: { total: 12 },
       });
       // Written active, with a DNS change in the domain's transaction: the zone is served from the start.
       const states = await t.store.db.selectFrom('dns_records').select('state').distinct().where('domain', '=', d).execute();
@@ -67,7 +78,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       expect(await t.store.db.selectFrom('dkim_keys').select('id').where('domain', '=', 'registered-only.example').execute()).toEqual([]);
     });
 
-    it("a plan's DNS template replaces the operator default", async () => {
+    it("a plan's DNS template replaces the operator default; SPF and DMARC are added, SRV and autoconfig not without an MX", async () => {
       const { planId } = await t.admin.packages.createPlan({
         name: 'templated',
         dnsTemplate: [
@@ -83,7 +94,12 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
         record(ids['A '], { record_type: 'A', domain: 'templated.example', data: '198.51.100.7', ttl: 600, tag: 'base' }),
         record(ids['CNAME shop'], { record_type: 'CNAME', name: 'shop', domain: 'templated.example', data: 'shops.example.net', tag: 'base' }),
       ]);
-      expect(Object.keys(ids).sort()).toEqual(['A ', 'CNAME shop', 'TXT default._domainkey']);
+      expect(Object.keys(ids).sort()).toEqual(['A ', 'CNAME shop', 'TXT ', 'TXT _dmarc', 'TXT default._domainkey']);
+      const mail = await list('?filter[domain]=templated.example&filter[record_type]=TXT', x.solo.token);
+      expect(mail.json.data.filter((d: any) => d.attributes.tags[0] === 'base').map((d: any) => [d.attributes.name, d.attributes.data])).toEqual([
+        ['', 'v=spf1 mx -all'],
+        ['_dmarc', 'v=DMARC1; p=quarantine'],
+      ]);
     });
 
     it('a template is checked by the API rules when the plan is created', async () => {
@@ -145,18 +161,20 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
         planId: planB,
         domains: [
           { domain: 'locked.example', base_records: 'locked', removed: 0, inserted: 0, skipped: 0 },
-          { domain: 'reset.example', base_records: 'reset', removed: 6, inserted: 2, skipped: 1 },
+          { domain: 'reset.example', base_records: 'reset', removed: 11, inserted: 4, skipped: 1 },
         ],
       });
       expect((await t.admin.packages.package(packageId)).plan_id).toBe(planB);
       const ids = await idsOf('reset.example');
       const l = await list('?filter[domain]=reset.example', token);
       const dkim = l.json.data.find((d: any) => d.attributes.name === 'default._domainkey');
-      expect(l.json.data).toEqual([
-        record(ids['A '], { record_type: 'A', domain: 'reset.example', data: '203.0.113.1', tag: 'base' }),
-        record(ids['A app'], { record_type: 'A', name: 'app', domain: 'reset.example', data: '203.0.113.2', tag: 'base' }),
+      expect(byId(l.json.data)).toEqual([
         record(ids['TXT default._domainkey'], { record_type: 'TXT', name: 'default._domainkey', domain: 'reset.example', data: dkim.attributes.data, tag: 'managed' }),
         record(custom, { record_type: 'TXT', name: 'www', domain: 'reset.example', data: 'keep me' }),
+        record(ids['A '], { record_type: 'A', domain: 'reset.example', data: '203.0.113.1', tag: 'base' }),
+        record(ids['A app'], { record_type: 'A', name: 'app', domain: 'reset.example', data: '203.0.113.2', tag: 'base' }),
+        record(ids['TXT '], { record_type: 'TXT', domain: 'reset.example', data: 'v=spf1 mx -all', tag: 'base' }),
+        record(ids['TXT _dmarc'], { record_type: 'TXT', name: '_dmarc', domain: 'reset.example', data: 'v=DMARC1; p=quarantine', tag: 'base' }),
       ]);
       expect(await t.store.db.selectFrom('dns_records').selectAll().where('domain', '=', 'locked.example').orderBy('id').execute()).toEqual(lockedBefore);
       // One DNS change for the reset domain, none for the locked one.
@@ -173,7 +191,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       // The customer delegates app.cut.example; plan B's template has an A record at app.
       const ns = recordIdOf(await post({ record_type: 'NS', name: 'app', domain: 'cut.example', data: 'ns1.elsewhere.example' }, token));
       const result = await t.admin.packages.setPackagePlan(packageId, planB);
-      expect(result.domains).toEqual([{ domain: 'cut.example', base_records: 'reset', removed: 6, inserted: 2, skipped: 1 }]);
+      expect(result.domains).toEqual([{ domain: 'cut.example', base_records: 'reset', removed: 11, inserted: 4, skipped: 1 }]);
       const l = await list('?filter[domain]=cut.example', token);
       expect(l.json.data.filter((d: any) => d.attributes.name === 'app').map((d: any) => [d.id, d.attributes.record_type])).toEqual([[ns, 'NS']]);
     });
@@ -208,12 +226,14 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
         expect(out.stderr).toBe('');
         expect(out.code).toBe(0);
         expect(out.stdout).toBe(
-          `${JSON.stringify({ package_id: y.solo.packageId, plan_id: String(planId), domains: [{ domain: 'solo.example', base_records: 'reset', removed: 6, inserted: 1, skipped: 0 }] })}\n`,
+          `${JSON.stringify({ package_id: y.solo.packageId, plan_id: String(planId), domains: [{ domain: 'solo.example', base_records: 'reset', removed: 11, inserted: 3, skipped: 0 }] })}\n`,
         );
         const l = await call(app.app, 'GET', '/dns-records?filter[domain]=solo.example', { token: y.solo.token });
-        expect(l.json.data.map((d: any) => `${d.attributes.record_type} ${d.attributes.name} ${d.attributes.data.slice(0, 8)} ${d.attributes.tags[0]}`)).toEqual([
-          'A  203.0.11 base',
+        expect(byId(l.json.data).map((d: any) => `${d.attributes.record_type} ${d.attributes.name} ${d.attributes.data.slice(0, 8)} ${d.attributes.tags[0]}`)).toEqual([
           'TXT default._domainkey v=DKIM1; managed',
+          'A  203.0.11 base',
+          'TXT  v=spf1 m base',
+          'TXT _dmarc v=DMARC1 base',
         ]);
       } finally {
         await app.close();

@@ -47,7 +47,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
 
     it('the record and its job are written in one transaction: a rejected record leaves no job', async () => {
       const before = await t.store.db.selectFrom('queue_jobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      expect((await post(txt('', 'v=spf1 a mx ~all'))).status).toBe(409);
+      expect((await post(txt('', 'v=spf1 mx -all'))).status).toBe(409);
       const after = await t.store.db.selectFrom('queue_jobs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
     });

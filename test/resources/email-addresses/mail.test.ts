@@ -56,6 +56,19 @@ describeMailStack('e-mail addresses on Dovecot and Postfix', () => {
       expect(job.status).toBe(200);
     });
 
+    it('what autoconfig.<domain> names (API guide "Mail client set-up") logs in and takes mail: the stack\'s own IMAP and SMTP ports, plain', async () => {
+      const m = await created({ address_type: 'mailbox' });
+      const r = await call(s.t.app, 'GET', `/mail/config-v1.1.xml?emailaddress=${encodeURIComponent(m.address)}`, { headers: { host: `autoconfig.${domain()}` } });
+      expect(r.status).toBe(200);
+      const servers = [...r.body.matchAll(/<(incoming|outgoing)Server type="(imap|smtp)">\s*<hostname>([^<]+)<\/hostname>\s*<port>(\d+)<\/port>\s*<socketType>([^<]+)<\/socketType>/g)]
+        .map(([, , type, host, port, socket]) => ({ type, at: `${host}:${port}`, socket }));
+      expect(servers).toEqual([{ type: 'imap', at: s.imap, socket: 'plain' }, { type: 'smtp', at: s.smtp, socket: 'plain' }]);
+      expect(await imapLogin(servers[0].at, m.address, m.password)).toBe('OK');
+      const sent = await sendMail(servers[1].at, { from: 'sender@outside.example', to: [m.address], message: 'From: sender@outside.example\nSubject: set up\n\nset up body\n' });
+      expect(sent.rcpt.map((c) => c.code)).toEqual([250]);
+      expect(sent.message?.code).toBe(250);
+    });
+
     it('a password set by PATCH works at once and the old one fails; so does POST …/password', async () => {
       const m = await created({ address_type: 'mailbox' });
       const p = await patchEmail(s.t, token(), m.id, { password: GOOD_PASSWORD });

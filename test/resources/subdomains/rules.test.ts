@@ -188,9 +188,9 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     expect((await patchSubdomain(t, c.token, mail, { webspace: { path: '/m/' } })).json.data.attributes).toMatchObject({ subdomain_type: 'webspace', webspace: { path: '/m/' } });
     const mail2 = (await post({ subdomain_type: 'email', domain: c.domain, subdomain: 'm2' })).json.data.id;
     expect((await patchSubdomain(t, c.token, mail2, { redirect: { target: 'https://t.example/' } })).json.data.attributes).toMatchObject({ subdomain_type: 'redirect', redirect: { dynamic: false } });
-    // Records follow the kind: the webspace has A/AAAA/MX; an email subdomain only MX.
+    // Records follow the kind: the webspace has A/AAAA/MX and the SPF of its mail; an email subdomain only MX and SPF.
     const records = (await t.store.db.selectFrom('dns_records').select(['name', 'record_type']).where('subdomain_id', '=', Number(mail)).orderBy('record_type').execute()).map((r) => r.record_type);
-    expect(records).toEqual(['A', 'AAAA', 'MX']);
+    expect(records).toEqual(['A', 'AAAA', 'MX', 'TXT']);
   });
 
   it("a plan change resets the domain's base records, not a subdomain's own", async () => {
@@ -198,11 +198,23 @@ describe.each(ENGINES)('subdomain rules on %s', (engine) => {
     const sub = (await post({ subdomain_type: 'email', domain: c.domain, subdomain: 'keep' })).json.data.id;
     const own = () => t.store.db.selectFrom('dns_records').select(['record_type', 'data']).where('subdomain_id', '=', Number(sub)).orderBy('record_type').execute();
     const before = await own();
-    expect(before.map((r) => r.record_type)).toEqual(['MX']);
+    expect(before).toEqual([{ record_type: 'MX', data: '10 mail.hostplane.test' }, { record_type: 'TXT', data: 'v=spf1 mx -all' }]);
     const { planId } = await t.admin.packages.createPlan({ name: 'next', maxSubdomains: 3, phpVersions: ['8.2'] });
     const r = await t.admin.packages.setPackagePlan(Number(c.packageId), planId);
     expect(r.domains).toEqual([expect.objectContaining({ domain: c.domain, base_records: 'reset' })]);
     expect(await own()).toEqual(before);
+  });
+
+  it("a customer's own SPF at the name is kept: the subdomain gets no second one (RFC 7208 §3.2)", async () => {
+    await clear();
+    const spf = await call(t.app, 'POST', '/dns-records', {
+      token: c.token,
+      body: { data: { type: 'dns-record', attributes: { record_type: 'TXT', name: 'news', domain: c.domain, data: 'v=spf1 include:_spf.mailer.example -all' } } },
+    });
+    expect(spf.status).toBe(202);
+    const sub = (await post({ subdomain_type: 'email', domain: c.domain, subdomain: 'news' })).json.data.id;
+    const own = await t.store.db.selectFrom('dns_records').select(['record_type', 'data']).where('subdomain_id', '=', Number(sub)).execute();
+    expect(own).toEqual([{ record_type: 'MX', data: '10 mail.hostplane.test' }]);
   });
 
   it("the customer menu's uninitialized redirect: redirect null; dynamic and redirect_to_https → 409 until redirect.target sets it up (static)", async () => {

@@ -62,9 +62,9 @@ requirable(missing)('subdomains on a real web server', () => {
       }
       expect(section(await dig(`go.${c.domain}`, 'A'), 'ANSWER')).toEqual([`go.${c.domain}. 3600 IN A 127.0.0.1`]);
       expect(section(await dig(`go.${c.domain}`, 'MX'), 'ANSWER')).toEqual([expect.stringMatching(new RegExp(`^go\\.${c.domain.replace(/\./g, '\\.')}\\. 3600 IN MX 10 `))]);
-      // The records are listed like any record, tagged base.
+      // The records are listed like any record, tagged base; the SPF lets the subdomain's addresses send.
       const records = await call(s.t.app, 'GET', `/dns-records?filter[domain]=${c.domain}`, { token: c.token });
-      expect(records.json.data.filter((d: any) => d.attributes.name === 'go').map((d: any) => [d.attributes.record_type, d.attributes.tags])).toEqual([['A', ['base']], ['MX', ['base']]]);
+      expect(records.json.data.filter((d: any) => d.attributes.name === 'go').map((d: any) => [d.attributes.record_type, d.attributes.tags])).toEqual([['A', ['base']], ['MX', ['base']], ['TXT', ['base']]]);
       // A host that is not ours: 404, not an empty 200.
       expect(await browse(s.web, `nobody.${c.domain}`)).toMatchObject({ status: 404 });
     });
