@@ -4,7 +4,6 @@
 // resources: chosen by the Host header, no token, public and cacheable; 404 for any other domain.
 import type { FastifyInstance } from 'fastify';
 import { parseHostPort } from '../../host-port.js';
-import type { EmailAddressesService } from './email-addresses.service.js';
 
 export interface MailEndpoint {
   host: string;
@@ -75,7 +74,12 @@ export function autoconfigDomain(host: string): string | null {
   return m ? m[1].toLowerCase() : null;
 }
 
-export function autoconfigRoute(app: FastifyInstance, service: EmailAddressesService): void {
+/** What the route asks of the e-mail service: the settings for a host `autoconfig.<domain>`, or null. */
+export interface AutoconfigSource {
+  autoconfigFor(host: string): Promise<{ domain: string; display: string; settings: ClientSettings } | null>;
+}
+
+export function autoconfigRoute(app: FastifyInstance, service: AutoconfigSource): void {
   // Thunderbird adds ?emailaddress=<address>; the answer names it as %EMAILADDRESS%, so it is not needed.
   app.get('/mail/config-v1.1.xml', { constraints: { host: /^autoconfig\./i }, config: { infra: true }, schema: { hide: true } }, async (request, reply) => {
     const found = await service.autoconfigFor(request.headers.host ?? '');
