@@ -2,7 +2,7 @@
 // `hostplane node setup` alone, used from the client namespace as customers use it: the API over
 // HTTPS, a webspace's PHP and a redirect over HTTPS with certificates issued on demand, a database
 // reached from the client and from PHP on the web host, a mailbox receiving mail at its MX and read
-// over IMAPS, plaintext logins refused; a Knot secondary on a host of its own following every
+// over IMAPS, plaintext logins refused, sending over 587 and 465 signed with its domain's DKIM key; a Knot secondary on a host of its own following every
 // zone; then a rebooted web host serving again, a mail host cut from its store deferring mail, and
 // a second setup run changing nothing.
 import { expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { useLab } from '../helpers/lab.js';
 import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect, webspacePage } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
+import { mailLeaves } from '../helpers/lab-mail-journeys.js';
 import { setupCommand } from '../../src/lab/nodes.js';
 import { LAB_ROOT_IN_HOST } from '../../src/lab/plan.js';
 
@@ -83,7 +84,12 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
 
   it('a database created through the API: its user logs in from the client and from PHP on the web host', () => databaseFromClientAndPhp(lab, c, shop), 600_000);
 
-  it('a mailbox created through the API receives mail at its MX and is read over IMAPS; a login without TLS is refused', () => mailboxReceivesAndReads(lab, c, shop).then(() => {}), 600_000);
+  let box: { address: string; password: string };
+  it('a mailbox created through the API receives mail at its MX and is read over IMAPS; a login without TLS is refused', async () => {
+    box = await mailboxReceivesAndReads(lab, c, shop);
+  }, 600_000);
+
+  it('it sends over 587 and 465 to a mailbox and a forward, signed with the key the DNS serves; a wrong sender and AUTH in clear are refused; SRV and autoconfig name the server', () => mailLeaves(lab, c, shop, box), 600_000);
 
   it('a port a stranger holds stops a setup before anything is installed, naming the port and the program', async () => {
     await lab.sh('mail', `systemd-run --unit=hpl-stranger node -e "require('net').createServer().listen(3306, '0.0.0.0')"; sleep 1`);
