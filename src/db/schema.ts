@@ -53,6 +53,8 @@ export interface PlansTable {
   php_versions: string; // JSON array
   dns_template: string | null; // JSON; null → operator default
   created_at: string;
+  /** Recipients per mailbox and hour through authenticated submission (docs/decisions/0020-outbound-limits.md). */
+  recipients_per_hour: Generated<number>;
 }
 
 export interface PackagesTable {
@@ -278,6 +280,8 @@ export interface MailUsersTable {
   quota_bytes: number;
   active: Bool;
   server: string;
+  /** Its plan's recipients_per_hour, kept equal in the transaction of every change (migration 014). */
+  recipients_per_hour: Generated<number>;
 }
 
 export interface MailAppPasswordsTable {
