@@ -37,9 +37,13 @@
 # reports logins to the hostplane API at $HOSTPLANE_URL (default http://127.0.0.1:$PORT, or port 8080
 # without PORT: where `npm start` listens with the same PORT): that is how application passwords
 # get their last_used_at.
+# Mail clients submit on port-base+17 (STARTTLS required before AUTH) and +18 (implicit TLS) with a
+# mailbox's password or an application password, as their own address only; the certificate is the
+# stack's own, self-signed for mail.hostplane.test and 127.0.0.1 (<dir>/mail/tls/cert.pem: trust it
+# as the CA), made once and kept (needs openssl).
 # This is a test and development tool: logins fail without Dovecot's 2-second delay
 # (auth_failure_delay = 0) and without its growing penalty for repeated failures (anvil), everything
-# listens on loopback without TLS, and on SQLite the SQL readers (Dovecot's auth-worker, Postfix's
+# listens on loopback, IMAP without TLS, and on SQLite the SQL readers (Dovecot's auth-worker, Postfix's
 # proxymap) run as root so the store's directory may stay private. The mail part needs root,
 # dovecot, postfix, setpriv (psql on PostgreSQL) and a <dir> the users mail, dovecot and postfix can
 # enter (every directory above it o+x); without, up.sh starts the rest, says why mail is missing and
@@ -109,14 +113,14 @@ done
 
 # Why the mail part cannot run here, or nothing (more reasons are found once <dir> and the store are known).
 mail_missing=
-if ((base + 13 > 65535)); then
-  mail_missing="it needs port-base+13 to be a port (port-base at most 65522)"
+if ((base + 19 > 65535)); then
+  mail_missing="it needs port-base+19 to be a port (port-base at most 65516)"
 elif ((EUID != 0)); then
   mail_missing="Postfix and Dovecot need root (run up.sh as root)"
 else
-  for tool in dovecot postfix setpriv; do
+  for tool in dovecot postfix setpriv openssl; do
     if ! command -v "$tool" >/dev/null; then
-      mail_missing="$tool is not installed (Debian: dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite postfix postfix-pgsql postfix-sqlite)"
+      mail_missing="$tool is not installed (Debian: dovecot-imapd dovecot-lmtpd dovecot-pgsql dovecot-sqlite postfix postfix-pgsql postfix-sqlite openssl)"
       break
     fi
   done
@@ -151,6 +155,8 @@ smtp_port=$((base + 10))
 imap_port=$((base + 11))
 lmtp_port=$((base + 12))
 doveadm_port=$((base + 13))
+submission_port=$((base + 17))
+submissions_port=$((base + 18))
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd -- "$here/../.." && pwd -P)
 
@@ -263,9 +269,9 @@ for p in "$admin_port" "$http_port" "$https_port"; do
   fi
 done
 if [[ -z $mail_missing ]]; then
-  for p in "$smtp_port" "$imap_port" "$lmtp_port" "$doveadm_port"; do
+  for p in "$smtp_port" "$imap_port" "$lmtp_port" "$doveadm_port" "$submission_port" "$submissions_port"; do
     if port_taken "$p"; then
-      die "port $p on 127.0.0.1 is in use; the stack's mail servers need $smtp_port to $doveadm_port: pick another port-base."
+      die "port $p on 127.0.0.1 is in use; the stack's mail servers need $smtp_port to $doveadm_port, $submission_port and $submissions_port: pick another port-base."
     fi
   done
 fi
@@ -613,12 +619,30 @@ if [[ -z $mail_missing ]]; then
     rspamd_facts=$(jq -n --arg h "$hs_cache" '{hsCacheDir: $h}')
   fi
 
+  # Postfix's certificate (submission, STARTTLS on SMTP): self-signed, made once and kept; clients
+  # trust cert.pem itself.
+  tls_dir=$mail/tls
+  if [[ ! -s $tls_dir/cert.pem || ! -s $tls_dir/key.pem ]]; then
+    mkdir -p -- "$tls_dir"
+    chmod 0755 -- "$tls_dir"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=mail.hostplane.test" \
+      -addext "subjectAltName=DNS:mail.hostplane.test,IP:127.0.0.1" -addext "basicConstraints=critical,CA:TRUE" \
+      -keyout "$tls_dir/key.pem.tmp" -out "$tls_dir/cert.pem.tmp" 2>/dev/null ||
+      die "openssl could not make the mail servers' certificate in $tls_dir."
+    chmod 0600 -- "$tls_dir/key.pem.tmp"
+    chmod 0644 -- "$tls_dir/cert.pem.tmp"
+    mv -f -- "$tls_dir/key.pem.tmp" "$tls_dir/key.pem"
+    mv -f -- "$tls_dir/cert.pem.tmp" "$tls_dir/cert.pem"
+  fi
+  tls_facts=$(jq -n --arg c "$tls_dir/cert.pem" --arg k "$tls_dir/key.pem" '{cert: $c, key: $k}')
+
   # Every file of Dovecot, Postfix and rspamd, from the renderer's private profile (hostplane node
   # render; docs/decisions/0018-nodes-on-debian.md): the same ports and paths as named above.
   facts=$mail/facts.json
   (umask 077 && jq -n --arg dir "$dir" --argjson base "$base" --arg name "$name" --arg url "$hostplane_url" --arg key "$doveadm_key" \
     --argjson store "$store_json" --argjson uid "$(id -u mail)" --argjson gid "$(id -g mail)" --argjson rspamd "$rspamd_facts" \
-    '{dir: $dir, portBase: $base, name: $name, apiUrl: $url, doveadmKey: $key, store: $store, mailUid: $uid, mailGid: $gid, rspamd: $rspamd}' >"$facts")
+    --argjson tls "$tls_facts" \
+    '{dir: $dir, portBase: $base, name: $name, apiUrl: $url, doveadmKey: $key, store: $store, mailUid: $uid, mailGid: $gid, rspamd: $rspamd, tls: $tls}' >"$facts")
   "${hostplane[@]}" node render --profile private --facts "$facts" --out "$dir" >/dev/null ||
     die "could not render the mail servers' files (the CLI said why above)."
   rm -f -- "$facts"
@@ -633,8 +657,9 @@ $(tail -n 20 -- "$mail/dovecot.log")"
     die "postfix did not start; the end of $mail/postfix.log:
 $(tail -n 20 -- "$mail/postfix.log")"
   deadline=$((SECONDS + 15))
-  until port_taken "$smtp_port" && port_taken "$imap_port" && port_taken "$lmtp_port" && port_taken "$doveadm_port"; do
-    ((SECONDS < deadline)) || die "Dovecot and Postfix did not listen on $smtp_port to $doveadm_port within 15 s (logs: $mail/dovecot.log, $mail/postfix.log)."
+  until port_taken "$smtp_port" && port_taken "$imap_port" && port_taken "$lmtp_port" && port_taken "$doveadm_port" &&
+    port_taken "$submission_port" && port_taken "$submissions_port"; do
+    ((SECONDS < deadline)) || die "Dovecot and Postfix did not listen on $smtp_port to $doveadm_port, $submission_port and $submissions_port within 15 s (logs: $mail/dovecot.log, $mail/postfix.log)."
     sleep 0.1
   done
   dovecot_pid=$(head -n 1 -- "$dir/$dovecot_pid_rel" 2>/dev/null || true)
@@ -644,7 +669,9 @@ $(tail -n 20 -- "$mail/postfix.log")"
   live_as "$dovecot_pid" dovecot || die "dovecot's master is not running (log: $mail/dovecot.log)."
   live_as "$postfix_pid" master || die "postfix's master is not running (log: $mail/postfix.log)."
   mail_json=$(jq -n --arg smtp "127.0.0.1:$smtp_port" --arg imap "127.0.0.1:$imap_port" --arg lmtp "127.0.0.1:$lmtp_port" \
-    --arg doveadm "http://127.0.0.1:$doveadm_port" '{smtp: $smtp, imap: $imap, lmtp: $lmtp, doveadm: $doveadm}')
+    --arg doveadm "http://127.0.0.1:$doveadm_port" --arg sub "127.0.0.1:$submission_port" --arg subs "127.0.0.1:$submissions_port" \
+    --arg ca "$tls_dir/cert.pem" \
+    '{smtp: $smtp, imap: $imap, lmtp: $lmtp, doveadm: $doveadm, submission: $sub, submissions: $subs, tls_ca: $ca}')
 
   # The mail server in the store, under the web server's name (STACK_WEB_NAME): packages without a
   # mail server are placed on it at their first address when it is the default (the first one is).
@@ -822,7 +849,8 @@ if [[ -n $mail_missing ]]; then
 else
   mail_lines="Mail     SMTP 127.0.0.1:$smtp_port (Postfix, pid $postfix_pid, log $mail/postfix.log), IMAP 127.0.0.1:$imap_port and
            LMTP 127.0.0.1:$lmtp_port (Dovecot, pid $dovecot_pid, log $mail/dovecot.log), doveadm HTTP API
-           http://127.0.0.1:$doveadm_port (key in $mail/doveadm.key); they read the mail directory from
+           http://127.0.0.1:$doveadm_port (key in $mail/doveadm.key), submission 127.0.0.1:$submission_port (STARTTLS)
+           and 127.0.0.1:$submissions_port (TLS; certificate $tls_dir/cert.pem); they read the mail directory from
            $mail_db"
   if [[ -n $missing_tables ]]; then
     mail_lines+="

@@ -46,6 +46,10 @@ export interface MailSuite {
   dir: string;
   imap: string;
   smtp: string;
+  /** Mail clients' submission: STARTTLS (the 587 of a node) and implicit TLS (465); the certificate to trust. */
+  submission: string;
+  submissions: string;
+  tlsCa: string;
   /** Lines the app logged (JSON), for the no-plaintext check. */
   logs: string[];
   /** Where the app listens (http://127.0.0.1:<port>): Dovecot's login reports, rspamd's settings map. */
@@ -80,6 +84,9 @@ export function useMailSuite(engine: EngineName): MailSuite {
     const stack = JSON.parse(await fs.readFile(path.join(s.dir, 'stack.json'), 'utf8'));
     s.imap = stack.mail.imap;
     s.smtp = stack.mail.smtp;
+    s.submission = stack.mail.submission;
+    s.submissions = stack.mail.submissions;
+    s.tlsCa = stack.mail.tls_ca;
     s.rspamd = stack.mail.rspamd ?? null;
     s.x = await seedTenants(s.t.admin);
   }, 120_000);

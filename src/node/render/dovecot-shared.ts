@@ -1,7 +1,8 @@
 // What hostplane's Dovecot 2.3 and 2.4 configurations share, in either's words: the base settings
 // (listening, directories, logins, the mail owner) and the services (IMAP, imaps only with TLS,
-// LMTP for Postfix, the doveadm HTTP API, over HTTPS with TLS; POP3 and submission off).
-import type { MailFacts } from './facts.js';
+// LMTP for Postfix, the doveadm HTTP API, over HTTPS with TLS, SASL for Postfix's submission;
+// POP3 and Dovecot's own submission off).
+import { saslSocket, type MailFacts } from './facts.js';
 
 /** `tls` is the version's TLS lines; the login name is lowered by `usernameFormat` (2.3 `%Lu`). */
 export function dovecotBase(f: MailFacts, tls: string, usernameFormat: string): string {
@@ -64,12 +65,25 @@ service doveadm {
     port = ${d.doveadm.port}
 ${f.tls ? '    # The API key crosses the network: HTTPS with the certificate of IMAP.\n    ssl = yes\n' : ''}  }
 }
-service auth-worker {
+${saslListener(f)}service auth-worker {
   user = ${reader}
 }
 service anvil {
   unix_listener anvil-auth-penalty {
     mode = ${d.loginPenalty ? '0600' : '0'}
+  }
+}
+`;
+}
+
+/** Postfix's submission services ask Dovecot's auth about logins (the passdbs of IMAP, its penalty). */
+function saslListener(f: MailFacts): string {
+  if (!f.postfix.submission) return '';
+  return `service auth {
+  unix_listener ${saslSocket(f)} {
+    mode = 0660
+    user = postfix
+    group = postfix
   }
 }
 `;

@@ -79,6 +79,13 @@ export interface MailFacts {
     smtp: Endpoint | null;
     /** MX lookups for mail leaving (forwards, autoresponder replies); off where there is no network. */
     outboundDns: boolean;
+    /** Postfix's certificate (STARTTLS on SMTP, the submission services); null: no TLS, no submission. */
+    tls: { cert: string; key: string } | null;
+    /**
+     * Mail clients' submission as master.cf names the services: STARTTLS required before AUTH
+     * (`587`) and implicit TLS (`465`); on the local stack loopback ports. null: none.
+     */
+    submission: { starttls: string; implicit: string } | null;
   };
   /** null: no spam check (Postfix without a milter). */
   rspamd: RspamdFacts | null;
@@ -108,6 +115,9 @@ export const policyHeader = (f: MailFacts): string => `X-Hostplane-Mail-Key: ${r
 
 /** The SQL readers (Dovecot's auth-worker and dict, Postfix's proxymap) run as root on SQLite. */
 export const readersAsRoot = (f: MailFacts): boolean => f.store.driver === 'sqlite';
+
+/** Dovecot's SASL listener that Postfix's submission services authenticate through. */
+export const saslSocket = (f: MailFacts): string => `${f.dovecot.baseDir}/auth-postfix`;
 
 /** Where Dovecot sends autoresponder replies: this node's Postfix. */
 export const submissionHost = (f: MailFacts): string =>

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { policyHeader, type MailFacts } from './facts.js';
 import { dovecotConf23, dovecotDictSieveConf, dovecotSqlAppConf, dovecotSqlConf } from './dovecot23.js';
 import { dovecotConf24 } from './dovecot24.js';
-import { postfixMainCf, postfixMap, postfixMasterCf } from './postfix.js';
+import { POSTFIX_MAPS, postfixMainCf, postfixMap, postfixMasterCf } from './postfix.js';
 import { mailPolicyConf } from './mail-policy.js';
-import { rspamdConf, rspamdHostplaneConf, rspamdOfflineConf, rspamdOfflineOptions, rspamdOptions, rspamdTestSpam } from './rspamd.js';
+import { rspamdConf, rspamdHostplaneConf, rspamdLocalLua, rspamdOfflineConf, rspamdOfflineOptions, rspamdOptions, rspamdTestSpam } from './rspamd.js';
 import type { Profile } from './profiles.js';
 
 export interface RenderedFile {
@@ -38,7 +38,7 @@ export function mailFiles(f: MailFacts, profile: Profile): RenderedFile[] {
   const cfMode = profile === 'system' ? 0o644 : 0o640;
   add(`${p}/main.cf`, postfixMainCf(f), profile === 'system' ? 'root' : 'postfix', cfMode);
   add(`${p}/master.cf`, postfixMasterCf(f), profile === 'system' ? 'root' : 'postfix', cfMode);
-  for (const m of ['domains', 'mailboxes', 'aliases'] as const) add(`${p}/${f.store.driver}-${m}.cf`, postfixMap(f, m), 'postfix');
+  for (const m of POSTFIX_MAPS) add(`${p}/${f.store.driver}-${m}.cf`, postfixMap(f, m), 'postfix');
   // The store's password as in Postfix's maps: for the same group.
   add(f.policy.configFile, mailPolicyConf(f), f.policy.group);
   const r = f.rspamd;
@@ -47,6 +47,7 @@ export function mailFiles(f: MailFacts, profile: Profile): RenderedFile[] {
     if (r.instance) add(r.instance.topFile, rspamdConf(r, r.instance.logFile), '_rspamd');
     add(`${l}/rspamd.conf.override`, rspamdHostplaneConf(f), '_rspamd');
     add(`${l}/override.d/options.inc`, rspamdOptions(r), '_rspamd');
+    add(`${l}/rspamd.local.lua`, rspamdLocalLua(), '_rspamd');
     if (profile === 'private') {
       add(`${l}/rspamd.conf.local.override`, rspamdOfflineConf(), '_rspamd');
       add(`${l}/local.d/options.inc`, rspamdOfflineOptions(), '_rspamd');

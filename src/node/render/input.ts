@@ -24,6 +24,8 @@ export interface PrivateInput extends MailInput {
   portBase: number;
   /** null: rspamd is not run (Postfix without a milter). */
   rspamd: { hsCacheDir: string } | null;
+  /** The stack's own certificate for Postfix (STARTTLS, submission); absent or null: no TLS and no submission. */
+  tls?: { cert: string; key: string } | null;
 }
 
 /** A Debian mail node's facts; the layout and ports are Debian's (profiles.ts). */
@@ -147,14 +149,16 @@ function done<T>(r: Reader, value: T): T {
 export function readPrivateInput(value: unknown): PrivateInput {
   const r = json(value);
   const rspamd = r.object('rspamd', true);
-  // Mail uses port-base+10 to +13, rspamd +14 and +15, the mail policy service +19.
-  const top = 65516;
+  const tls = r.object('tls', true);
+  // Mail uses port-base+10 to +13, rspamd +14 and +15, submission +17 and +18, the policy service +19.
+  const top = 65535 - 19;
   return done(r, {
     dir: r.string('dir', PATH, PATH_WANT),
     portBase: r.int('portBase', 1, top, `the stack's port-base, 1 to ${top}`),
     ...common(r),
     dovecotVersion: r.version('2.3'),
     rspamd: rspamd ? { hsCacheDir: rspamd.string('hsCacheDir', PATH, PATH_WANT) } : null,
+    tls: tls ? { cert: tls.string('cert', PATH, PATH_WANT), key: tls.string('key', PATH, PATH_WANT) } : null,
   });
 }
 

@@ -1,10 +1,12 @@
 // Postfix 3.7+ for hostplane's mail directory: accepts mail for its domains, mailboxes and forwards
-// and hands it to Dovecot over LMTP. The maps are SQL queries through proxymap, read at every
-// lookup: a change is live when hostplane commits it.
-import { readersAsRoot, tablePrefix, type MailFacts } from './facts.js';
+// and hands it to Dovecot over LMTP; mail clients submit through it (API guide "Sending mail"). The
+// maps are SQL queries through proxymap, read at every lookup: a change is live when hostplane
+// commits it.
+import { readersAsRoot, saslSocket, tablePrefix, type MailFacts } from './facts.js';
 import { REMOTE_PQ } from './dovecot-sql.js';
 
-export type PostfixMap = 'domains' | 'mailboxes' | 'aliases';
+export type PostfixMap = 'domains' | 'mailboxes' | 'aliases' | 'senders';
+export const POSTFIX_MAPS: PostfixMap[] = ['domains', 'mailboxes', 'aliases', 'senders'];
 
 export function postfixMainCf(f: MailFacts): string {
   const p = f.postfix;
@@ -40,8 +42,8 @@ virtual_mailbox_domains = ${map('domains')}
 virtual_mailbox_maps = ${map('mailboxes')}
 virtual_alias_maps = ${map('aliases')}
 virtual_transport = lmtp:inet:${f.dovecot.lmtp.address}:${f.dovecot.lmtp.port}
-proxy_read_maps = $virtual_mailbox_domains $virtual_mailbox_maps $virtual_alias_maps
-
+proxy_read_maps = $virtual_mailbox_domains $virtual_mailbox_maps $virtual_alias_maps $smtpd_sender_login_maps
+${submission(f, map('senders'))}
 # rspamd decides what is spam (docs/decisions/0011-antispam-and-autoresponder.md): mail that comes in
 # over SMTP is checked, not bounces. While rspamd is down or slow, mail is accepted unchecked: nothing
 # is lost or deferred because of the filter.
@@ -54,13 +56,40 @@ milter_default_action = accept
 
 /** STARTTLS offered on port 25 (senders may still send in clear: MX-to-MX mail); AUTH never in clear. */
 function tls(f: MailFacts): string {
-  if (!f.tls) return '';
+  const t = f.postfix.tls;
+  if (!t) return '';
   return `
-smtpd_tls_cert_file = ${f.tls.cert}
-smtpd_tls_key_file = ${f.tls.key}
+smtpd_tls_cert_file = ${t.cert}
+smtpd_tls_key_file = ${t.key}
 smtpd_tls_security_level = may
 smtpd_tls_auth_only = yes
 smtp_tls_security_level = may
+`;
+}
+
+/**
+ * Submission (ports 587 and 465, master.cf): a mailbox logs in through Dovecot (its password or an
+ * application password) and may send only as its own address; the mail is checked and signed by
+ * rspamd, and deferred while rspamd cannot (milter_default_action tempfail: nothing leaves unsigned
+ * or unchecked, nothing is lost). Port 25 never offers AUTH.
+ */
+function submission(f: MailFacts, senders: string): string {
+  if (!f.postfix.submission) return '';
+  return `
+# Mail clients (the submission services in master.cf): SASL through Dovecot, never before TLS.
+smtpd_sasl_type = dovecot
+smtpd_sasl_path = ${saslSocket(f)}
+smtpd_sasl_auth_enable = no
+smtpd_sasl_security_options = noanonymous, noplaintext
+smtpd_sasl_tls_security_options = noanonymous
+smtpd_sasl_authenticated_header = no
+broken_sasl_auth_clients = no
+# A login owns its own address alone: the envelope sender must be it (rspamd checks From:).
+smtpd_sender_login_maps = ${senders}
+hp_submission_client = permit_sasl_authenticated, reject
+hp_submission_sender = reject_non_fqdn_sender, reject_sender_login_mismatch, permit_sasl_authenticated, reject
+hp_submission_relay = permit_sasl_authenticated, reject
+hp_submission_recipient = reject_non_fqdn_recipient, permit_sasl_authenticated, reject
 `;
 }
 
@@ -98,6 +127,31 @@ export function postfixMasterCf(f: MailFacts): string {
 # reach the maps' sockets and files).
 # service         type  private unpriv chroot wakeup maxproc command
 ${rows.map(columns).join('\n')}
+${submissionServices(f)}`;
+}
+
+/** 587 with STARTTLS required, 465 with implicit TLS; both only for logins (see submission()). */
+function submissionServices(f: MailFacts): string {
+  const s = f.postfix.submission;
+  if (!s) return '';
+  const options = (name: string, tls: string) =>
+    [
+      `syslog_name=postfix/${name}`,
+      tls,
+      'smtpd_tls_auth_only=yes',
+      'smtpd_sasl_auth_enable=yes',
+      'smtpd_client_restrictions=$hp_submission_client',
+      'smtpd_sender_restrictions=$hp_submission_sender',
+      'smtpd_relay_restrictions=$hp_submission_relay',
+      'smtpd_recipient_restrictions=$hp_submission_recipient',
+      'milter_macro_daemon_name=ORIGINATING',
+      ...(f.rspamd ? ['milter_default_action=tempfail'] : []),
+    ].map((o) => `  -o ${o}`).join('\n');
+  return `# Mail clients: submission with STARTTLS (required before AUTH) and with implicit TLS.
+${columns([s.starttls, 'inet', 'n', '-', 'n', '-', '-', 'smtpd'])}
+${options('submission', 'smtpd_tls_security_level=encrypt')}
+${columns([s.implicit, 'inet', 'n', '-', 'n', '-', '-', 'smtpd'])}
+${options('submissions', 'smtpd_tls_wrappermode=yes')}
 `;
 }
 
@@ -112,6 +166,8 @@ export function postfixMap(f: MailFacts, map: PostfixMap): string {
     domains: `SELECT domain FROM ${t}mail_domains WHERE domain = '%s' AND ${mine}`,
     mailboxes: `SELECT 'OK' FROM ${t}mail_users WHERE address = '%s' AND active = 1 AND ${mine}`,
     aliases: `SELECT destination FROM ${t}mail_aliases WHERE source = '%s' AND ${mine}`,
+    // The login that owns an envelope sender: a mailbox owns its own address (forwards have no login).
+    senders: `SELECT address FROM ${t}mail_users WHERE address = '%s' AND active = 1 AND ${mine}`,
   }[map];
   const s = f.store;
   // Over TLS Postfix takes the server as a libpq URI (Postfix 3.1 and later), which must carry the
@@ -131,4 +187,5 @@ const MAP_WHAT: Record<PostfixMap, string> = {
   domains: 'the domains it accepts mail for',
   mailboxes: 'the active mailboxes',
   aliases: 'forwards and forward_to (a mailbox that keeps a copy has a row to itself)',
+  senders: 'the login that may send as an address (a mailbox, as itself)',
 };

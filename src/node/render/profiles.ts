@@ -8,7 +8,8 @@ export type Profile = 'private' | 'system';
 
 /**
  * The local stack: SMTP +10, IMAP +11, LMTP +12, doveadm +13, rspamd's milter +14 and controller
- * +15, the mail policy service +19.
+ * +15, submission +17 (STARTTLS) and +18 (implicit TLS) with the stack's own certificate, the
+ * mail policy service +19.
  */
 export function privateFacts(i: PrivateInput): MailFacts {
   const mail = `${i.dir}/mail`;
@@ -50,6 +51,8 @@ export function privateFacts(i: PrivateInput): MailFacts {
       mynetworks: '127.0.0.0/8',
       smtp: at(10),
       outboundDns: false,
+      tls: i.tls ?? null,
+      submission: !i.tls ? null : { starttls: `127.0.0.1:${i.portBase + 17}`, implicit: `127.0.0.1:${i.portBase + 18}` },
     },
     rspamd: i.rspamd && {
       milter: at(14),
@@ -66,7 +69,7 @@ export function privateFacts(i: PrivateInput): MailFacts {
 }
 
 /**
- * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, LMTP on loopback 24, the doveadm HTTP
+ * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, submission 587 and 465, LMTP on loopback 24, the doveadm HTTP
  * API over HTTPS on 8080 (operator guide "What a mail server needs": reachable by hostplane's workers
  * alone, by firewall), Debian's rspamd service (milter on localhost:11332), the mail policy service
  * on loopback 10040, logs to the journal.
@@ -109,6 +112,8 @@ export function systemFacts(i: SystemInput): MailFacts {
       mynetworks: '127.0.0.0/8',
       smtp: null,
       outboundDns: true,
+      tls: i.tls,
+      submission: { starttls: '587', implicit: '465' },
     },
     rspamd: {
       milter: { address: '127.0.0.1', port: 11332 },

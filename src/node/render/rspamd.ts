@@ -149,3 +149,29 @@ HP_TEST_SPAM {
 }
 `;
 }
+
+/**
+ * $LOCAL_CONFDIR/rspamd.local.lua: a login sends only as its own address (API guide "Sending mail").
+ * Postfix checks the envelope sender (smtpd_sender_login_maps); the From: header only rspamd sees.
+ * A +tag of the address is the address.
+ */
+export function rspamdLocalLua(): string {
+  return `-- hostplane's rules, rendered by \`hostplane node render\`.
+local function own(addr)
+  return (addr or ''):lower():gsub('%+[^@]*@', '@')
+end
+
+rspamd_config:register_symbol({
+  name = 'HP_FROM_NOT_LOGIN',
+  type = 'prefilter',
+  priority = 10,
+  callback = function(task)
+    local user = task:get_user()
+    if not user then return end
+    local from = task:get_from('mime')
+    if from and #from == 1 and from[1].addr and own(from[1].addr) == own(user) then return end
+    task:set_pre_result('reject', 'From: must be the address you logged in as (' .. user:lower() .. ')', 'hostplane')
+  end,
+})
+`;
+}

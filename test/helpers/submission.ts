@@ -1,0 +1,86 @@
+// A mail client submitting as a real one does (API guide "Sending mail"): Python's smtplib, with
+// STARTTLS (port 587), implicit TLS (465) or no TLS at all, AUTH, one message. What the server
+// answered at the step it stopped is returned, so a test asserts a refusal as the client sees it.
+import { spawn } from 'node:child_process';
+
+export interface Submission {
+  /** host:port */
+  addr: string;
+  mode: 'starttls' | 'tls' | 'plain';
+  /** The certificate (or CA) to trust; the host name (or IP) is checked against it. */
+  ca: string;
+  user: string;
+  password: string;
+  from: string;
+  to: string[];
+  message: string;
+}
+
+export type SubmissionResult =
+  | { ok: true; refused: Record<string, [number, string]> }
+  | { ok: false; stage: 'connect' | 'starttls' | 'auth' | 'mail' | 'rcpt' | 'data'; code: number | null; text: string; offered?: boolean };
+
+const SCRIPT = String.raw`
+import json, smtplib, ssl, sys
+a = json.load(sys.stdin)
+host, port = a['addr'].rsplit(':', 1)
+ctx = ssl.create_default_context(cafile=a['ca'])
+stage = 'connect'
+def out(o):
+    print(json.dumps(o)); sys.exit(0)
+try:
+    if a['mode'] == 'tls':
+        s = smtplib.SMTP_SSL(host, int(port), context=ctx, timeout=30)
+    else:
+        s = smtplib.SMTP(host, int(port), timeout=30)
+    s.ehlo('client.example')
+    if a['mode'] == 'starttls':
+        stage = 'starttls'
+        s.starttls(context=ctx)
+        s.ehlo('client.example')
+    stage = 'auth'
+    if a['mode'] == 'plain':
+        # What a careless client does: AUTH PLAIN in clear, whether the server offers AUTH or not.
+        import base64
+        token = base64.b64encode(('\0' + a['user'] + '\0' + a['password']).encode()).decode()
+        code, text = s.docmd('AUTH', 'PLAIN ' + token)
+        if code != 235:
+            out({'ok': False, 'stage': 'auth', 'code': code, 'text': text.decode(), 'offered': s.has_extn('auth')})
+    else:
+        s.login(a['user'], a['password'])
+    stage = 'mail'
+    refused = s.sendmail(a['from'], a['to'], a['message'].encode())
+    s.quit()
+    out({'ok': True, 'refused': {k: [v[0], v[1].decode()] for k, v in refused.items()}})
+except smtplib.SMTPRecipientsRefused as e:
+    out({'ok': False, 'stage': 'rcpt', 'code': list(e.recipients.values())[0][0], 'text': list(e.recipients.values())[0][1].decode()})
+except smtplib.SMTPSenderRefused as e:
+    out({'ok': False, 'stage': 'mail', 'code': e.smtp_code, 'text': e.smtp_error.decode()})
+except smtplib.SMTPDataError as e:
+    out({'ok': False, 'stage': 'data', 'code': e.smtp_code, 'text': e.smtp_error.decode()})
+except smtplib.SMTPResponseException as e:
+    out({'ok': False, 'stage': stage, 'code': e.smtp_code, 'text': e.smtp_error.decode()})
+except Exception as e:
+    out({'ok': False, 'stage': stage, 'code': None, 'text': type(e).__name__ + ': ' + str(e)})
+`;
+
+/** `await submit({ addr, mode: 'starttls', ca, user, password, from: user, to: [b], message })`. */
+export function submit(s: Submission): Promise<SubmissionResult> {
+  return new Promise((resolve, reject) => {
+    // Debian's python3: the one whose packages (python3-dkim) the DKIM checks use too.
+    const py = spawn('/usr/bin/python3', ['-c', SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    py.stdout.on('data', (d) => (stdout += d));
+    py.stderr.on('data', (d) => (stderr += d));
+    py.on('error', reject);
+    py.on('close', () => {
+      try {
+        resolve(JSON.parse(stdout));
+      } catch {
+        reject(new Error(`smtplib client: ${stdout}${stderr}`));
+      }
+    });
+    py.stdin.end(JSON.stringify(s));
+  });
+}
