@@ -94,7 +94,7 @@ export class Filler {
           .insertInto('domains')
           .values({
             name, name_unicode: name, customer_id: Number(owner.id), package_id: Number(owner.package_id), is_registered: 0, registration_created_at: null,
-            registration_expires_at: null, registration_status: null, has_presence: 1, dns_update_lock: 0, dns_migration_mode: 0, created_at: at, dkim_private_key: null,
+            registration_expires_at: null, registration_status: null, has_presence: 1, dns_update_lock: 0, dns_migration_mode: 0, created_at: at,
           })
           .execute();
         this.zones++;

@@ -59,9 +59,10 @@
 # per-recipient antispam modes from $HOSTPLANE_URL/internal/rspamd-settings, asking again every few
 # seconds: when hostplane does not answer its first request, it asks again only 20 to 40 s later.
 # Its compiled expressions are shared by every stack in /var/tmp/hostplane-rspamd-hs (a cold start
-# takes 10 to 30 s, a warm one about a second). Without rspamd (or its user _rspamd, or port-base
-# +15), mail runs without the milter and up.sh says why; so does Postfix while rspamd is down
-# (milter_default_action = accept).
+# takes 10 to 30 s, a warm one about a second). Without rspamd (or its user _rspamd, or with
+# STACK_RSPAMD=off), mail runs without the milter and up.sh says why; so does Postfix while rspamd
+# is down (milter_default_action = accept; submitted mail is deferred instead, as it must be checked
+# and signed).
 #
 # A DNS secondary (docs/decisions/0013-dns-secondaries.md), on request only:
 #
@@ -138,8 +139,12 @@ rspamd_milter_port=$((base + 14))
 rspamd_controller_port=$((base + 15))
 rspamd_pid_rel=mail/rspamd/rspamd.pid
 rspamd_missing=
-if ((base + 15 > 65535)); then
-  rspamd_missing="it needs port-base+15 to be a port (port-base at most 65520)"
+case ${STACK_RSPAMD:-on} in
+  on | off) ;;
+  *) die "STACK_RSPAMD must be on or off; got '${STACK_RSPAMD}'." ;;
+esac
+if [[ ${STACK_RSPAMD:-on} == off ]]; then
+  rspamd_missing="STACK_RSPAMD=off"
 elif ! command -v rspamd >/dev/null; then
   rspamd_missing="rspamd is not installed (Debian: rspamd)"
 elif ! getent passwd _rspamd >/dev/null; then

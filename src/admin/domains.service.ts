@@ -67,7 +67,6 @@ export class DomainsAdminService {
           dns_update_lock: 0,
           dns_migration_mode: 0,
           created_at: created,
-          dkim_private_key: base?.dkim.privateKeyPem ?? null,
         });
         if (base) await this.dnsRecords.addBaseRecords(trx, ace, base);
       });

@@ -7,11 +7,14 @@ import { AdminRepository } from './admin.repository.js';
 import { CustomersAdminService } from './customers.service.js';
 import { PackagesAdminService } from './packages.service.js';
 import { DomainsAdminService } from './domains.service.js';
+import { DkimService } from '../resources/dns-records/dns-records.dkim.js';
 
 export interface Admin {
   customers: CustomersAdminService;
   packages: PackagesAdminService;
   domains: DomainsAdminService;
+  /** DKIM keys: rotation, what sends unsigned (API guide "Sending mail"). */
+  dkim: DkimService;
   /** Reads the operator's listings and tests use directly. */
   repo: AdminRepository;
 }
@@ -22,5 +25,5 @@ export function buildAdmin(deps: ServiceDeps): Admin {
   const customers = new CustomersAdminService(repo);
   const packages = new PackagesAdminService(repo, customers, dnsRecords);
   const domains = new DomainsAdminService(repo, packages, dnsRecords, new SubdomainsService(deps));
-  return { customers, packages, domains, repo };
+  return { customers, packages, domains, dkim: new DkimService(deps), repo };
 }

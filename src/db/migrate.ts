@@ -14,6 +14,7 @@ import * as m009mailSieve from './migrations/009-mail-sieve.js';
 import * as m010dnsSecondaries from './migrations/010-dns-secondaries.js';
 import * as m011dnsChangeOwners from './migrations/011-dns-change-owners.js';
 import * as m014outboundLimits from './migrations/014-outbound-limits.js';
+import * as m015dkimKeys from './migrations/015-dkim-keys.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -22,6 +23,7 @@ const ALL = {
   '010-dns-secondaries': m010dnsSecondaries,
   '011-dns-change-owners': m011dnsChangeOwners,
   '014-outbound-limits': m014outboundLimits,
+  '015-dkim-keys': m015dkimKeys,
 };
 
 /** Every migration's name, in order. */

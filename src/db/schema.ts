@@ -84,8 +84,20 @@ export interface DomainsTable {
   dns_migration_mode: Bool;
   dns_serial: Generated<number>;
   created_at: string;
-  /** PKCS#8 PEM of the DKIM key whose public half is the managed `default._domainkey` TXT (migration 003). */
-  dkim_private_key: string | null;
+}
+
+/** A domain's DKIM keys (migration 015); the public half is the managed TXT `<selector>._domainkey` (record_id). */
+export interface DkimKeysTable {
+  id: Generated<number>;
+  domain: string;
+  selector: string;
+  /** PKCS#8 PEM: a secret, only for the mail server of the domain's package (never logged or shown). */
+  private_key: string;
+  record_id: number | null;
+  state: 'publishing' | 'signing' | 'retiring';
+  /** A retiring key's record goes after this time. */
+  retire_at: string | null;
+  created_at: string;
 }
 
 export interface QueueJobsTable {
@@ -314,6 +326,7 @@ export interface Database {
   contacts: ContactsTable;
   api_tokens: ApiTokensTable;
   plans: PlansTable;
+  dkim_keys: DkimKeysTable;
   packages: PackagesTable;
   domains: DomainsTable;
   queue_jobs: QueueJobsTable;

@@ -24,6 +24,7 @@ import { EmailAddressesService } from './email-addresses/email-addresses.service
 import { emailAddressesRoutes } from './email-addresses/email-addresses.routes.js';
 import { mailAuthReportRoute } from './email-addresses/email-addresses.auth-report.js';
 import { rspamdSettingsRoute } from './email-addresses/email-addresses.rspamd-settings.js';
+import { rspamdDkimRoutes } from './email-addresses/email-addresses.rspamd-dkim.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -40,4 +41,5 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   emailAddressesRoutes(app, email, links);
   mailAuthReportRoute(app, email);
   rspamdSettingsRoute(app, deps.store);
+  rspamdDkimRoutes(app, deps.store);
 }

@@ -7,11 +7,12 @@ import { DNS_RECORD_JOBS } from './dns-records/dns-records.jobs.js';
 import { DATABASE_JOBS } from './databases/databases.jobs.js';
 import { SUBDOMAIN_JOBS } from './subdomains/subdomains.jobs.js';
 import { EMAIL_JOBS } from './email-addresses/email-addresses.jobs.js';
+import { DKIM_JOBS } from './dns-records/dns-records.dkim.js';
 
 /**
  * `const jobs = buildJobs()`. A job whose (job_type, action) has no definition here is marked
  * failed by the worker.
  */
 export function buildJobs(): JobRegistry {
-  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS);
+  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS);
 }

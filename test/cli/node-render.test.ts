@@ -44,7 +44,7 @@ describe('hostplane node render: bad input', () => {
     expect(r.stderr.split('\n')).toEqual([
       `hostplane: invalid facts in ${path.join(dir, 'private.json')} (profile private):`,
       '  - dir must be an absolute path of letters, digits and . _ - + @ /; got "relative/dir"',
-      "  - portBase must be the stack's port-base, 1 to 65520 (with rspamd); got 65530",
+      "  - portBase must be the stack's port-base, 1 to 65516; got 65530",
       '  - name must be the registered mail server name: 1 to 32 of a-z, 0-9 and "-", e.g. mx1; got "Local"',
       '  - apiUrl must be hostplane\'s API base, http(s)://host[:port][/path]; got "ftp://x"',
       '  - doveadmKey is missing (the doveadm API key: 16 to 256 of A-Z a-z 0-9 + / = . _ -)',

@@ -117,6 +117,9 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
           imap,
           lmtp: `127.0.0.1:${base + 12}`,
           doveadm: `http://127.0.0.1:${base + 13}`,
+          submission: `127.0.0.1:${base + 17}`,
+          submissions: `127.0.0.1:${base + 18}`,
+          tls_ca: path.join(dir, 'mail/tls/cert.pem'),
           ...(RSPAMD ? { rspamd: { milter: `127.0.0.1:${base + 14}`, controller: `http://127.0.0.1:${base + 15}` } } : {}),
         },
       });

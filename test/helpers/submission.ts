@@ -84,3 +84,37 @@ export function submit(s: Submission): Promise<SubmissionResult> {
     py.stdin.end(JSON.stringify(s));
   });
 }
+
+const VERIFY = String.raw`
+import dkim, json, re, sys
+a = json.load(sys.stdin)
+msg = a['message'].encode()
+def dnsfunc(name, timeout=5):
+    return a['txt'].get(name.decode().rstrip('.').lower(), '').encode()
+sigs = re.findall(rb'^DKIM-Signature:(.*(?:\r?\n[ \t].*)*)', msg, re.M | re.I)
+tags = [dict(t.strip().split('=', 1) for t in re.sub(rb'\s+', b'', s).decode().split(';') if '=' in t) for s in sigs]
+print(json.dumps({'verified': bool(sigs) and dkim.verify(msg, dnsfunc=dnsfunc), 'signatures': [{'d': t.get('d'), 's': t.get('s')} for t in tags]}))
+`;
+
+/**
+ * Checks a received message's DKIM-Signature with Debian's python3-dkim (dkimpy), the TXT records
+ * given by name (`{ 'default._domainkey.d.example': 'v=DKIM1; …' }`, what the DNS server serves).
+ */
+export function verifyDkim(message: string, txt: Record<string, string>): Promise<{ verified: boolean; signatures: Array<{ d: string; s: string }> }> {
+  return new Promise((resolve, reject) => {
+    const py = spawn('/usr/bin/python3', ['-c', VERIFY], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    py.stdout.on('data', (d) => (stdout += d));
+    py.stderr.on('data', (d) => (stderr += d));
+    py.on('error', reject);
+    py.on('close', () => {
+      try {
+        resolve(JSON.parse(stdout));
+      } catch {
+        reject(new Error(`dkim check: ${stdout}${stderr}`));
+      }
+    });
+    py.stdin.end(JSON.stringify({ message, txt }));
+  });
+}

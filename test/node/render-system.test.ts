@@ -53,8 +53,8 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
   it("Debian's layout: /etc/dovecot, /etc/postfix, /etc/rspamd's LOCAL_CONFDIR files, no private rspamd", () => {
     const files = (d: string) => fs.readdirSync(path.join(root, d), { recursive: true }).map(String).sort();
     expect(files('etc/dovecot')).toEqual(['dict-sieve.conf.ext', 'doveadm.key', 'dovecot.conf', 'hostplane-header', 'sql-app.conf.ext', 'sql.conf.ext']);
-    expect(files('etc/postfix')).toEqual(['main.cf', 'master.cf', 'pgsql-aliases.cf', 'pgsql-domains.cf', 'pgsql-mailboxes.cf']);
-    expect(files('etc/rspamd')).toEqual(['override.d', 'override.d/options.inc', 'rspamd.conf.override']);
+    expect(files('etc/postfix')).toEqual(['main.cf', 'master.cf', 'pgsql-aliases.cf', 'pgsql-domains.cf', 'pgsql-mailboxes.cf', 'pgsql-senders.cf']);
+    expect(files('etc/rspamd')).toEqual(['override.d', 'override.d/options.inc', 'rspamd.conf.override', 'rspamd.local.lua']);
   });
 
   it('Dovecot 2.3 accepts it: TLS required (STARTTLS on 143, imaps on 993), no login in clear, LMTP on loopback 24, doveadm over HTTPS on 8080', async () => {
@@ -88,6 +88,23 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
     expect(n.filter((l) => l.startsWith('smtp_dns_support_level') || l.startsWith('maillog_file'))).toEqual([]);
     const master = await run('postconf', ['-M', '-c', `${root}/etc/postfix`]);
     expect(master).toMatch(/^smtp +inet +n +- +n +- +- +smtpd$/m);
+    // Submission (API guide "Sending mail"): 587 with STARTTLS required, 465 with implicit TLS, AUTH
+    // through Dovecot, rspamd's verdict required (tempfail while it cannot answer).
+    expect(master).toMatch(/^587 +inet +n +- +n +- +- +smtpd -o syslog_name=postfix\/submission -o smtpd_tls_security_level=encrypt /m);
+    expect(master).toMatch(/^465 +inet +n +- +n +- +- +smtpd -o syslog_name=postfix\/submissions -o smtpd_tls_wrappermode=yes /m);
+    for (const port of ['587', '465']) {
+      const block = new RegExp(`^${port} .*$`, 'm').exec(master)![0];
+      for (const o of ['smtpd_sasl_auth_enable=yes', 'smtpd_tls_auth_only=yes', 'smtpd_sender_restrictions=$hp_submission_sender', 'milter_default_action=tempfail']) expect(block).toContain(`-o ${o}`);
+    }
+    expect(n).toEqual(
+      expect.arrayContaining([
+        'smtpd_sasl_type = dovecot',
+        `smtpd_sasl_path = ${root}/run/dovecot/auth-postfix`,
+        'smtpd_sasl_auth_enable = no',
+        `smtpd_sender_login_maps = proxy:pgsql:${root}/etc/postfix/pgsql-senders.cf`,
+        'hp_submission_sender = reject_non_fqdn_sender, reject_sender_login_mismatch, permit_sasl_authenticated, reject',
+      ]),
+    );
   });
 
   it("rspamd accepts it with Debian's rspamd.conf: the settings map of mx1, reject at 15, maps asked every 30 s", async () => {
@@ -97,6 +114,17 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
     expect(dump.settings).toMatch(/^https:\/\/mx1:[0-9a-f]{64}@api\.example\.net\/internal\/rspamd-settings$/);
     expect(dump.actions.reject).toBe(15);
     expect(dump.options.map_watch_interval).toBe(30);
+    // DKIM signing from the two tables hostplane serves mx1; only this server itself is local.
+    expect(dump.dkim_signing).toMatchObject({
+      enabled: true,
+      signing_table: expect.stringMatching(/^https:\/\/mx1:[0-9a-f]{64}@api\.example\.net\/internal\/rspamd-dkim-signing$/),
+      key_table: expect.stringMatching(/^https:\/\/mx1:[0-9a-f]{64}@api\.example\.net\/internal\/rspamd-dkim-keys$/),
+      sign_authenticated: true,
+      sign_local: true,
+      sign_inbound: false,
+    });
+    expect(dump.options.local_addrs).toEqual(expect.arrayContaining(['127.0.0.0/8', '::1']));
+    expect(dump.options.local_addrs).not.toContain('10.0.0.0/8');
   });
 });
 

@@ -38,7 +38,7 @@ requirable(missing ? `${missing} is missing (Debian: rspamd)` : null)('rspamdChe
     rendered = mailFiles(facts, 'system')
       .map((f) => ({ path: path.join(root, f.path), text: f.text }))
       .filter((f) => f.path.startsWith(`${conf}/`));
-    expect(rendered.map((f) => path.relative(conf, f.path))).toEqual(['rspamd.conf.override', 'override.d/options.inc']);
+    expect(rendered.map((f) => path.relative(conf, f.path))).toEqual(['rspamd.conf.override', 'override.d/options.inc', 'rspamd.local.lua']);
   });
 
   it("places this run's rendered files: rspamd accepts each together with the others", async () => {

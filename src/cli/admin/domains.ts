@@ -1,8 +1,15 @@
 // `hostplane admin domain …`: domains registered with the service, used in a package (presence),
 // or both (API guide "Domains").
 import { Command } from 'commander';
+import { aceOf } from '../../domain-name.js';
 import { parseId, withStore, type CliIo } from '../context.js';
-import { domainView, leaf, listLeaf, printResult, type Json } from './views.js';
+import { domainView, leaf, listLeaf, printList, printResult, type Json } from './views.js';
+
+/** A domain name as given (Unicode or ACE), in ACE; a name that is none is refused by the service's lookup. */
+const ace = (name: string) => aceOf(name) ?? name;
+const dkimView = (k: { selector: string; state: string; retire_at: string | null; created_at: string }) => ({
+  selector: k.selector, state: k.state, retire_at: k.retire_at, created_at: k.created_at,
+});
 
 export function domainCommand(io: CliIo): Command {
   const domain = new Command('domain').description('domains: registered with the service, used in a package (presence), or both');
@@ -22,5 +29,26 @@ export function domainCommand(io: CliIo): Command {
   listLeaf(domain, io, 'list domains', async (admin) => (await admin.domains.listDomains()).map(domainView), [
     'id', 'name', 'customer_id', 'package_id', 'registered', 'presence', 'expires_at',
   ]);
+  dkimCommands(domain, io);
   return domain;
+}
+
+/** DKIM keys of a domain (API guide "Sending mail"): show, rotate, and what sends unsigned. */
+function dkimCommands(domain: Command, io: CliIo) {
+  leaf(domain.command('dkim').description("show a domain's DKIM keys: selector, state (publishing, signing, retiring) and when a retiring one goes"))
+    .argument('<domain>', 'domain name (Unicode or ACE)')
+    .action((name: string, o: Json) =>
+      withStore(io, async ({ admin, out }) => printList(out, o, (await admin.dkim.keys(ace(name))).map(dkimView), ['selector', 'state', 'retire_at', 'created_at'])),
+    );
+  leaf(domain.command('dkim-rotate').description('rotate the DKIM key: a new selector is published, signs once every DNS server serves it, and the old one goes after its TTL'))
+    .argument('<domain>', 'domain name (Unicode or ACE)')
+    .action((name: string, o: Json) =>
+      withStore(io, async ({ admin, out }) => {
+        const { key, job } = await admin.dkim.rotate(ace(name));
+        printResult(out, o, { ...dkimView(key), job_id: job.id },
+          `Publishing selector ${key.selector} for ${key.domain} (job ${job.id}): mail is signed with it once every DNS server serves ${key.selector}._domainkey; the old selector's record goes one TTL later.\n`);
+      }),
+    );
+  leaf(domain.command('dkim-unsigned').description('list the domains with e-mail addresses whose mail leaves unsigned, and why'))
+    .action((o: Json) => withStore(io, async ({ admin, out }) => printList(out, o, (await admin.dkim.unsigned()).map((u) => ({ ...u })), ['domain', 'reason'])));
 }

@@ -126,12 +126,15 @@ export const submissionHost = (f: MailFacts): string =>
 /** "<schema>". before a table name on PostgreSQL, nothing on SQLite. */
 export const tablePrefix = (f: MailFacts): string => (f.store.driver === 'pgsql' ? `"${f.store.schema}".` : '');
 
-/** The rspamd settings map of this server, its name and report key as HTTP Basic credentials. */
-export function settingsUrl(f: MailFacts): string {
+/** One of the maps hostplane serves this server (`rspamd-settings`, …), its name and report key as HTTP Basic credentials. */
+export function mapUrl(f: MailFacts, map: string): string {
   const m = /^(https?:\/\/)(.+)$/.exec(f.apiUrl);
   if (!m) throw new Error(`apiUrl must be an http:// or https:// URL; got "${f.apiUrl}"`);
-  return `${m[1]}${uriComponent(f.name)}:${reportKey(f)}@${m[2].replace(/\/$/, '')}/internal/rspamd-settings`;
+  return `${m[1]}${uriComponent(f.name)}:${reportKey(f)}@${m[2].replace(/\/$/, '')}/internal/${map}`;
 }
+
+/** The rspamd settings map of this server. */
+export const settingsUrl = (f: MailFacts): string => mapUrl(f, 'rspamd-settings');
 
 /** Percent-encoding of everything but A-Z a-z 0-9 - _ . ~ (jq's @uri, as up.sh encoded it). */
 const uriComponent = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

@@ -2,7 +2,7 @@
 // serves each recipient's antispam mode as a settings map; rspamd refuses, marks or passes spam.
 // On Debian's service only LOCAL_CONFDIR's files are ours; the local stack runs a private instance
 // with a top file of its own (rspamdConf), offline (no DNS lists, no map downloads).
-import { settingsUrl, type MailFacts, type RspamdFacts } from './facts.js';
+import { mapUrl, settingsUrl, type MailFacts, type RspamdFacts } from './facts.js';
 
 /** The private instance's top file: Debian's defaults ($CONFDIR) stay; no normal worker (self_scan). */
 export function rspamdConf(r: RspamdFacts, logFile: string): string {
@@ -75,6 +75,20 @@ actions {
   subject = "***SPAM*** %s";
 }
 
+# DKIM signatures (API guide "Sending mail"): mail of a login, and mail from this server itself
+# (autoresponder replies, over loopback), From: a domain in the signing table, with its key.
+dkim_signing {
+  enabled = true;
+  signing_table = "${mapUrl(f, 'rspamd-dkim-signing')}";
+  key_table = "${mapUrl(f, 'rspamd-dkim-keys')}";
+  sign_authenticated = true;
+  sign_local = true;
+  sign_inbound = false;
+  allow_envfrom_empty = true;
+  use_esld = false;
+  try_fallback = false;
+}
+
 # "X-Spam: Yes" on all accepted spam (also "rewrite subject", local and authenticated senders): the
 # mailboxes' Sieve scripts file it by their own mode.
 milter_headers {
@@ -98,6 +112,8 @@ export function rspamdOptions(r: RspamdFacts): string {
 # antispam change acts within about this long. A cold start compiles the expressions for 10 to 30 s
 # into hs_cache_dir. The maps' cached copies go to DBDIR, not the package's /var/lib/rspamd.
 map_watch_interval = ${r.mapWatchInterval};
+# Only this server itself is local (it signs its own mail): not the private networks rspamd's default names.
+local_addrs = ["127.0.0.0/8", "::1"];
 maps_cache_dir = "$DBDIR";
 hs_cache_dir = "${r.hsCacheDir}";
 `;
@@ -109,8 +125,6 @@ export function rspamdOfflineConf(): string {
   return `# rspamd without a network, NOT for a mail server: a scan takes milliseconds and gives the same
 # result on any machine.
 ${off.map((m) => `${m} { enabled = false; }`).join('\n')}
-# Signing needs keys the stack does not have.
-dkim_signing { enabled = false; }
 # Their maps are on maps.rspamd.com: the packaged copies instead.
 multimap { enabled = false; }
 mid {

@@ -12,6 +12,7 @@ import { AppError } from '../../errors.js';
 import type { Config } from '../../config.js';
 import { fqdnOf } from '../../domain-name.js';
 import type { DnsRecordsRepository } from './dns-records.repository.js';
+import { DkimKeysRepository } from './dns-records.dkim.repository.js';
 import { conflictAt, conflictInZone, normaliseRecord, type NormalisedRecord, type RecordInput } from './dns-records.rules.js';
 
 /** Owner name of the managed DKIM key (selector `default`, RFC 6376 §3.6.2.1). */
@@ -82,7 +83,7 @@ export function planTemplate(plan: { id: number; dns_template: string | null }, 
 }
 
 export interface DkimKey {
-  /** PKCS#8 PEM, kept in domains.dkim_private_key for signing. */
+  /** PKCS#8 PEM, kept in dkim_keys for signing. */
   privateKeyPem: string;
   /** The TXT data of `default._domainkey`: `v=DKIM1; k=rsa; p=<base64 SubjectPublicKeyInfo>` (RFC 6376 §3.6.1). */
   txt: string;
@@ -123,7 +124,11 @@ export async function insertBaseRecords(repo: DnsRecordsRepository, domain: stri
   return { inserted, skipped };
 }
 
-/** The managed DKIM TXT record of a new presence domain (undeletable, API guide "DNS records"). */
+/**
+ * The managed DKIM TXT record of a new presence domain (undeletable, API guide "DNS records") and
+ * its key, signing from the start: the record is served with the new zone, before any mailbox can send.
+ */
 export async function insertDkimRecord(repo: DnsRecordsRepository, domain: string, key: DkimKey, ttl: number) {
-  await repo.insert({ domain, name: DKIM_NAME, record_type: 'TXT', data: key.txt, ttl, tag: 'managed', state: 'active' });
+  const recordId = await repo.insert({ domain, name: DKIM_NAME, record_type: 'TXT', data: key.txt, ttl, tag: 'managed', state: 'active' });
+  await new DkimKeysRepository(repo.db).insert({ domain, selector: DKIM_SELECTOR, private_key: key.privateKeyPem, record_id: recordId, state: 'signing' });
 }

@@ -32,7 +32,7 @@ export class DnsRecordsRepository {
    * Pass a transaction for writes that belong together (record + job,
    * docs/decisions/0004-provisioning-seams.md).
    */
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(readonly db: Kysely<Database>) {}
 
   private base(actor: Actor) {
     return this.db

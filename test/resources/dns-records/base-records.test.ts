@@ -46,14 +46,15 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
       expect(changes).toEqual([{ domain: d }]);
     });
 
-    it('the DKIM TXT publishes an RSA 2048 key whose private half is kept for signing', async () => {
+    it('the DKIM TXT publishes an RSA 2048 key whose private half is kept for signing (selector default, signing)', async () => {
       const r = await list('?filter[domain]=end2.example', x.end2.token);
       const txtData = r.json.data.find((d: any) => d.attributes.name === 'default._domainkey').attributes.data;
       const pub = crypto.createPublicKey({ key: Buffer.from(DKIM.exec(txtData)![1], 'base64'), format: 'der', type: 'spki' });
       expect(pub.asymmetricKeyType).toBe('rsa');
       expect(pub.asymmetricKeyDetails?.modulusLength).toBe(2048);
-      const dom = await t.store.db.selectFrom('domains').select('dkim_private_key').where('name', '=', 'end2.example').executeTakeFirstOrThrow();
-      const signature = crypto.sign('sha256', Buffer.from('mail'), dom.dkim_private_key!);
+      const key = await t.store.db.selectFrom('dkim_keys').select(['selector', 'state', 'private_key']).where('domain', '=', 'end2.example').executeTakeFirstOrThrow();
+      expect(key).toMatchObject({ selector: 'default', state: 'signing' });
+      const signature = crypto.sign('sha256', Buffer.from('mail'), key.private_key);
       expect(crypto.verify('sha256', Buffer.from('mail'), pub, signature)).toBe(true);
       // Every domain gets its own key.
       const other = (await list('?filter[domain]=end1.example')).json.data.find((d: any) => d.attributes.name === 'default._domainkey');
@@ -63,8 +64,7 @@ describe.each(ENGINES)('dns-records on %s', (engine) => {
     it('a domain without presence gets no records and no key', async () => {
       await t.admin.domains.createDomain({ name: 'registered-only.example', customerId: Number(x.end1.customerId), registered: true });
       expect(await t.store.db.selectFrom('dns_records').select('id').where('domain', '=', 'registered-only.example').execute()).toEqual([]);
-      const dom = await t.store.db.selectFrom('domains').select('dkim_private_key').where('name', '=', 'registered-only.example').executeTakeFirstOrThrow();
-      expect(dom.dkim_private_key).toBeNull();
+      expect(await t.store.db.selectFrom('dkim_keys').select('id').where('domain', '=', 'registered-only.example').execute()).toEqual([]);
     });
 
     it("a plan's DNS template replaces the operator default", async () => {

@@ -10,7 +10,7 @@ import { ENGINES } from '../../helpers/app.js';
 import { inboxMessages } from '../../helpers/imap.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { describeRspamdStack } from '../../helpers/stack.js';
-import { submit, type Submission } from '../../helpers/submission.js';
+import { submit, verifyDkim, type Submission } from '../../helpers/submission.js';
 import { pollUntil } from '../../helpers/wait.js';
 import { call } from '../../helpers/app.js';
 import { postAppPassword, postEmail, useMailSuite } from '../../helpers/email.js';
@@ -49,6 +49,16 @@ describeRspamdStack('sending mail: submission with AUTH through Dovecot, as the 
         `"${subject}" for ${boxes[key].address}`,
       ))!;
 
+    /** The TXT records at *._domainkey of the domain, as the API lists them (what its DNS server serves). */
+    const publishedKeys = async () => {
+      const r = await call(s.t.app, 'GET', `/dns-records?filter[domain]=${s.x.end1.domain}`, { token: token() });
+      return Object.fromEntries(
+        r.json.data
+          .filter((d: { attributes: { name: string } }) => d.attributes.name.endsWith('._domainkey'))
+          .map((d: { attributes: { name: string; data: string } }) => [`${d.attributes.name}.${s.x.end1.domain}`, d.attributes.data]),
+      );
+    };
+
     it('the mailboxes, a forward and an application password exist', async () => {
       await create('a', { address_type: 'mailbox' });
       await create('b', { address_type: 'mailbox' });
@@ -62,7 +72,12 @@ describeRspamdStack('sending mail: submission with AUTH through Dovecot, as the 
       const a = boxes.a.address;
       expect(await submit(as('a', { to: [boxes.b.address], message: message(a, 'starttls-to-b') }))).toEqual({ ok: true, refused: {} });
       expect(await submit(as('a', { to: [boxes.f.address], message: message(a, 'starttls-to-f') }))).toEqual({ ok: true, refused: {} });
-      for (const subject of ['starttls-to-b', 'starttls-to-f']) expect(await received('b', subject)).toMatch(new RegExp(`^From: ${a}\\r?$`, 'm'));
+      for (const subject of ['starttls-to-b', 'starttls-to-f']) {
+        const got = await received('b', subject);
+        expect(got).toMatch(new RegExp(`^From: ${a}\\r?$`, 'm'));
+        // Signed with the domain's managed key, as the DNS server publishes it.
+        expect(await verifyDkim(got, await publishedKeys())).toEqual({ verified: true, signatures: [{ d: s.x.end1.domain, s: 'default' }] });
+      }
     });
 
     it('an application password over implicit TLS: delivered, and its last_used_at is set', async () => {
