@@ -24,6 +24,7 @@
 //      was, the CPU of PostgreSQL's server processes for the mail servers' connections, and the
 //      passdb query alone, timed from this process at each size, with its plan.
 //   Part 2 runs first, so part 1 sees a directory of BENCH_MAIL_SMALL mailboxes plus its own.
+//   3. Submission with DKIM signing against rspamd on static maps, last (bench/email-submission.ts).
 //
 // Each engine gets its own instance: a fresh store, a fresh stack registered in it (its mail server
 // `local` is the default), an app listening on the port Dovecot reports logins to (HOSTPLANE_URL)
@@ -67,6 +68,7 @@ import { buildDrivers, closeDrivers, type Drivers } from '../src/provisioning/dr
 import type { MailDriver } from '../src/provisioning/mail/driver.js';
 import { blfCrypt } from '../src/resources/email-addresses/email-addresses.service.js';
 import { MailDirectoryRepository } from '../src/resources/email-addresses/email-addresses.mail-directory.repository.js';
+import { submissionBench, submissionReport, type SubmitResult } from './email-submission.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CREATES = num('BENCH_MAIL_CREATES', 50);
@@ -638,6 +640,7 @@ interface EngineResult {
   loadBefore: number[];
   loadMiddle: number[];
   loadAfter: number[];
+  submission: SubmitResult | null;
 }
 
 async function engineRun(engine: EngineName, root: string, log: (s: string) => void): Promise<EngineResult> {
@@ -669,7 +672,11 @@ async function engineRun(engine: EngineName, root: string, log: (s: string) => v
       out.product.push(await productRun(h));
     }
     const createS = (performance.now() - started) / 1000;
-    return { engine, ...out, directory, createMailboxes, createS, loadBefore, loadMiddle, loadAfter: os.loadavg() };
+    const loadAfter = os.loadavg();
+    const submission = await submissionBench({
+      engine, stackDir: path.join(root, engine), api: h.base, token: h.token, domain: DOMAIN, log, check: checkInterrupted, interrupted: () => stacks.interrupted,
+    });
+    return { engine, ...out, directory, createMailboxes, createS, loadBefore, loadMiddle, loadAfter, submission };
   } finally {
     await h.close();
   }
@@ -790,6 +797,8 @@ async function main() {
         `${CREATES} × 3 creates in ${fmt(r.createS, 1)} s; load average ${loadAverage(r.loadBefore)} → ${loadAverage(r.loadMiddle)} (after part 2) → ${loadAverage(r.loadAfter)}`,
     );
   }
+  const submission = submissionReport(results);
+  if (submission) console.log(`\n${submission}`);
   if (process.env.BENCH_JSON) console.log(JSON.stringify(results, null, 1));
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }

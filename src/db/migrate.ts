@@ -13,6 +13,7 @@ import * as m008email from './migrations/008-email.js';
 import * as m009mailSieve from './migrations/009-mail-sieve.js';
 import * as m010dnsSecondaries from './migrations/010-dns-secondaries.js';
 import * as m011dnsChangeOwners from './migrations/011-dns-change-owners.js';
+import * as m013mailMapVersions from './migrations/013-mail-map-versions.js';
 import * as m014outboundLimits from './migrations/014-outbound-limits.js';
 import * as m015dkimKeys from './migrations/015-dkim-keys.js';
 
@@ -22,6 +23,7 @@ const ALL = {
   '007-subdomains': m007subdomains, '008-email': m008email, '009-mail-sieve': m009mailSieve,
   '010-dns-secondaries': m010dnsSecondaries,
   '011-dns-change-owners': m011dnsChangeOwners,
+  '013-mail-map-versions': m013mailMapVersions,
   '014-outbound-limits': m014outboundLimits,
   '015-dkim-keys': m015dkimKeys,
 };

@@ -321,6 +321,25 @@ export interface MailSieveTable {
   server: string;
 }
 
+/** A map a mail server polls (migration 013): its version and Last-Modified, the server's last request. */
+export interface MailMapVersionsTable {
+  server: string;
+  map: string;
+  epoch: string;
+  version: number;
+  /** Unix seconds: the map's Last-Modified, one more at least with every version. */
+  modified_s: number;
+  fetched_at: string | null;
+}
+
+/** When a mail server first held a version of a map (migration 013). */
+export interface MailMapHoldsTable {
+  server: string;
+  map: string;
+  version: number;
+  held_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -345,5 +364,7 @@ export interface Database {
   mail_users: MailUsersTable;
   mail_app_passwords: MailAppPasswordsTable;
   mail_aliases: MailAliasesTable;
+  mail_map_versions: MailMapVersionsTable;
+  mail_map_holds: MailMapHoldsTable;
   mail_sieve: MailSieveTable;
 }

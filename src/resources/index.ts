@@ -25,6 +25,7 @@ import { emailAddressesRoutes } from './email-addresses/email-addresses.routes.j
 import { mailAuthReportRoute } from './email-addresses/email-addresses.auth-report.js';
 import { rspamdSettingsRoute } from './email-addresses/email-addresses.rspamd-settings.js';
 import { rspamdDkimRoutes } from './email-addresses/email-addresses.rspamd-dkim.js';
+import { VersionedMaps } from '../provisioning/mail/versioned-map.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -40,6 +41,7 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   const email = new EmailAddressesService(deps);
   emailAddressesRoutes(app, email, links);
   mailAuthReportRoute(app, email);
-  rspamdSettingsRoute(app, deps.store);
-  rspamdDkimRoutes(app, deps.store);
+  const maps = new VersionedMaps(deps.store);
+  rspamdSettingsRoute(app, deps.store, maps);
+  rspamdDkimRoutes(app, deps.store, maps);
 }

@@ -2,6 +2,7 @@
 // STARTTLS (port 587), implicit TLS (465) or no TLS at all, AUTH, one message. What the server
 // answered at the step it stopped is returned, so a test asserts a refusal as the client sees it.
 import { spawn } from 'node:child_process';
+import { call } from './app.js';
 
 export interface Submission {
   /** host:port */
@@ -117,4 +118,14 @@ export function verifyDkim(message: string, txt: Record<string, string>): Promis
     });
     py.stdin.end(JSON.stringify({ message, txt }));
   });
+}
+
+/** The DKIM TXT records of `domain` by name, as the API lists them (what its DNS server serves): for verifyDkim. */
+export async function publishedDkim(app: Parameters<typeof call>[0], token: string, domain: string): Promise<Record<string, string>> {
+  const r = await call(app, 'GET', `/dns-records?filter[domain]=${domain}`, { token });
+  return Object.fromEntries(
+    r.json.data
+      .filter((d: { attributes: { name: string } }) => d.attributes.name.endsWith('._domainkey'))
+      .map((d: { attributes: { name: string; data: string } }) => [`${d.attributes.name}.${domain}`, d.attributes.data]),
+  );
 }

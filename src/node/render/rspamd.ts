@@ -108,8 +108,8 @@ milter_headers {
 
 /** $LOCAL_CONFDIR/override.d/options.inc: how often the settings map is asked, the compiled cache. */
 export function rspamdOptions(r: RspamdFacts): string {
-  return `# How often rspamd asks for its maps (at least ~2 s plus a random part, whatever is set): an
-# antispam change acts within about this long. A cold start compiles the expressions for 10 to 30 s
+  return `# How often rspamd asks for its maps (at least ~2 s plus a random part, whatever is set): the jobs
+# and PATCHes of antispam changes wait for it. A cold start compiles the expressions for 10 to 30 s
 # into hs_cache_dir. The maps' cached copies go to DBDIR, not the package's /var/lib/rspamd.
 map_watch_interval = ${r.mapWatchInterval};
 # Only this server itself is local (it signs its own mail): not the private networks rspamd's default names.

@@ -76,6 +76,25 @@ export class DkimKeysRepository {
     return rows.filter((r) => r.recordName === `${r.selector}._domainkey`).map(({ recordName: _, ...k }) => k);
   }
 
+  /** The mail servers with addresses of `zone` (those whose key table lists its key). */
+  async serversOf(zone: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('email_addresses').select('mail_server_name').distinct().where('zone', '=', zone).where('state', '!=', 'deleting').execute();
+    return rows.map((r) => r.mail_server_name);
+  }
+
+  /** Whether `server` has an address at `domain` other than `except` (its DKIM tables list the domain already). */
+  async domainOnServer(server: string, domain: string, except: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('email_addresses')
+      .select('id')
+      .where('mail_server_name', '=', server)
+      .where('domain', '=', domain)
+      .where('id', '!=', except)
+      .where('state', '!=', 'deleting')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Domains with addresses whose mail leaves unsigned: no signing key, or its record is not published. */
   async unsignedDomains(): Promise<UnsignedDomain[]> {
     const rows = await this.db

@@ -3,8 +3,12 @@
 // answers its record; the old key's record goes a TTL after the switch. One job (dkim-key update)
 // walks the steps, each saved as progress, so a worker that dies resumes where it was.
 import crypto from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { Store } from '../../db/index.js';
+import type { Database } from '../../db/schema.js';
+import { MapVersionsRepository } from '../../provisioning/mail/map-versions.repository.js';
+import { mapProgress } from '../../provisioning/mail/versioned-map.js';
 import { AppError } from '../../errors.js';
 import { withJobs } from '../../queue/enqueue.js';
 import type { QueueJobRow } from '../../queue/jobs.js';
@@ -65,6 +69,8 @@ interface Progress {
   published?: number;
   /** The DNS change that removed the retired records. */
   removed?: number;
+  /** The key-table version of each mail server of the zone that signs with the new key. */
+  switched?: Record<string, number>;
 }
 
 const Payload = Type.Object({ domain: Type.String({ minLength: 1 }) });
@@ -85,8 +91,11 @@ async function publish(ctx: Ctx, key: DkimKeyRow, p: Progress): Promise<JobResul
   return (await ctx.drivers.dns.isApplied(p.published)) ? null : { status: 'wait', ms: applyPollMs(ctx.job) };
 }
 
-/** The switch: the new key signs, the old ones retire a TTL of their record from now. */
-async function switchKeys(ctx: Ctx, key: DkimKeyRow): Promise<void> {
+/**
+ * The switch: the new key signs, the old ones retire a TTL of their record from now; the key tables
+ * of the zone's mail servers change (their versions saved: the old record stays until they apply them).
+ */
+async function switchKeys(ctx: Ctx, key: DkimKeyRow, p: Progress): Promise<void> {
   await ctx.store.db.transaction().execute(async (trx) => {
     const records = new DnsRecordsRepository(trx);
     await records.lockDomain(key.domain);
@@ -96,6 +105,11 @@ async function switchKeys(ctx: Ctx, key: DkimKeyRow): Promise<void> {
       ttl = Math.max(ttl, old.record_id === null ? 0 : ((await records.byId(old.record_id))?.ttl ?? 0));
     }
     await keys.switchTo(key, new Date(Date.now() + ttl * 1000).toISOString());
+    const maps = new MapVersionsRepository(trx);
+    const switched: Record<string, number> = {};
+    for (const server of await keys.serversOf(key.domain)) switched[server] = await maps.bump(server, 'dkim-keys');
+    await ctx.saveProgress({ ...p, switched }, trx);
+    p.switched = switched;
   });
 }
 
@@ -105,6 +119,11 @@ async function retire(ctx: Ctx, domain: string, p: Progress): Promise<JobResult>
     const retiring = (await new DkimKeysRepository(ctx.store.db).keysOf(domain)).filter((k) => k.state === 'retiring');
     const due = Math.max(0, ...retiring.map((k) => Date.parse(k.retire_at ?? '') - Date.now()).filter(Number.isFinite));
     if (due > 0) return { status: 'wait', ms: Math.min(due, RETIRE_POLL_MS) };
+    // No server may still sign with a key whose record goes.
+    for (const [server, keys] of Object.entries(p.switched ?? {})) {
+      const waiting = await dkimApplied(ctx.store.db, server, { keys }, `the old DKIM key of ${domain} stays published`);
+      if (waiting) return waiting;
+    }
     p.removed = await ctx.store.db.transaction().execute(async (trx) => {
       const records = new DnsRecordsRepository(trx);
       await records.lockDomain(domain);
@@ -133,10 +152,41 @@ export const rotateDkimKeyJob = defineJob({
     if (key?.state === 'publishing') {
       const waiting = await publish(ctx, key, p);
       if (waiting) return waiting;
-      await switchKeys(ctx, key);
+      await switchKeys(ctx, key, p);
     }
     return retire(ctx, ctx.payload.domain, p);
   },
 });
 
 export const DKIM_JOBS = [rotateDkimKeyJob];
+
+/** The versions of a server's DKIM tables that a change waits for (decision 0019). */
+export interface DkimVersions {
+  signing: number;
+  keys: number;
+}
+
+/**
+ * In the transaction of a new address: when it brings its domain to `server`, bumps the server's DKIM
+ * tables and answers their versions (the address's job waits for them: its mail is signed from
+ * then on); undefined when the server lists the domain already.
+ */
+export async function bumpDkimForAddress(trx: Kysely<Database>, server: string, address: { id: number; domain: string }): Promise<DkimVersions | undefined> {
+  if (await new DkimKeysRepository(trx).domainOnServer(server, address.domain, address.id)) return undefined;
+  const maps = new MapVersionsRepository(trx);
+  return { signing: await maps.bump(server, 'dkim-signing'), keys: await maps.bump(server, 'dkim-keys') };
+}
+
+/**
+ * Whether `server` applies `versions` of its DKIM tables: a job's result while it does not.
+ * `const wait = await dkimApplied(ctx.store.db, 'mx1', v); if (wait) return wait;`
+ */
+export async function dkimApplied(db: Kysely<Database>, server: string, versions: Partial<DkimVersions>, what: string): Promise<JobResult | null> {
+  for (const [map, version] of [['dkim-signing', versions.signing], ['dkim-keys', versions.keys]] as const) {
+    if (version === undefined) continue;
+    const p = await mapProgress(db, server, map, version);
+    if (p.state === 'pending') return { status: 'wait', ms: p.retryMs };
+    if (p.state === 'silent') throw new Error(`${what}: ${p.reason}`);
+  }
+  return null;
+}

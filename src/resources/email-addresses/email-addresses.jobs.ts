@@ -2,7 +2,9 @@
 // docs/decisions/0009-mail-directory.md): the mail directory entry is written with the API change,
 // so these jobs only wait for the mail server to show it, and remove what the server stores.
 // - ('email-address', 'create') is done when the package's mail server authenticates the mailbox
-//   (doveadm auth lookup) or accepts the forward as a recipient (SMTP RCPT).
+//   (doveadm auth lookup) or accepts the forward as a recipient (SMTP RCPT), and its rspamd applies
+//   the settings map that has the address's antispam mode (decision 0019) and, for the first
+//   address of its domain there, the DKIM tables that sign its mail (decision 0021).
 // - ('email-address', 'delete') removes the mailbox's stored mail, then its directory entry, and is
 //   done when the server knows the address no more and refuses it at RCPT; then the row goes.
 // - ('email-address', 'refresh') measures the mailboxes' usage daily (email-addresses.usage.ts).
@@ -18,6 +20,8 @@ import { MailDirectoryRepository } from './email-addresses.mail-directory.reposi
 import { refreshEmailUsage } from './email-addresses.usage.js';
 import { usageRefreshJob } from '../../queue/usage-refresh.js';
 import { autoresponderTurn, writeMissingScripts } from './email-addresses.autoresponder.js';
+import { mapProgress } from '../../provisioning/mail/versioned-map.js';
+import { dkimApplied } from '../dns-records/dns-records.dkim.js';
 
 
 /** The job's address row (undefined when it is gone) and, lazily, its mail server as the driver needs it. */
@@ -36,14 +40,34 @@ async function addressOf(ctx: JobContext<unknown>) {
 export const createEmailJob = defineJob({
   type: 'email-address',
   action: 'create',
-  payload: Type.Object({}),
+  // settingsVersion: the version of the server's settings map that first has the address's mode;
+  // absent when the address is in `reject`, which the map does not list.
+  // dkim: the versions of the server's DKIM tables that first list the address's domain (decision 0021).
+  payload: Type.Object({
+    settingsVersion: Type.Optional(Type.Integer({ minimum: 1 })),
+    dkim: Type.Optional(Type.Object({ signing: Type.Integer({ minimum: 1 }), keys: Type.Integer({ minimum: 1 }) })),
+  }),
   run: async (ctx) => {
     const { repo, id, row, server: serverOf } = await addressOf(ctx);
     if (!row || row.state === 'deleting') return DONE;
     const server = await serverOf();
-    const live =
-      row.kind === 'mailbox' ? await ctx.drivers.mail.authenticates(server, row.address) : await ctx.drivers.mail.acceptsRecipient(server, row.address);
-    if (!live) throw new Error(`${row.address} is not known to mail server ${server.name} yet`);
+    // A run that waits for rspamd comes back every few hundred ms: doveadm is asked once.
+    if ((ctx.progress as { known?: boolean } | null)?.known !== true) {
+      const live =
+        row.kind === 'mailbox' ? await ctx.drivers.mail.authenticates(server, row.address) : await ctx.drivers.mail.acceptsRecipient(server, row.address);
+      if (!live) throw new Error(`${row.address} is not known to mail server ${server.name} yet`);
+      if (ctx.payload.settingsVersion !== undefined || ctx.payload.dkim !== undefined) await ctx.saveProgress({ known: true });
+    }
+    if (ctx.payload.settingsVersion !== undefined) {
+      const p = await mapProgress(ctx.store.db, server.name, 'settings', ctx.payload.settingsVersion);
+      if (p.state === 'pending') return { status: 'wait', ms: p.retryMs };
+      // Retried with backoff; the job's error says so once it gives up.
+      if (p.state === 'silent') throw new Error(`the antispam mode of ${row.address} is not live: ${p.reason}`);
+    }
+    if (ctx.payload.dkim !== undefined) {
+      const waiting = await dkimApplied(ctx.store.db, server.name, ctx.payload.dkim, `mail of ${row.address} is not signed yet`);
+      if (waiting) return waiting;
+    }
     await repo.transition(id, 'pending', 'live');
     return DONE;
   },

@@ -37,7 +37,7 @@ export function emailAddressesRoutes(app: TypedApp, service: EmailAddressesServi
     schemas: EmailAddressSchemas,
     key: { name: 'id', schema: EmailIdParam },
     body: EmailUpdateBody,
-    summary: 'Change the password, description, antispam or one autoresponder setting; live at once',
+    summary: 'Change the password, description, antispam or one autoresponder setting; answers once live (an antispam change the spam filter must fetch: once it applies it)',
     errors: {
       invalid_api_data: 'an attribute does not fit (the pointer names it), more than one autoresponder key, or an attribute a forward does not have',
       invalid_password: 'the password breaks one or more password rules: one error per rule',

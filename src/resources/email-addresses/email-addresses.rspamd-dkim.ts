@@ -6,6 +6,7 @@
 // The key is the base64 of its PKCS#8 DER: a secret, sent only to the server of the domain's package.
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../db/index.js';
+import type { VersionedMaps } from '../../provisioning/mail/versioned-map.js';
 import { DkimKeysRepository, type SigningKey } from '../dns-records/dns-records.dkim.repository.js';
 import { mailServerMap } from './email-addresses.mail-server-map.js';
 
@@ -24,8 +25,7 @@ export function dkimKeyTable(keys: SigningKey[]): string {
   return lines([...zones.values()].map((k) => `${k.zone} ${k.zone}:${k.selector}:${der64(k.privateKey)}`));
 }
 
-export function rspamdDkimRoutes(app: FastifyInstance, store: Store): void {
-  const keys = (server: string) => new DkimKeysRepository(store.db).signingKeysOn(server);
-  mailServerMap(app, store, '/internal/rspamd-dkim-signing', async (server) => dkimSigningTable(await keys(server)));
-  mailServerMap(app, store, '/internal/rspamd-dkim-keys', async (server) => dkimKeyTable(await keys(server)));
+export function rspamdDkimRoutes(app: FastifyInstance, store: Store, maps: VersionedMaps): void {
+  mailServerMap(app, store, maps, '/internal/rspamd-dkim-signing', 'dkim-signing', async (db, server) => dkimSigningTable(await new DkimKeysRepository(db).signingKeysOn(server)));
+  mailServerMap(app, store, maps, '/internal/rspamd-dkim-keys', 'dkim-keys', async (db, server) => dkimKeyTable(await new DkimKeysRepository(db).signingKeysOn(server)));
 }

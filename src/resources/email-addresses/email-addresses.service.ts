@@ -23,6 +23,9 @@ import { generatePassword, randomAlnum } from '../../security/password-generator
 import { EmailAddressesRepository, type EmailAddressRow, type MailPackage } from './email-addresses.repository.js';
 import { MailDirectoryRepository, type AppPasswordRow } from './email-addresses.mail-directory.repository.js';
 import { mailboxSieve } from './email-addresses.sieve.js';
+import { bumpSettings } from './email-addresses.rspamd-settings.js';
+import { bumpDkimForAddress } from '../dns-records/dns-records.dkim.js';
+import { waitForMap } from '../../provisioning/mail/versioned-map.js';
 import {
   ADDRESS_TYPES, MAX_FORWARD_TARGETS, isSelf, parseAddress, parseAntispam, parseForwardTo, parseTarget, patchAutoresponder, rejectFixedAttributes,
   sameTarget, unicodeAddress, type AddressType, type AutoresponderState,
@@ -67,6 +70,8 @@ export const BCRYPT_MAX = 72;
 /** Application passwords: 32 characters of [A-Za-z0-9], 190 bits. */
 const APP_PASSWORD_LENGTH = 32;
 const DEVICE_MAX = 255;
+/** How long a PATCH of antispam waits for rspamd at most: two of its polls and the spread to its workers. */
+export const PATCH_WAIT_MS = 15_000;
 
 /**
  * `{BLF-CRYPT}$2b$10$…`: the form Dovecot's passdb verifies itself (API guide "E-mail addresses").
@@ -174,8 +179,13 @@ export class EmailAddressesService {
         }
         await dir.setSieve(address.ace, server, mailboxSieve(row));
         await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo), server);
+        // Its job is done once the server's rspamd applies the mode too (decision 0019).
+        const settingsVersion = await bumpSettings(trx, server, undefined, row);
+        // …and signs its mail, when it is the first of its domain there (decision 0021).
+        const dkim = await bumpDkimForAddress(trx, server, row);
+        const payload = { ...(settingsVersion === undefined ? {} : { settingsVersion }), ...(dkim === undefined ? {} : { dkim }) };
         // Made in this transaction: a worker of this process may take its job at commit (0010).
-        const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload: {}, fresh: true });
+        const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload, fresh: true });
         return { row, job };
       });
       return { row, job, password: generated };
@@ -185,7 +195,10 @@ export class EmailAddressesService {
     }
   }
 
-  /** PATCH (200): password, description, antispam and one autoresponder key; live at commit. */
+  /**
+   * PATCH (200): password, description, antispam and one autoresponder key; live at commit, except
+   * a change of antispam that rspamd must fetch: the answer waits until it applies (decision 0019).
+   */
   async update(actor: Actor, id: string, input: EmailUpdateInput): Promise<EmailAddressRow> {
     rejectFixedAttributes(input as Record<string, unknown>);
     const found = await this.get(actor, id);
@@ -200,7 +213,7 @@ export class EmailAddressesService {
       await this.checkChosen(input.password, found.address);
       passwordHash = await blfCrypt(input.password);
     }
-    return this.store.db.transaction().execute(async (trx) => {
+    const { row, settingsVersion } = await this.store.db.transaction().execute(async (trx) => {
       const repo = new EmailAddressesRepository(trx);
       const current = await this.locked(repo, found.id);
       const change: Parameters<EmailAddressesRepository['update']>[1] = {};
@@ -217,8 +230,11 @@ export class EmailAddressesService {
       const row = await repo.update(current.id, change);
       // antispam and the autoresponder are the mailbox's Sieve script: live at commit too.
       if (antispam !== undefined || input.autoresponder !== undefined) await dir.setSieve(row.address, row.mail_server_name, mailboxSieve(row));
-      return row;
+      return { row, settingsVersion: await bumpSettings(trx, row.mail_server_name, current, row) };
     });
+    // A server that stopped fetching gets the mode when it asks again; the answer says what is stored.
+    if (settingsVersion !== undefined) await waitForMap(this.store.db, row.mail_server_name, 'settings', settingsVersion, { timeoutMs: PATCH_WAIT_MS });
+    return row;
   }
 
   /** POST …/password (200): a new generated mailbox password, live at commit; 409 for a forward. */
@@ -247,6 +263,8 @@ export class EmailAddressesService {
       const key = { jobType: 'email-address', action: 'delete', objectId: String(row.id) } as const;
       return enqueue.unlessStanding(row.state === 'deleting', key, async () => {
         await repo.update(row.id, { state: 'deleting' });
+        // The map drops it; nothing waits: SMTP refuses the address from the commit on.
+        await bumpSettings(trx, row.mail_server_name, row, undefined);
         const dir = new MailDirectoryRepository(trx);
         await dir.deactivateUser(row.address);
         await dir.setAliases(row.address, [], row.mail_server_name);

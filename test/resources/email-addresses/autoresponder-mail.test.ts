@@ -12,6 +12,7 @@
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp } from '../../helpers/app.js';
 import { inboxMessages } from '../../helpers/imap.js';
+import { publishedDkim, verifyDkim } from '../../helpers/submission.js';
 import { sendMail } from '../../helpers/smtp.js';
 import { describeMailStack } from '../../helpers/stack.js';
 import { jobDone } from '../../helpers/jobs.js';
@@ -85,6 +86,8 @@ describeMailStack('the autoresponder on Dovecot (Sieve vacation from the mail di
       expect(reply).toMatch(new RegExp(`^To: .*${b.address}`, 'im'));
       expect(reply).toMatch(/^Subject: Auto: first/im);
       expect(reply).toContain('Away until Monday. "Quoted" \\ text.');
+      // It leaves through Postfix from the mail server itself: signed with the domain's key (API guide "Sending mail").
+      if (s.rspamd) expect(await verifyDkim(reply, await publishedDkim(s.t.app, token(), domain()))).toEqual({ verified: true, signatures: [{ d: domain(), s: 'default' }] });
       // Again from the same sender the same day: delivered, not answered; another sender is.
       await send(b.address, a.address, 'second');
       await delivered(a, 2);

@@ -10,7 +10,7 @@ import { ENGINES } from '../../helpers/app.js';
 import { inboxMessages } from '../../helpers/imap.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { describeRspamdStack } from '../../helpers/stack.js';
-import { submit, verifyDkim, type Submission } from '../../helpers/submission.js';
+import { publishedDkim, submit, verifyDkim, type Submission } from '../../helpers/submission.js';
 import { pollUntil } from '../../helpers/wait.js';
 import { call } from '../../helpers/app.js';
 import { postAppPassword, postEmail, useMailSuite } from '../../helpers/email.js';
@@ -49,15 +49,7 @@ describeRspamdStack('sending mail: submission with AUTH through Dovecot, as the 
         `"${subject}" for ${boxes[key].address}`,
       ))!;
 
-    /** The TXT records at *._domainkey of the domain, as the API lists them (what its DNS server serves). */
-    const publishedKeys = async () => {
-      const r = await call(s.t.app, 'GET', `/dns-records?filter[domain]=${s.x.end1.domain}`, { token: token() });
-      return Object.fromEntries(
-        r.json.data
-          .filter((d: { attributes: { name: string } }) => d.attributes.name.endsWith('._domainkey'))
-          .map((d: { attributes: { name: string; data: string } }) => [`${d.attributes.name}.${s.x.end1.domain}`, d.attributes.data]),
-      );
-    };
+    const publishedKeys = () => publishedDkim(s.t.app, token(), s.x.end1.domain);
 
     it('the mailboxes, a forward and an application password exist', async () => {
       await create('a', { address_type: 'mailbox' });
