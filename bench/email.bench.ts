@@ -464,7 +464,7 @@ async function rowRun(h: Instance): Promise<RowRun> {
   await h.store.db.transaction().execute(async (trx) => {
     const dir = new MailDirectoryRepository(trx);
     await dir.addDomain(DOMAIN, STACK_SERVER);
-    await dir.addUser({ address, domain: DOMAIN, passwordHash: hash, quotaBytes: QUOTA_BYTES, server: STACK_SERVER });
+    await dir.addUser({ address, domain: DOMAIN, passwordHash: hash, quotaBytes: QUOTA_BYTES, recipientsPerHour: 500, server: STACK_SERVER });
   });
   const tRow = performance.now();
   const first = await firstLogin(h.imap, address, password);
@@ -656,7 +656,7 @@ async function engineRun(engine: EngineName, root: string, log: (s: string) => v
     const existingUser = `existing@${DOMAIN}`;
     const existingPassword = crypto.randomBytes(15).toString('base64url');
     await new MailDirectoryRepository(h.store.db).addDomain(DOMAIN, STACK_SERVER);
-    await new MailDirectoryRepository(h.store.db).addUser({ address: existingUser, domain: DOMAIN, passwordHash: await blfCrypt(existingPassword), quotaBytes: QUOTA_BYTES, server: STACK_SERVER });
+    await new MailDirectoryRepository(h.store.db).addUser({ address: existingUser, domain: DOMAIN, passwordHash: await blfCrypt(existingPassword), quotaBytes: QUOTA_BYTES, recipientsPerHour: 500, server: STACK_SERVER });
     await firstLogin(h.imap, existingUser, existingPassword);
     for (let i = 0; i < WARMUP; i++) {
       await existingRun(h, existingUser, existingPassword);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `hostplane` command: serve | worker | dns | migrate | demo | admin … | node render | lab
+// The `hostplane` command: serve | worker | dns | migrate | demo | admin … | node render | node mail-policy | lab
 // Settings come from the environment (docs/operator-guide.md "The operator CLI"). Exit codes: 0
 // done, 1 the command failed, 2 invalid settings (every problem listed); with --json a failure is
 // one JSON line on stderr.

@@ -6,7 +6,8 @@
 # Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid), the
 # PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid, and the
 # masters of Dovecot (<dir>/mail/run/master.pid), Postfix (<dir>/mail/spool/pid/master.pid) and
-# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them, and Knot, the DNS secondary
+# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them, the mail policy service
+# (<dir>/mail/policy/policy.pid: node running `hostplane node mail-policy`) and Knot, the DNS secondary
 # (<dir>/dns/knot.pid) — gets SIGTERM, then SIGKILL
 # (with its child processes) after 10 s; only when it is alive and its /proc/<pid>/cmdline looks
 # like one of the stack's programs, so a process that reused a pid is never touched. The pid files are removed; the rest of <dir> (the packages'
@@ -151,6 +152,7 @@ stop_one() {
     return 0
   fi
   [[ $prog_name != master ]] || prog_name=postfix
+  [[ $prog_name != node ]] || prog_name='the mail policy service'
   printf '%s: stopped %s (pid %s).\n' "$prog" "$prog_name" "$pid"
   stopped=$((stopped + 1))
   rm -f -- "$file"
@@ -220,6 +222,18 @@ done
 shopt -u nullglob
 # The mail servers' masters: Postfix's first, so it hands nothing more to rspamd or Dovecot's LMTP.
 if [[ -f $dir/mail/spool/pid/master.pid ]]; then stop_one "$dir/mail/spool/pid/master.pid" master; fi
+# The mail policy service, once Postfix no longer asks it: node, and only with `node mail-policy` in its command line.
+policy_pid_file=$dir/mail/policy/policy.pid
+if [[ -f $policy_pid_file ]]; then
+  pid=$(head -n 1 -- "$policy_pid_file" 2>/dev/null || true)
+  pid=${pid//[[:space:]]/}
+  if [[ $pid =~ ^[1-9][0-9]*$ ]] && alive "$pid" && [[ $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) != *" node mail-policy "* ]]; then
+    printf '%s: pid %s of %s is not the mail policy service any more (left alone).\n' "$prog" "$pid" "$policy_pid_file"
+    rm -f -- "$policy_pid_file"
+  else
+    stop_one "$policy_pid_file" node
+  fi
+fi
 # rspamd's, named "rspamd: main process" once it runs.
 if [[ -f $dir/mail/rspamd/rspamd.pid ]]; then stop_one "$dir/mail/rspamd/rspamd.pid" rspamd; fi
 if [[ -f $dir/mail/run/master.pid ]]; then stop_one "$dir/mail/run/master.pid" dovecot; fi

@@ -40,7 +40,11 @@
 # Mail clients submit on port-base+17 (STARTTLS required before AUTH) and +18 (implicit TLS) with a
 # mailbox's password or an application password, as their own address only; the certificate is the
 # stack's own, self-signed for mail.hostplane.test and 127.0.0.1 (<dir>/mail/tls/cert.pem: trust it
-# as the CA), made once and kept (needs openssl).
+# as the CA), made once and kept (needs openssl). Each mailbox may send to as many recipients per
+# hour as its plan says (docs/decisions/0020-outbound-limits.md): Postfix asks hostplane's mail
+# policy service (`hostplane node mail-policy`, run with this script's CLI) on 127.0.0.1:port-base+19;
+# <dir>/mail/policy holds its config (mail-policy.json: the read-only store access, mode 0640),
+# policy.pid and policy.log.
 # This is a test and development tool: logins fail without Dovecot's 2-second delay
 # (auth_failure_delay = 0) and without its growing penalty for repeated failures (anvil), everything
 # listens on loopback, IMAP without TLS, and on SQLite the SQL readers (Dovecot's auth-worker, Postfix's
@@ -162,6 +166,7 @@ lmtp_port=$((base + 12))
 doveadm_port=$((base + 13))
 submission_port=$((base + 17))
 submissions_port=$((base + 18))
+policy_port=$((base + 19))
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd -- "$here/../.." && pwd -P)
 
@@ -228,6 +233,11 @@ port_taken() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# Whether <pid> is a live `hostplane node mail-policy`: node, with those two arguments in a row.
+mail_policy_live() {
+  live_as "$1" node && [[ $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) == *" node mail-policy "* ]]
+}
+
 # await_ready <name> <pid variable> <pid file> <log> <seconds> <what is late> <command…>: waits
 # until the command succeeds for a daemon just started in the background. If the daemon exits
 # first, its pid variable is cleared (nothing left to stop), its pid file removed, and up.sh dies
@@ -258,6 +268,7 @@ if [[ -f $dir_arg/$pidfile_rel ]]; then
 fi
 # Dovecot's and Postfix's master pid files.
 dovecot_pid_rel=mail/run/master.pid
+policy_pid_rel=mail/policy/policy.pid
 postfix_pid_rel=mail/spool/pid/master.pid
 for rel in "$dovecot_pid_rel:dovecot" "$postfix_pid_rel:master"; do
   if [[ -f $dir_arg/${rel%:*} ]]; then
@@ -274,11 +285,18 @@ for p in "$admin_port" "$http_port" "$https_port"; do
   fi
 done
 if [[ -z $mail_missing ]]; then
-  for p in "$smtp_port" "$imap_port" "$lmtp_port" "$doveadm_port" "$submission_port" "$submissions_port"; do
+  for p in "$smtp_port" "$imap_port" "$lmtp_port" "$doveadm_port" "$submission_port" "$submissions_port" "$policy_port"; do
     if port_taken "$p"; then
-      die "port $p on 127.0.0.1 is in use; the stack's mail servers need $smtp_port to $doveadm_port, $submission_port and $submissions_port: pick another port-base."
+      die "port $p on 127.0.0.1 is in use; the stack's mail servers need $smtp_port to $doveadm_port and $submission_port to $policy_port: pick another port-base."
     fi
   done
+  if [[ -f $dir_arg/$policy_pid_rel ]]; then
+    old=$(head -n 1 -- "$dir_arg/$policy_pid_rel" 2>/dev/null || true)
+    old=${old//[[:space:]]/}
+    if mail_policy_live "$old"; then
+      die "$dir_arg already has a running stack (mail policy service pid $old); stop it first with $here/down.sh $dir_arg"
+    fi
+  fi
 fi
 # rspamd's pid file and ports.
 if [[ -z $mail_missing && -z $rspamd_missing ]]; then
@@ -372,6 +390,15 @@ stop_rspamd() {
   rspamd_pid=
   printf '%s: stopped the rspamd it had started.\n' "$prog" >&2
 }
+# The mail policy service, once this script has started it (our own child, as Caddy).
+policy_pid=
+stop_policy() {
+  [[ -n $policy_pid ]] || return 0
+  terminate "$policy_pid"
+  rm -f -- "$dir/$policy_pid_rel"
+  policy_pid=
+  printf '%s: stopped the mail policy service it had started.\n' "$prog" >&2
+}
 # Knot, once this script has started it (our own child, as Caddy), and the registration it added:
 # a registered secondary that does not answer makes every DNS job fail.
 knot_pid=
@@ -400,6 +427,7 @@ on_exit() {
     stop_knot
     stop_rspamd
     stop_mail
+    stop_policy
     if [[ -n $caddy_pid ]]; then
       stop_caddy
       printf '%s: stopped the Caddy it had started.\n' "$prog" >&2
@@ -652,6 +680,20 @@ if [[ -z $mail_missing ]]; then
     die "could not render the mail servers' files (the CLI said why above)."
   rm -f -- "$facts"
 
+  # The mail policy service before Postfix: without it the submission services defer every recipient.
+  rm -f -- "$dir/$policy_pid_rel"
+  policy_log=$mail/policy/policy.log
+  (
+    cd -- "$mail/policy"
+    # No job control: setsid does not fork and exec keeps the pid, so $! is node's own (as for Caddy).
+    exec setsid nohup "${hostplane[@]}" node mail-policy --config "$mail/policy/mail-policy.json" </dev/null >>"$policy_log" 2>&1
+  ) &
+  policy_pid=$!
+  printf '%s\n' "$policy_pid" >"$dir/$policy_pid_rel"
+  await_ready "the mail policy service" policy_pid "$dir/$policy_pid_rel" "$policy_log" 30 \
+    "the mail policy service did not listen on 127.0.0.1:$policy_port" port_taken "$policy_port"
+  mail_policy_live "$policy_pid" || die "the mail policy service exited right after start (log: $policy_log)."
+
   mail_started=1
   rm -f -- "$dir/$dovecot_pid_rel" "$dir/$postfix_pid_rel"
   # Both daemonize; with stdio closed, as they do not let go of a terminal they were given.
@@ -675,8 +717,8 @@ $(tail -n 20 -- "$mail/postfix.log")"
   live_as "$postfix_pid" master || die "postfix's master is not running (log: $mail/postfix.log)."
   mail_json=$(jq -n --arg smtp "127.0.0.1:$smtp_port" --arg imap "127.0.0.1:$imap_port" --arg lmtp "127.0.0.1:$lmtp_port" \
     --arg doveadm "http://127.0.0.1:$doveadm_port" --arg sub "127.0.0.1:$submission_port" --arg subs "127.0.0.1:$submissions_port" \
-    --arg ca "$tls_dir/cert.pem" \
-    '{smtp: $smtp, imap: $imap, lmtp: $lmtp, doveadm: $doveadm, submission: $sub, submissions: $subs, tls_ca: $ca}')
+    --arg ca "$tls_dir/cert.pem" --arg policy "127.0.0.1:$policy_port" \
+    '{smtp: $smtp, imap: $imap, lmtp: $lmtp, doveadm: $doveadm, submission: $sub, submissions: $subs, tls_ca: $ca, policy: $policy}')
 
   # The mail server in the store, under the web server's name (STACK_WEB_NAME): packages without a
   # mail server are placed on it at their first address when it is the default (the first one is).
@@ -855,7 +897,8 @@ else
   mail_lines="Mail     SMTP 127.0.0.1:$smtp_port (Postfix, pid $postfix_pid, log $mail/postfix.log), IMAP 127.0.0.1:$imap_port and
            LMTP 127.0.0.1:$lmtp_port (Dovecot, pid $dovecot_pid, log $mail/dovecot.log), doveadm HTTP API
            http://127.0.0.1:$doveadm_port (key in $mail/doveadm.key), submission 127.0.0.1:$submission_port (STARTTLS)
-           and 127.0.0.1:$submissions_port (TLS; certificate $tls_dir/cert.pem); they read the mail directory from
+           and 127.0.0.1:$submissions_port (TLS; certificate $tls_dir/cert.pem), limited per mailbox and hour by the
+           mail policy service on 127.0.0.1:$policy_port (pid $policy_pid, log $policy_log); they read the mail directory from
            $mail_db"
   if [[ -n $missing_tables ]]; then
     mail_lines+="

@@ -117,6 +117,18 @@ export class AdminRepository {
   }
 
   /**
+   * Takes the package lock (src/db/locks.ts) of every package on plan `planId`: a new mailbox
+   * in one of them then reads the plan's settings before or after this transaction, never during.
+   */
+  async lockPackagesOfPlan(planId: number): Promise<void> {
+    await this.db.updateTable('packages').set((eb) => ({ name: eb.ref('name') })).where('plan_id', '=', planId).execute();
+  }
+
+  setPlanRecipientsPerHour(planId: number, recipientsPerHour: number) {
+    return this.db.updateTable('plans').set({ recipients_per_hour: recipientsPerHour }).where('id', '=', planId).execute();
+  }
+
+  /**
    * Locks every presence domain of a package (one statement, so before the first recordChange
    * takes the DNS order lock; src/provisioning/dns/propagation.ts) and returns them with their
    * dns_update_lock as read under that lock.

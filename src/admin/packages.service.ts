@@ -3,7 +3,7 @@
 import { AppError } from '../errors.js';
 import { found, invalid } from './operator-errors.js';
 import { nowIso } from '../db/time.js';
-import { isUniqueViolation } from '../db/dialect.js';
+import { isUniqueViolation, serializeTransactions } from '../db/dialect.js';
 import { DEFAULT_PHP_VERSIONS, PHP_VERSIONS } from '../php-versions.js';
 import { MailServersRepository } from '../provisioning/mail/servers.repository.js';
 import { WebServersRepository } from '../provisioning/web/servers.repository.js';
@@ -28,6 +28,7 @@ export interface NewPlan {
   dnsTemplate?: unknown[] | null;
   /** The `p=` of its domains' DMARC record [quarantine]. */
   dmarcPolicy?: string;
+  recipientsPerHour?: number;
 }
 
 /** A DMARC policy the operator gave, checked: `dmarcPolicy('reject')`. */
@@ -37,6 +38,22 @@ function dmarcPolicy(value: string): DmarcPolicy {
   }
   return value as DmarcPolicy;
 }
+
+/** What a new plan's mailboxes may send to per hour (docs/decisions/0020-outbound-limits.md). */
+export const DEFAULT_RECIPIENTS_PER_HOUR = 500;
+const MAX_RECIPIENTS_PER_HOUR = 1_000_000;
+
+/** 1 to 1,000,000: 0 would defer every message for good (its sender would retry for days). */
+function checkRecipientsPerHour(n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > MAX_RECIPIENTS_PER_HOUR) {
+    throw invalid(`recipients per hour: a whole number from 1 to ${MAX_RECIPIENTS_PER_HOUR}; got ${n}.`);
+  }
+  return n;
+}
+
+// Changes of a plan's settings and of a package's plan run one at a time: each reads the plan's
+// settings under this lock, so the mailboxes always end with their plan's numbers.
+const PLAN_SETTINGS_LOCK = 'hostplane_plan_settings';
 
 export class PackagesAdminService {
   constructor(
@@ -69,6 +86,7 @@ export class PackagesAdminService {
     const dmarc = dmarcPolicy(p.dmarcPolicy ?? 'quarantine');
     if (p.resellerId != null) await this.customers.reseller(p.resellerId);
     if (p.dnsTemplate != null) this.dnsRecords.checkTemplate(p.dnsTemplate);
+    const recipientsPerHour = checkRecipientsPerHour(p.recipientsPerHour ?? DEFAULT_RECIPIENTS_PER_HOUR);
     const { id } = await this.repo.insertPlan({
       reseller_id: p.resellerId ?? null,
       name: p.name,
@@ -81,9 +99,29 @@ export class PackagesAdminService {
       php_versions: JSON.stringify(p.phpVersions ?? DEFAULT_PHP_VERSIONS),
       dns_template: p.dnsTemplate == null ? null : JSON.stringify(p.dnsTemplate),
       dmarc_policy: dmarc,
+      recipients_per_hour: recipientsPerHour,
       created_at: nowIso(),
     });
     return { planId: id };
+  }
+
+  /**
+   * A plan's recipients per mailbox and hour (`hostplane admin plan set-recipients-per-hour`): the
+   * mail directory rows of its mailboxes change in the same transaction, so the mail servers'
+   * policy services apply it from the next message on. Answers the old value and how many
+   * mailboxes follow.
+   */
+  async setPlanRecipientsPerHour(planId: number, recipientsPerHour: number): Promise<{ planId: number; was: number; mailboxes: number }> {
+    checkRecipientsPerHour(recipientsPerHour);
+    return this.repo.db.transaction().execute(async (trx) => {
+      await serializeTransactions(trx, PLAN_SETTINGS_LOCK);
+      const repo = new AdminRepository(trx);
+      const plan = found(await repo.plan(planId), `plan ${planId}`);
+      await repo.lockPackagesOfPlan(planId);
+      await repo.setPlanRecipientsPerHour(planId, recipientsPerHour);
+      const mailboxes = await new MailDirectoryRepository(trx).setPlanRecipientsPerHour(planId, recipientsPerHour);
+      return { planId, was: plan.recipients_per_hour, mailboxes };
+    });
   }
 
   /**
@@ -119,18 +157,22 @@ export class PackagesAdminService {
    * records of each of its presence domains to the new plan's template, except where the domain's
    * dns_update_lock is on (API guide "DNS records"). Custom and managed records stay; template
    * records that clash with them are left out. The package's mailboxes get the new plan's quota
-   * (live at the next login or delivery). One transaction; one DNS change per reset domain.
+   * (live at the next login or delivery) and sending limit (at the next message). One
+   * transaction; one DNS change per reset domain.
    */
   async setPackagePlan(packageId: number, planId: number): Promise<{ packageId: number; planId: number; domains: BaseRecordReset[] }> {
     await this.package(packageId);
     const plan = await this.plan(planId);
     const domains = await this.repo.db.transaction().execute(async (trx) => {
+      await serializeTransactions(trx, PLAN_SETTINGS_LOCK);
       const template = await this.dnsRecords.planTemplate(trx, plan);
       const repo = new AdminRepository(trx);
       await repo.setPackagePlan(packageId, planId);
       const quota = plan.mailbox_quota_mb * 1024 * 1024;
+      // Read under the lock: a change of the plan's setting may have committed since `plan`.
+      const { recipients_per_hour: recipientsPerHour } = found(await repo.plan(planId), `plan ${planId}`);
       await new EmailAddressesRepository(trx).setPackageQuota(packageId, quota);
-      await new MailDirectoryRepository(trx).setPackageQuota(packageId, quota);
+      await new MailDirectoryRepository(trx).setPackageLimits(packageId, { quotaBytes: quota, recipientsPerHour });
       const zones = await repo.lockPresenceDomainsOfPackage(packageId);
       return this.dnsRecords.resetBaseRecords(trx, zones, template);
     });

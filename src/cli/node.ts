@@ -1,12 +1,13 @@
 // `hostplane node …`: what makes a host a hosting node (docs/decisions/0018-nodes-on-debian.md).
 // `node render` writes a mail node's configuration files from a facts file, in the private profile
 // (the local stack: deploy/local/up.sh calls it) or the system profile (a Debian node); `node
-// render-knot` writes a Knot secondary's knot.conf (the local stack's; node setup renders its own).
+// render-knot` writes a Knot secondary's knot.conf (the local stack's; node setup renders its own);
+// `node mail-policy` runs a mail server's outbound limits (docs/decisions/0020-outbound-limits.md).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { CliError, output, type CliIo } from './context.js';
-import { FactsError, knotConf, mailFiles, privateFacts, readKnotInput, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
+import { FactsError, knotConf, mailFiles, privateFacts, readKnotInput, readMailPolicyConfig, readPrivateInput, readSystemInput, systemFacts, type Profile } from '../node/render/index.js';
 import { placeFile, placeFiles } from '../node/files.js';
 import { DNS_SERVERS, parseRoles, ROLES, type DnsServer } from '../node/roles.js';
 
@@ -38,6 +39,14 @@ export function nodeCommand(io: CliIo): Command {
       .requiredOption('--out <file>', 'the knot.conf to write, in an existing directory; left alone when it is right already')
       .option('--json', 'print {"path":…,"changed":…}')
       .action((o: KnotOptions) => renderKnot(io, o)),
+  ).addCommand(
+    new Command('mail-policy')
+      .description("run this mail server's policy service for Postfix's submission services: recipients per mailbox and hour, as its plan says")
+      .requiredOption('--config <file>', 'its config (JSON: name, listen, store), written by node render: /etc/hostplane/mail-policy.json on a node')
+      .action(async (o: { config: string }) => {
+        const config = checkedFacts(o.config, readMailPolicyConfig, 'mail policy config', '--config');
+        await (await import('./mail-policy.js')).runMailPolicy(io, config);
+      }),
   );
 }
 
@@ -149,19 +158,19 @@ function readFacts(o: RenderOptions) {
     : systemFacts(checkedFacts(o.facts, readSystemInput, `profile ${o.profile}`));
 }
 
-/** The facts file read as JSON and checked by `read`; exit 2 naming every problem. */
-function checkedFacts<T>(file: string, read: (value: unknown) => T, what: string): T {
+/** The facts file (given as `option`) read as JSON and checked by `read`; exit 2 naming every problem. */
+function checkedFacts<T>(file: string, read: (value: unknown) => T, what: string, option = '--facts'): T {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    throw new CliError(`--facts: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'invalid_input', 2);
+    throw new CliError(`${option}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'invalid_input', 2);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CliError(`--facts: ${file} is not JSON: ${(err as Error).message}`, 'invalid_input', 2);
+    throw new CliError(`${option}: ${file} is not JSON: ${(err as Error).message}`, 'invalid_input', 2);
   }
   try {
     return read(value);

@@ -15,6 +15,7 @@ import * as m010dnsSecondaries from './migrations/010-dns-secondaries.js';
 import * as m011dnsChangeOwners from './migrations/011-dns-change-owners.js';
 import * as m012planDmarcPolicy from './migrations/012-plan-dmarc-policy.js';
 import * as m013mailMapVersions from './migrations/013-mail-map-versions.js';
+import * as m014outboundLimits from './migrations/014-outbound-limits.js';
 import * as m015dkimKeys from './migrations/015-dkim-keys.js';
 
 const ALL = {
@@ -25,6 +26,7 @@ const ALL = {
   '011-dns-change-owners': m011dnsChangeOwners,
   '012-plan-dmarc-policy': m012planDmarcPolicy,
   '013-mail-map-versions': m013mailMapVersions,
+  '014-outbound-limits': m014outboundLimits,
   '015-dkim-keys': m015dkimKeys,
 };
 

@@ -55,6 +55,8 @@ export interface PlansTable {
   /** The `p=` of the `_dmarc` base record of its domains (migration 012). */
   dmarc_policy: Generated<DmarcPolicy>;
   created_at: string;
+  /** Recipients per mailbox and hour through authenticated submission (docs/decisions/0020-outbound-limits.md). */
+  recipients_per_hour: Generated<number>;
 }
 
 /** What a plan's DMARC record asks receivers to do with mail that fails DMARC (RFC 7489 §6.3). */
@@ -296,6 +298,8 @@ export interface MailUsersTable {
   quota_bytes: number;
   active: Bool;
   server: string;
+  /** Its plan's recipients_per_hour, kept equal in the transaction of every change (migration 014). */
+  recipients_per_hour: Generated<number>;
 }
 
 export interface MailAppPasswordsTable {

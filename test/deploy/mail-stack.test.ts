@@ -120,6 +120,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
           submission: `127.0.0.1:${base + 17}`,
           submissions: `127.0.0.1:${base + 18}`,
           tls_ca: path.join(dir, 'mail/tls/cert.pem'),
+          policy: `127.0.0.1:${base + 19}`,
           ...(RSPAMD ? { rspamd: { milter: `127.0.0.1:${base + 14}`, controller: `http://127.0.0.1:${base + 15}` } } : {}),
         },
       });
@@ -285,7 +286,9 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       const postfixPid = await pidOf(path.join(dir, 'mail/spool/pid/master.pid'));
       const caddyPid = await pidOf(path.join(dir, 'caddy/caddy.pid'));
       const rspamdPid = RSPAMD ? await pidOf(path.join(dir, 'mail/rspamd/rspamd.pid')) : 0;
+      const policyPid = await pidOf(path.join(dir, 'mail/policy/policy.pid'));
       if (RSPAMD) expect(await alive(rspamdPid)).toBe(true);
+      expect(await alive(policyPid)).toBe(true);
       expect(await alive(dovecotPid)).toBe(true);
       expect(await alive(postfixPid)).toBe(true);
       const down = await script(DOWN, [dir], {});
@@ -293,6 +296,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       expect(down.code).toBe(0);
       expect(down.stdout).toBe(
         `down.sh: stopped caddy (pid ${caddyPid}).\ndown.sh: stopped postfix (pid ${postfixPid}).\n` +
+          `down.sh: stopped the mail policy service (pid ${policyPid}).\n` +
           (RSPAMD ? `down.sh: stopped rspamd (pid ${rspamdPid}).\n` : '') +
           `down.sh: stopped dovecot (pid ${dovecotPid}).\n` +
           unregisterHint(processUrl(ts), 'local', 'local'),
@@ -303,6 +307,8 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       }
       expect(await alive(dovecotPid)).toBe(false);
       expect(await alive(postfixPid)).toBe(false);
+      expect(await alive(policyPid)).toBe(false);
+      expect(existsSync(path.join(dir, 'mail/policy/policy.pid'))).toBe(false);
       expect(existsSync(path.join(dir, 'mail/run/master.pid'))).toBe(false);
       expect(existsSync(path.join(dir, 'mail/spool/pid/master.pid'))).toBe(false);
       await expect(imapLogin(imap, 'a@d.example', 'P-a-2')).rejects.toThrow(/ECONNREFUSED/);

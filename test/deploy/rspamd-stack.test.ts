@@ -289,7 +289,7 @@ describeRspamdStack('antispam modes on rspamd (the stack\'s Postfix milter)', ()
       expect(up.code).toBe(0);
       expect(up.stdout).toContain('\n  rspamd   not started: STACK_RSPAMD=off; mail is not checked for spam\n');
       const stack = JSON.parse(await fs.readFile(path.join(dir, 'stack.json'), 'utf8'));
-      expect(Object.keys(stack.mail)).toEqual(['smtp', 'imap', 'lmtp', 'doveadm', 'submission', 'submissions', 'tls_ca']);
+      expect(Object.keys(stack.mail)).toEqual(['smtp', 'imap', 'lmtp', 'doveadm', 'submission', 'submissions', 'tls_ca', 'policy']);
       expect(await fs.readFile(path.join(dir, 'mail/postfix/main.cf'), 'utf8')).toContain('\nsmtpd_milters = \n');
       const sent = await sendMail(stack.mail.smtp, { from: SENDER, to: ['nobody@unknown.example'], message: message('no-rspamd') });
       expect(sent.greeting).toBe(220);

@@ -50,6 +50,8 @@ export interface MailSuite {
   submission: string;
   submissions: string;
   tlsCa: string;
+  /** The mail policy service (recipients per mailbox and hour), host:port. */
+  policy: string;
   /** Lines the app logged (JSON), for the no-plaintext check. */
   logs: string[];
   /** Where the app listens (http://127.0.0.1:<port>): Dovecot's login reports, rspamd's settings map. */
@@ -87,6 +89,7 @@ export function useMailSuite(engine: EngineName): MailSuite {
     s.submission = stack.mail.submission;
     s.submissions = stack.mail.submissions;
     s.tlsCa = stack.mail.tls_ca;
+    s.policy = stack.mail.policy;
     s.rspamd = stack.mail.rspamd ?? null;
     s.x = await seedTenants(s.t.admin);
   }, 120_000);

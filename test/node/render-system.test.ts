@@ -107,6 +107,36 @@ requirable(mailToolsMissing())('node render --profile system: a Debian mail node
     );
   });
 
+  it('the outbound limits (docs/decisions/0020-outbound-limits.md): the submission services alone ask the policy service on loopback 10040, at RCPT and at the end of data; its config holds the store as the maps do', async () => {
+    const n = (await run('postconf', ['-n', '-c', `${root}/etc/postfix`])).split('\n');
+    expect(n).toEqual(
+      expect.arrayContaining([
+        'hp_submission_recipient = reject_non_fqdn_recipient, check_policy_service inet:127.0.0.1:10040, permit_sasl_authenticated, reject',
+        'hp_submission_end_of_data = check_policy_service inet:127.0.0.1:10040',
+        'smtpd_policy_service_default_action = 451 4.3.0 The sending limits cannot be checked at the moment; try again later',
+      ]),
+    );
+    // Port 25's own restrictions never name it.
+    expect(n.filter((l) => /^smtpd_(recipient|relay|end_of_data)_restrictions/.test(l))).toEqual([
+      'smtpd_recipient_restrictions = permit_mynetworks, reject_unauth_destination',
+      'smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination',
+    ]);
+    const master = await run('postconf', ['-M', '-c', `${root}/etc/postfix`]);
+    expect(new RegExp('^smtp .*$', 'm').exec(master)![0]).not.toContain('hp_submission');
+    for (const port of ['587', '465']) {
+      const block = new RegExp(`^${port} .*$`, 'm').exec(master)![0];
+      for (const o of ['smtpd_recipient_restrictions=$hp_submission_recipient', 'smtpd_end_of_data_restrictions=$hp_submission_end_of_data']) expect(block).toContain(`-o ${o}`);
+    }
+    const conf = `${root}/etc/hostplane/mail-policy.json`;
+    expect(JSON.parse(fs.readFileSync(conf, 'utf8'))).toEqual({
+      name: 'mx1',
+      listen: '127.0.0.1:10040',
+      store: { driver: 'pgsql', host: 'db.internal', port: 5432, dbname: 'hostplane', user: 'hostplane_mail', password: 'pw"1 x', schema: 'public' },
+    });
+    const st = fs.statSync(conf);
+    expect([(st.mode & 0o777).toString(8), st.gid]).toEqual(['640', Number((await run('getent', ['group', 'postfix'])).split(':')[2])]);
+  });
+
   it("rspamd accepts it with Debian's rspamd.conf: the settings map of mx1, reject at 15, maps asked every 2 s (jobs wait for the next request)", async () => {
     const vars = [`--var=LOCAL_CONFDIR=${root}/etc/rspamd`, `--var=DBDIR=${root}/var/lib/rspamd`];
     expect(await run('rspamadm', [...vars, 'configtest', '-c', '/etc/rspamd/rspamd.conf'])).toContain('syntax OK');

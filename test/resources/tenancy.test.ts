@@ -78,7 +78,7 @@ describe.each(ENGINES)('tenancy sweep on %s', (engine) => {
       const id = String(row.id);
       mail[id] = { target };
       if (kind === 'mailbox') {
-        await directory.addUser({ address, domain, passwordHash: '{BLF-CRYPT}$2b$10$notarealhashnotarealhashnotarealhashnotarealhashnot', quotaBytes: 1024 * 1024 * 1024, server: 'mx-test' });
+        await directory.addUser({ address, domain, passwordHash: '{BLF-CRYPT}$2b$10$notarealhashnotarealhashnotarealhashnotarealhashnot', quotaBytes: 1024 * 1024 * 1024, recipientsPerHour: 500, server: 'mx-test' });
         await directory.setAliases(address, [address, target], 'mx-test');
         mail[id].appPassword = String((await directory.addAppPassword({ address, secretSha256: '0'.repeat(64), device: 'Laptop', application: 'Thunderbird' })).id);
       } else {

@@ -1,5 +1,6 @@
-// `hostplane admin plan …`: hosting plans and their limits (API guide "Plans"), and the DMARC
-// policy their domains publish (API guide "DNS records").
+// `hostplane admin plan …`: hosting plans and their limits (API guide "Plans"), the DMARC policy
+// their domains publish (API guide "DNS records") and the recipients per mailbox and hour that
+// reach its mailboxes at once (docs/decisions/0020-outbound-limits.md).
 import { Command, InvalidArgumentError } from 'commander';
 import { parseCount, parseId, parseList, withStore, type CliIo } from '../context.js';
 import { leaf, listLeaf, planView, printResult, type Json } from './views.js';
@@ -16,6 +17,22 @@ function parseJson(value: string): unknown[] {
   return v;
 }
 
+/** commander argument parser for `--recipients-per-hour`: 1 to 1,000,000 (the service checks it too). */
+function parseRecipientsPerHour(value: string): number {
+  if (!/^[0-9]{1,7}$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
+    throw new InvalidArgumentError('must be a whole number from 1 to 1000000.');
+  }
+  return Number(value);
+}
+
+/** A plan for people: its name, then one limit per line. */
+function planText(p: ReturnType<typeof planView>): string {
+  const { id, name, ...rest } = p;
+  const width = Math.max(...Object.keys(rest).map((k) => k.length));
+  const value = (v: unknown) => (v === null ? '-' : Array.isArray(v) ? v.join(',') : String(v));
+  return `Plan ${id} (${name})\n${Object.entries(rest).map(([k, v]) => `  ${k.padEnd(width)}  ${value(v)}\n`).join('')}`;
+}
+
 export function planCommand(io: CliIo): Command {
   const plan = new Command('plan').description('hosting plans and their limits');
   leaf(plan.command('create').description('create a plan'))
@@ -30,10 +47,12 @@ export function planCommand(io: CliIo): Command {
     .option('--reseller-id <id>', 'a plan this reseller sells to its end customers', parseId)
     .option('--dns-template <json>', 'base DNS records of its domains, e.g. \'[{"name":"","record_type":"A","data":"192.0.2.10"}]\' [DNS_BASE_* settings]', parseJson)
     .option('--dmarc-policy <policy>', 'what its domains\' DMARC record asks receivers to do with mail that fails: none, quarantine or reject [quarantine]')
+    .option('--recipients-per-hour <n>', 'recipients each mailbox may send to per hour through authenticated SMTP [500]', parseRecipientsPerHour)
     .action(
       (o: Json & {
         name: string; maxDatabases?: number; maxEmailAddresses?: number; mailboxQuotaMb?: number; maxSubdomains?: number;
         webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number; dnsTemplate?: unknown[]; dmarcPolicy?: string;
+        recipientsPerHour?: number;
       }) =>
         withStore(io, async ({ admin, out }) => {
           const { planId } = await admin.packages.createPlan({
@@ -48,18 +67,11 @@ export function planCommand(io: CliIo): Command {
             phpVersions: o.phpVersions,
             dnsTemplate: o.dnsTemplate,
             dmarcPolicy: o.dmarcPolicy,
+            recipientsPerHour: o.recipientsPerHour,
           });
           const p = planView(await admin.packages.plan(planId));
           printResult(out, o, p, `Created plan ${p.id} (${p.name}).\n`);
         }),
-    );
-  leaf(plan.command('show').description('show a plan, its limits and its DMARC policy'))
-    .argument('<id>', 'plan id', parseId)
-    .action((id: number, o: Json) =>
-      withStore(io, async ({ admin, out }) => {
-        const p = planView(await admin.packages.plan(id));
-        printResult(out, o, p, `${Object.entries(p).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(',') : (v ?? '-')}`).join('\n')}\n`);
-      }),
     );
   leaf(plan.command('set-dmarc-policy').description("set the DMARC policy of a plan's domains (none, quarantine or reject); their _dmarc records follow unless a domain's dns_update_lock is on"))
     .argument('<id>', 'plan id', parseId)
@@ -81,7 +93,26 @@ export function planCommand(io: CliIo): Command {
       }),
     );
   listLeaf(plan, io, 'list plans', async (admin) => (await admin.packages.listPlans()).map(planView), [
-    'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions', 'dmarc_policy',
+    'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions', 'dmarc_policy', 'recipients_per_hour',
   ]);
+  leaf(plan.command('show').description('show one plan with all its limits'))
+    .argument('<id>', 'plan id', parseId)
+    .action((id: number, o: Json) =>
+      withStore(io, async ({ admin, out }) => {
+        const p = planView(await admin.packages.plan(id));
+        printResult(out, o, p, planText(p));
+      }),
+    );
+  leaf(plan.command('set').description("change a plan's setting; its packages' mailboxes follow at once"))
+    .argument('<id>', 'plan id', parseId)
+    .requiredOption('--recipients-per-hour <n>', 'recipients each mailbox may send to per hour through authenticated SMTP; more are deferred (4xx) until the hour allows them', parseRecipientsPerHour)
+    .action((id: number, o: Json & { recipientsPerHour: number }) =>
+      withStore(io, async ({ admin, out }) => {
+        const r = await admin.packages.setPlanRecipientsPerHour(id, o.recipientsPerHour);
+        const p = planView(await admin.packages.plan(id));
+        const follow = r.mailboxes === 0 ? 'no mailbox has it yet' : r.mailboxes === 1 ? '1 mailbox follows from its next message on' : `${r.mailboxes} mailboxes follow from their next message on`;
+        printResult(out, o, p, `Plan ${p.id} (${p.name}): ${p.recipients_per_hour} recipients per mailbox and hour (was ${r.was}); ${follow}.\n`);
+      }),
+    );
   return plan;
 }

@@ -89,6 +89,11 @@ export interface MailFacts {
   };
   /** null: no spam check (Postfix without a milter). */
   rspamd: RspamdFacts | null;
+  /**
+   * The outbound limits' policy service (`hostplane node mail-policy`,
+   * docs/decisions/0020-outbound-limits.md): where it listens, and its config file and that file's group.
+   */
+  policy: { listen: Endpoint; configFile: string; group: string };
 }
 
 export interface RspamdFacts {

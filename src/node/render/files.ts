@@ -5,6 +5,7 @@ import { policyHeader, type MailFacts } from './facts.js';
 import { dovecotConf23, dovecotDictSieveConf, dovecotSqlAppConf, dovecotSqlConf } from './dovecot23.js';
 import { dovecotConf24 } from './dovecot24.js';
 import { POSTFIX_MAPS, postfixMainCf, postfixMap, postfixMasterCf } from './postfix.js';
+import { mailPolicyConf } from './mail-policy.js';
 import { rspamdConf, rspamdHostplaneConf, rspamdLocalLua, rspamdOfflineConf, rspamdOfflineOptions, rspamdOptions, rspamdTestSpam } from './rspamd.js';
 import type { Profile } from './profiles.js';
 
@@ -38,6 +39,8 @@ export function mailFiles(f: MailFacts, profile: Profile): RenderedFile[] {
   add(`${p}/main.cf`, postfixMainCf(f), profile === 'system' ? 'root' : 'postfix', cfMode);
   add(`${p}/master.cf`, postfixMasterCf(f), profile === 'system' ? 'root' : 'postfix', cfMode);
   for (const m of POSTFIX_MAPS) add(`${p}/${f.store.driver}-${m}.cf`, postfixMap(f, m), 'postfix');
+  // The store's password as in Postfix's maps: for the same group.
+  add(f.policy.configFile, mailPolicyConf(f), f.policy.group);
   const r = f.rspamd;
   if (r) {
     const l = r.localConfDir;

@@ -10,8 +10,9 @@ export { postfixMainCf, postfixMasterCf, postfixMap, type PostfixMap } from './p
 export { rspamdConf, rspamdHostplaneConf, rspamdOptions } from './rspamd.js';
 export { mailFiles, type RenderedFile } from './files.js';
 export { privateFacts, systemFacts, type Profile } from './profiles.js';
-export { readPrivateInput, readSystemInput, readKnotInput, FactsError, type PrivateInput, type SystemInput } from './input.js';
+export { readPrivateInput, readSystemInput, readKnotInput, readMailPolicyConfig, FactsError, type PrivateInput, type SystemInput } from './input.js';
 export { knotConf, type KnotFacts } from './knot.js';
+export { mailPolicyConf, mailPolicyConfig, type MailPolicyConfig } from './mail-policy.js';
 
 /** dovecot.conf in the syntax of the node's Dovecot (2.4 holds the SQL in it; 2.3 in sql*.conf.ext). */
 export const dovecotConf = (f: MailFacts): string => (f.dovecot.version === '2.3' ? dovecotConf23(f) : dovecotConf24(f));

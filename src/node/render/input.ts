@@ -1,10 +1,11 @@
 // What an operator or a script gives `hostplane node render --facts <file>`: the few facts a profile
 // cannot know (names, the store, keys, ids, TLS files). Read from JSON and checked field by field, so
 // a wrong file is refused naming every bad field before anything is written. Also knot.conf's facts
-// (`hostplane node render-knot`).
+// (`hostplane node render-knot`) and the mail policy service's config (`hostplane node mail-policy`).
 import { isIP } from 'node:net';
 import type { DovecotVersion, MailStore } from './facts.js';
 import type { KnotFacts } from './knot.js';
+import type { MailPolicyConfig } from './mail-policy.js';
 
 /** What every mail node's facts name: the server, the API, the store, the mail owner, Dovecot. */
 interface MailInput {
@@ -172,6 +173,17 @@ export function readSystemInput(value: unknown): SystemInput {
     ...common(r),
     dovecotVersion: r.version('2.4'),
     tls: { cert: tls?.string('cert', PATH, PATH_WANT) ?? '', key: tls?.string('key', PATH, PATH_WANT) ?? '' },
+  });
+}
+
+/** The mail policy service's config (render/mail-policy.ts), as `hostplane node mail-policy` reads it. */
+export function readMailPolicyConfig(value: unknown): MailPolicyConfig {
+  const r = json(value);
+  const store = r.object('store');
+  return done(r, {
+    name: r.string('name', NAME, NAME_WANT),
+    listen: r.string('listen', (v) => /^[0-9.]+:[1-9][0-9]{0,4}$/.test(v) && isIP(v.slice(0, v.lastIndexOf(':'))) === 4 && Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'host:port with an IPv4 address, e.g. "127.0.0.1:10040"'),
+    store: store ? readStore(store) : ({ driver: 'sqlite', path: '' } as MailStore),
   });
 }
 

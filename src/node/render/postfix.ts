@@ -75,6 +75,7 @@ smtp_tls_security_level = may
  */
 function submission(f: MailFacts, senders: string): string {
   if (!f.postfix.submission) return '';
+  const policy = `check_policy_service inet:${f.policy.listen.address}:${f.policy.listen.port}`;
   return `
 # Mail clients (the submission services in master.cf): SASL through Dovecot, never before TLS.
 smtpd_sasl_type = dovecot
@@ -89,7 +90,12 @@ smtpd_sender_login_maps = ${senders}
 hp_submission_client = permit_sasl_authenticated, reject
 hp_submission_sender = reject_non_fqdn_sender, reject_sender_login_mismatch, permit_sasl_authenticated, reject
 hp_submission_relay = permit_sasl_authenticated, reject
-hp_submission_recipient = reject_non_fqdn_recipient, permit_sasl_authenticated, reject
+# Recipients per mailbox and hour (docs/decisions/0020-outbound-limits.md): hostplane's policy service
+# counts them at RCPT and settles them at the end of each message. While it does not answer,
+# recipients are deferred (the client keeps the message), never let through unlimited.
+hp_submission_recipient = reject_non_fqdn_recipient, ${policy}, permit_sasl_authenticated, reject
+hp_submission_end_of_data = ${policy}
+smtpd_policy_service_default_action = 451 4.3.0 The sending limits cannot be checked at the moment; try again later
 `;
 }
 
@@ -144,6 +150,7 @@ function submissionServices(f: MailFacts): string {
       'smtpd_sender_restrictions=$hp_submission_sender',
       'smtpd_relay_restrictions=$hp_submission_relay',
       'smtpd_recipient_restrictions=$hp_submission_recipient',
+      'smtpd_end_of_data_restrictions=$hp_submission_end_of_data',
       'milter_macro_daemon_name=ORIGINATING',
       ...(f.rspamd ? ['milter_default_action=tempfail'] : []),
     ].map((o) => `  -o ${o}`).join('\n');

@@ -8,7 +8,8 @@ export type Profile = 'private' | 'system';
 
 /**
  * The local stack: SMTP +10, IMAP +11, LMTP +12, doveadm +13, rspamd's milter +14 and controller
- * +15, submission +17 (STARTTLS) and +18 (implicit TLS) with the stack's own certificate.
+ * +15, submission +17 (STARTTLS) and +18 (implicit TLS) with the stack's own certificate, the
+ * mail policy service +19.
  */
 export function privateFacts(i: PrivateInput): MailFacts {
   const mail = `${i.dir}/mail`;
@@ -62,13 +63,16 @@ export function privateFacts(i: PrivateInput): MailFacts {
       hsCacheDir: i.rspamd.hsCacheDir,
       instance: { topFile: `${mail}/rspamd/rspamd.conf`, logFile: `${mail}/rspamd/rspamd.log` },
     },
+    // up.sh runs it as root, beside its pid file and log.
+    policy: { listen: at(19), configFile: `${mail}/policy/mail-policy.json`, group: 'postfix' },
   };
 }
 
 /**
  * A Debian mail node: IMAP 143 (STARTTLS) and 993, SMTP 25, submission 587 and 465, LMTP on loopback 24, the doveadm HTTP
  * API over HTTPS on 8080 (operator guide "What a mail server needs": reachable by hostplane's workers
- * alone, by firewall), Debian's rspamd service (milter on localhost:11332), logs to the journal.
+ * alone, by firewall), Debian's rspamd service (milter on localhost:11332), the mail policy service
+ * on loopback 10040, logs to the journal.
  */
 export function systemFacts(i: SystemInput): MailFacts {
   const p = i.root === '/' ? '' : i.root;
@@ -120,5 +124,8 @@ export function systemFacts(i: SystemInput): MailFacts {
       hsCacheDir: `${p}/var/lib/rspamd`,
       instance: null,
     },
+    // hostplane-mail-policy.service: user hostplane with the group postfix, which may read the
+    // store's password in Postfix's maps already.
+    policy: { listen: { address: '127.0.0.1', port: 10040 }, configFile: `${p}/etc/hostplane/mail-policy.json`, group: 'postfix' },
   };
 }

@@ -1,9 +1,10 @@
 // The mail role (decision 0018 "One command per node"; operator guide "Mail servers"): Dovecot,
 // Postfix and rspamd from Debian with the files the renderer's system profile writes, each checked
 // by its daemon before it replaces the running one; the mailboxes' user vmail; a read-only store
-// role of this server's own (over TLS); the node's ACME certificate; registered as
-// `admin mail-server add` does, with its doveadm HTTP API over HTTPS, and updated when the
-// registration names another doveadm URL or key.
+// role of this server's own (over TLS); the node's ACME certificate; hostplane's mail policy
+// service (hostplane-mail-policy.service, the outbound limits); registered as `admin mail-server
+// add` does, with its doveadm HTTP API over HTTPS, and updated when the registration names another
+// doveadm URL or key.
 import { sql } from 'kysely';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -139,7 +140,14 @@ export async function registerMailServer(ctx: Pick<NodeContext, 'name' | 'shortN
   log(said);
 }
 
-const UNIT_OF = (file: string): string => (file.includes('/dovecot/') ? 'dovecot.service' : file.includes('/postfix/') ? 'postfix.service' : 'rspamd.service');
+/** The unit that reads a rendered file, restarted when the file changed. */
+const UNIT_OF = (file: string): string =>
+  file.includes('/dovecot/') ? 'dovecot.service'
+    : file.includes('/postfix/') ? 'postfix.service'
+      : file.includes('/hostplane/') ? POLICY_UNIT
+        : 'rspamd.service';
+/** The outbound limits' policy service (docs/decisions/0020-outbound-limits.md), before Postfix asks it. */
+const POLICY_UNIT = 'hostplane-mail-policy.service';
 
 export const mailRole = {
   async apply(ctx: NodeContext, log: Log): Promise<void> {
@@ -165,7 +173,9 @@ export const mailRole = {
     });
     const placed = await placeFiles(files);
     const changed = new Set(files.filter((_, i) => placed[i] === 'written').map((f) => UNIT_OF(f.path)));
-    for (const unit of ['rspamd.service', 'dovecot.service', 'postfix.service']) await enableUnit(unit, changed.has(unit), log);
+    // A newer hostplane (ctx.changed) restarts the policy service too: it is hostplane's own code.
+    if (ctx.changed) changed.add(POLICY_UNIT);
+    for (const unit of [POLICY_UNIT, 'rspamd.service', 'dovecot.service', 'postfix.service']) await enableUnit(unit, changed.has(unit), log);
     await registerMailServer(ctx, { doveadmUrl: `https://${ctx.name}:8080`, doveadmKey, ca: await fs.readFile(SYSTEM_ROOTS, 'utf8') }, log);
   },
 };

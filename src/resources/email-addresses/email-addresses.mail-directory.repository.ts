@@ -30,11 +30,13 @@ export class MailDirectoryRepository {
     await this.db.insertInto('mail_domains').values({ domain, server }).onConflict((oc) => oc.column('domain').doNothing()).execute();
   }
 
-  /** A mailbox: its {BLF-CRYPT} hash, its quota, able to log in and receive mail. */
-  async addUser(u: { address: string; domain: string; passwordHash: string; quotaBytes: number; server: string }): Promise<void> {
+  /** A mailbox: its {BLF-CRYPT} hash, its quota and sending limit, able to log in and receive mail. */
+  async addUser(u: { address: string; domain: string; passwordHash: string; quotaBytes: number; recipientsPerHour: number; server: string }): Promise<void> {
     await this.db
       .insertInto('mail_users')
-      .values({ address: u.address, domain: u.domain, password_hash: u.passwordHash, quota_bytes: u.quotaBytes, active: 1, server: u.server })
+      .values({
+        address: u.address, domain: u.domain, password_hash: u.passwordHash, quota_bytes: u.quotaBytes, recipients_per_hour: u.recipientsPerHour, active: 1, server: u.server,
+      })
       .execute();
   }
 
@@ -42,13 +44,33 @@ export class MailDirectoryRepository {
     await this.db.updateTable('mail_users').set({ password_hash: passwordHash }).where('address', '=', address).execute();
   }
 
-  /** The quota of every mailbox of a package (its plan changed): Dovecot reads it at the next login or delivery. */
-  async setPackageQuota(packageId: number, quotaBytes: number): Promise<void> {
+  /**
+   * The quota and sending limit of every mailbox of a package (its plan changed): Dovecot reads the
+   * quota at the next login or delivery, the policy service the limit at the next message.
+   */
+  async setPackageLimits(packageId: number, l: { quotaBytes: number; recipientsPerHour: number }): Promise<void> {
     await this.db
       .updateTable('mail_users')
-      .set({ quota_bytes: quotaBytes })
+      .set({ quota_bytes: l.quotaBytes, recipients_per_hour: l.recipientsPerHour })
       .where('address', 'in', (eb) => eb.selectFrom('email_addresses').select('address').where('package_id', '=', packageId).where('kind', '=', 'mailbox'))
       .execute();
+  }
+
+  /** The sending limit of every mailbox of every package on plan `planId` (the plan's setting changed); how many rows. */
+  async setPlanRecipientsPerHour(planId: number, recipientsPerHour: number): Promise<number> {
+    const r = await this.db
+      .updateTable('mail_users')
+      .set({ recipients_per_hour: recipientsPerHour })
+      .where('address', 'in', (eb) =>
+        eb
+          .selectFrom('email_addresses')
+          .innerJoin('packages', 'packages.id', 'email_addresses.package_id')
+          .select('email_addresses.address')
+          .where('packages.plan_id', '=', planId)
+          .where('email_addresses.kind', '=', 'mailbox'),
+      )
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /** Logins and deliveries stop at once (Dovecot's passdb and Postfix's maps want active = 1); the mail stays for the delete job. */

@@ -122,6 +122,21 @@ export class EmailAddressesRepository {
     return pkg;
   }
 
+  /**
+   * The sending limit of the package's plan, read after lockPackage in a statement of its own: a
+   * plan change that committed while this transaction waited for the lock is seen (on PostgreSQL
+   * the locking statement keeps the snapshot it began with).
+   */
+  async recipientsPerHour(packageId: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('packages')
+      .innerJoin('plans', 'plans.id', 'packages.plan_id')
+      .select('plans.recipients_per_hour')
+      .where('packages.id', '=', packageId)
+      .executeTakeFirstOrThrow();
+    return row.recipients_per_hour;
+  }
+
 
   /**
    * Places a package on a mail server (its first address; docs/decisions/0009-mail-directory.md

@@ -174,7 +174,10 @@ export class EmailAddressesService {
         await dir.addDomain(address.domain, server);
         // Nothing of an earlier address of the same name may log in to this one.
         await dir.removeUser(address.ace);
-        if (passwordHash !== null) await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes, server });
+        if (passwordHash !== null) {
+          const recipientsPerHour = await repo.recipientsPerHour(pkg.id);
+          await dir.addUser({ address: address.ace, domain: address.domain, passwordHash, quotaBytes, recipientsPerHour, server });
+        }
         await dir.setSieve(address.ace, server, mailboxSieve(row));
         await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo), server);
         // Its job is done once the server's rspamd applies the mode too (decision 0019).

@@ -22,6 +22,7 @@ export const PlanSchemas = resourceSchemas('Plan', 'plan', {
     database_versions: Type.Array(Type.String(), { description: 'database servers a database can be created on, e.g. mariadb-10.11' }),
     php_versions: Type.Array(Type.String(), { description: 'PHP versions a subdomain can use, e.g. 8.4' }),
     webspace_mb: Count('web space of a package, in MB'),
+    recipients_per_hour: Count('recipients each mailbox may send to per hour through authenticated SMTP; more are deferred (4xx) until the hour allows them'),
   }),
   example: {
     type: 'plan',
@@ -35,6 +36,7 @@ export const PlanSchemas = resourceSchemas('Plan', 'plan', {
       database_versions: ['mariadb-10.11'],
       php_versions: ['8.3', '8.4', '8.5'],
       webspace_mb: 10240,
+      recipients_per_hour: 500,
     },
     links: { self: 'https://api.example.net/plans/2' },
   },
@@ -51,6 +53,7 @@ export const planAttributes = (row: PlanRow) => ({
   database_versions: JSON.parse(row.database_versions) as string[],
   php_versions: JSON.parse(row.php_versions) as string[],
   webspace_mb: row.webspace_mb,
+  recipients_per_hour: row.recipients_per_hour,
 });
 
 export function planResource(row: PlanRow, links: LinkBuilder): ResourceObject {

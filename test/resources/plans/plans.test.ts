@@ -30,6 +30,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
       webspaceMb: 51200,
       databaseVersions: ['mariadb-10.11', 'mysql-8.0'],
       phpVersions: ['8.2', '8.3'],
+      recipientsPerHour: 250,
     });
     customPlanId = String(custom.planId);
     await t.admin.packages.createPackage({ customerId: Number(x.solo.customerId), planId: custom.planId, name: 'solo pro', linuxUser: 'u_solo_pro' });
@@ -58,6 +59,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
             database_versions: ['mariadb-10.11', 'mysql-8.0'],
             php_versions: ['8.2', '8.3'],
             webspace_mb: 51200,
+            recipients_per_hour: 250,
           },
           links: { self: `${BASE}/plans/${customPlanId}` },
         },
@@ -97,6 +99,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
       database_versions: ['mariadb-10.11'],
       php_versions: ['8.3', '8.4', '8.5'],
       webspace_mb: 10240,
+      recipients_per_hour: 500,
     });
     for (const token of [x.solo.token, x.end1.token, x.end2.token, x.reseller.token]) expect((await get(orphanPlanId, token)).status).toBe(404);
   });
