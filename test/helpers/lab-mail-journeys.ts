@@ -31,7 +31,7 @@ export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: 
   };
   const to = { address: `lab-to@${shop.domain}`, password: (await create({ address: `lab-to@${shop.domain}`, address_type: 'mailbox' })).attributes.password! };
   await create({ address: `lab-fwd@${shop.domain}`, address_type: 'forward', forward_to: [to.address] });
-  const fromId = c.api('GET', `/email-addresses?filter[address]=${from.address}`, shop.token).body!.data[0].id;
+  const fromId = c.api('GET', `/email-addresses?filter%5Baddress%5D=${encodeURIComponent(from.address)}`, shop.token).body!.data[0].id;
   const app = c.api('POST', `/email-addresses/${fromId}/application-passwords`, shop.token, { data: { type: 'application-password', attributes: { device: 'Laptop', application: 'curl' } } });
   expect(app.status, JSON.stringify(app.body)).toBe(201);
 
