@@ -78,6 +78,7 @@ describe.each(ENGINES)('plan recipients per hour through the CLI on %s', { timeo
         '  php_versions         8.3,8.4,8.5',
         '  webspace_mb          10240',
         '  recipients_per_hour  200',
+        '  dmarc_policy         quarantine',
         '  reseller_id          -',
         `  created_at           ${small.created_at}`,
         '',
