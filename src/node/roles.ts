@@ -37,7 +37,7 @@ export const NEEDS: Record<Role, RoleNeeds> = {
     packages: ['dovecot-imapd', 'dovecot-lmtpd', 'dovecot-sieve', 'dovecot-pgsql', 'postfix', 'postfix-pgsql', 'rspamd', 'lego'],
     // Port 80: lego's own listener for the HTTP-01 challenge of the node's certificate.
     // 10040: hostplane's mail policy service, on loopback.
-    ports: [tcp(25, 'master', 'smtpd'), tcp(80, 'lego'), tcp(143, 'dovecot', 'imap-login'), tcp(993, 'dovecot', 'imap-login'), tcp(8080, 'dovecot', 'doveadm'), tcp(10040, ...HOSTPLANE)],
+    ports: [tcp(25, 'master', 'smtpd'), tcp(465, 'master', 'smtpd'), tcp(587, 'master', 'smtpd'), tcp(80, 'lego'), tcp(143, 'dovecot', 'imap-login'), tcp(993, 'dovecot', 'imap-login'), tcp(8080, 'dovecot', 'doveadm'), tcp(10040, ...HOSTPLANE)],
   },
   db: { packages: ['mariadb-server'], ports: [tcp(80, 'lego'), tcp(3306, 'mariadbd')] },
 };
