@@ -167,11 +167,11 @@ describe.each(ENGINES)('mail records on %s', { timeout: 60_000 }, (engine) => {
       expect(await json(['admin', 'plan', 'show', planId])).toEqual({
         id: planId, name: 'Mail plan', max_databases: 5, max_email_addresses: 50, mailbox_quota_mb: 2048, max_subdomains: 20,
         database_versions: ['mariadb-10.11'], php_versions: ['8.3', '8.4', '8.5'], webspace_mb: 10240, dmarc_policy: 'quarantine',
-        reseller_id: null, created_at: expect.any(String),
+        recipients_per_hour: 500, reseller_id: null, created_at: expect.any(String),
       });
       const text = await cli(['admin', 'plan', 'show', planId]);
-      expect(text).toEqual({ code: 0, stderr: '', stdout: expect.stringContaining('\ndmarc_policy: quarantine\n') });
-      expect(text.stdout).toMatch(new RegExp(`^id: ${planId}\nname: Mail plan\n`));
+      expect(text).toEqual({ code: 0, stderr: '', stdout: expect.stringMatching(/\n {2}dmarc_policy +quarantine\n/) });
+      expect(text.stdout).toMatch(new RegExp(`^Plan ${planId} \\(Mail plan\\)\n`));
     });
 
     it('set-dmarc-policy changes the plan and the _dmarc record of its domains, except a locked one', async () => {
