@@ -50,10 +50,11 @@ export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: 
   const sent465 = submit(`smtps://${mx}:465`, app.body!.data.attributes.password, 'lab-465');
   expect(sent465.code, sent465.stderr).toBe(0);
 
-  // Each arrives twice (to the mailbox, through the forward): read the first, signed and verified.
+  // Each is delivered once: Dovecot stores a message for one mailbox once, however many of the
+  // message's recipients (the mailbox, the forward to it) lead there.
   const read = (uid: number) => lab.client('curl', ['-s', '--cacert', c.j.ca, ...c.resolve(mx, 993, mxAddress), '--user', `${to.address}:${to.password}`, `imaps://${mx}/INBOX;UID=${uid}`]);
   const subjects: string[] = [];
-  for (let uid = 1; uid <= 4; uid++) {
+  for (let uid = 1; uid <= 2; uid++) {
     let got = read(uid);
     for (let i = 0; i < 40 && !got.stdout.includes(' body'); i++) {
       await new Promise((r) => setTimeout(r, 500));
@@ -64,7 +65,7 @@ export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: 
     const verified = lab.client('sh', ['-c', `printf '%s' "$0" | /usr/bin/python3 -c "$1" "$2"`, got.stdout, VERIFY, c.j.dns]);
     expect(verified.stdout.trim(), verified.stderr).toBe('verified');
   }
-  expect(subjects.sort()).toEqual(['lab-465', 'lab-465', 'lab-587', 'lab-587']);
+  expect(subjects.sort()).toEqual(['lab-465', 'lab-587']);
 
   // Another envelope sender, and AUTH without TLS: refused.
   const other = submit(`smtp://${mx}:587`, from.password, 'lab-other', to.address);
