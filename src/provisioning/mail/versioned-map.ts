@@ -13,8 +13,8 @@ import { MapVersionsRepository, type MailMap, type MapVersion } from './map-vers
 /**
  * From the first hold of a version until rspamd applies it. rspamd's controller fetches maps; its
  * scanning workers (the milter among them) take the copy from a shared cache on a timer of their
- * own, every 2 s plus up to 2 s (rspamd's minimum, while map_watch_interval is at most 20 s), and a
- * second more for a busy worker.
+ * own, every 2 s plus up to 2 s while map_watch_interval is at most 2 s, and a second more for a
+ * busy worker.
  */
 export const MAP_SPREAD_MS = 5_000;
 /** A server that asked nothing for this long has stopped fetching (rspamd waits 20 intervals after an error). */
