@@ -65,11 +65,10 @@ except Exception as e:
     out({'ok': False, 'stage': stage, 'code': None, 'text': type(e).__name__ + ': ' + str(e)})
 `;
 
-/** `await submit({ addr, mode: 'starttls', ca, user, password, from: user, to: [b], message })`. */
-export function submit(s: Submission): Promise<SubmissionResult> {
+/** Runs `script` with Debian's python3 (whose packages, python3-dkim, the checks use), `input` as JSON on stdin; its JSON answer. */
+function python<T>(script: string, input: unknown, what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    // Debian's python3: the one whose packages (python3-dkim) the DKIM checks use too.
-    const py = spawn('/usr/bin/python3', ['-c', SCRIPT], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const py = spawn('/usr/bin/python3', ['-c', script], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     py.stdout.on('data', (d) => (stdout += d));
@@ -79,12 +78,15 @@ export function submit(s: Submission): Promise<SubmissionResult> {
       try {
         resolve(JSON.parse(stdout));
       } catch {
-        reject(new Error(`smtplib client: ${stdout}${stderr}`));
+        reject(new Error(`${what}: ${stdout}${stderr}`));
       }
     });
-    py.stdin.end(JSON.stringify(s));
+    py.stdin.end(JSON.stringify(input));
   });
 }
+
+/** `await submit({ addr, mode: 'starttls', ca, user, password, from: user, to: [b], message })`. */
+export const submit = (s: Submission): Promise<SubmissionResult> => python(SCRIPT, s, 'smtplib client');
 
 const VERIFY = String.raw`
 import dkim, json, re, sys
@@ -101,24 +103,8 @@ print(json.dumps({'verified': bool(sigs) and dkim.verify(msg, dnsfunc=dnsfunc), 
  * Checks a received message's DKIM-Signature with Debian's python3-dkim (dkimpy), the TXT records
  * given by name (`{ 'default._domainkey.d.example': 'v=DKIM1; …' }`, what the DNS server serves).
  */
-export function verifyDkim(message: string, txt: Record<string, string>): Promise<{ verified: boolean; signatures: Array<{ d: string; s: string }> }> {
-  return new Promise((resolve, reject) => {
-    const py = spawn('/usr/bin/python3', ['-c', VERIFY], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    py.stdout.on('data', (d) => (stdout += d));
-    py.stderr.on('data', (d) => (stderr += d));
-    py.on('error', reject);
-    py.on('close', () => {
-      try {
-        resolve(JSON.parse(stdout));
-      } catch {
-        reject(new Error(`dkim check: ${stdout}${stderr}`));
-      }
-    });
-    py.stdin.end(JSON.stringify({ message, txt }));
-  });
-}
+export const verifyDkim = (message: string, txt: Record<string, string>): Promise<{ verified: boolean; signatures: Array<{ d: string; s: string }> }> =>
+  python(VERIFY, { message, txt }, 'dkim check');
 
 /** The DKIM TXT records of `domain` by name, as the API lists them (what its DNS server serves): for verifyDkim. */
 export async function publishedDkim(app: Parameters<typeof call>[0], token: string, domain: string): Promise<Record<string, string>> {
