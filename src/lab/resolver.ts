@@ -1,7 +1,8 @@
 // The lab's resolver, "the internet's DNS" (decision 0018 "The lab"), on the bridge address port
 // 53 (UDP and TCP): names under lab.test it answers itself, authoritatively, from plan.ts; every
 // other name is a customer's, relayed to hostplane's DNS server on the api host, SERVFAIL when it
-// does not answer within 2 s. Pebble resolves through it, so it reaches the hosts by their names
+// does not answer within 2 s. As a recursive resolver does, it follows a customer's CNAME into
+// lab.test (autoconfig.<domain> → the API host) and adds the target's address to the answer. Pebble resolves through it, so it reaches the hosts by their names
 // and customer domains through hostplane. A self-contained `node -e` script, as the repository
 // server is: it needs nothing from src/, which an installed package does not have.
 import fs from 'node:fs';
@@ -100,6 +101,41 @@ function forward(q, qq, tcp, done) {
   sock.on('error', () => finish(null));
 }
 
+// A name at off in m (compression pointers followed): { name, end } with end after the name as written.
+function readName(m, off) {
+  const labels = [];
+  let end = -1, hops = 0;
+  while (off < m.length && hops < 32) {
+    const len = m[off];
+    if (len === 0) { if (end < 0) end = off + 1; return { name: labels.join('.').toLowerCase(), end }; }
+    if ((len & 0xc0) === 0xc0) { if (end < 0) end = off + 2; off = ((len & 0x3f) << 8) | m[off + 1]; hops++; continue; }
+    labels.push(m.toString('latin1', off + 1, off + 1 + len));
+    off += 1 + len;
+  }
+  return null;
+}
+
+// An upstream answer whose chain of CNAMEs ends in lab.test without the asked A: the same answer
+// with the target's A record after the CNAMEs (authority and additional records left out).
+function chase(m, qq) {
+  if (qq.type !== A || m.length < 12 || (m.readUInt16BE(2) & 0xf) !== 0 || m.readUInt16BE(4) !== 1) return m;
+  let off = qq.end, target = qq.name;
+  const count = m.readUInt16BE(6);
+  for (let i = 0; i < count; i++) {
+    const owner = readName(m, off);
+    if (!owner || owner.end + 10 > m.length) return m;
+    const type = m.readUInt16BE(owner.end), len = m.readUInt16BE(owner.end + 8);
+    if (type === A) return m;
+    if (type === 5 && owner.name === target) target = readName(m, owner.end + 10)?.name ?? target;
+    off = owner.end + 10 + len;
+  }
+  const addr = names.get(target);
+  if (target === qq.name || !addr) return m;
+  const h = Buffer.from(m.subarray(0, 12));
+  h.writeUInt16BE(count + 1, 6); h.writeUInt16BE(0, 8); h.writeUInt16BE(0, 10);
+  return Buffer.concat([h, m.subarray(12, off), rr(encode(target), A, 60, Buffer.from(addr.split('.').map(Number)))]);
+}
+
 function handle(q, tcp, send) {
   if (q.length < 12 || q[2] & 0x80) return; // not a query: never answer a response
   const qq = question(q);
@@ -107,7 +143,7 @@ function handle(q, tcp, send) {
   if ((q[2] & 0x78) !== 0) return send(reply(q, qq.end, 4, false));
   const z = cfg.zone;
   if (qq.name === z || qq.name.endsWith('.' + z)) return send(ours(q, qq));
-  forward(q, qq, tcp, send);
+  forward(q, qq, tcp, (answer) => send(chase(answer, qq)));
 }
 
 const udp = dgram.createSocket('udp4');

@@ -15,11 +15,20 @@ import { freePort } from '../helpers/ports.js';
 const TIMEOUT_MS = 400;
 const SOA = { name: 'lab.test', type: 'SOA', ttl: 60, data: { mname: 'ns1.lab.test', rname: 'hostmaster.lab.test', serial: 1, refresh: 3600, retry: 600, expire: 86400, minimum: 60 } };
 
-/** The upstream: answers customer.example, never silent.example; remembers what it was asked. */
+const ZONE_SOA = { name: 'customer.example', type: 'SOA', ttl: 300, data: { mname: 'ns1.lab.test', rname: 'hostmaster.customer.example', serial: 7, refresh: 3600, retry: 600, expire: 86400, minimum: 300 } } as const;
+
+/**
+ * The upstream, as hostplane's DNS server (authoritative only): customer.example has an address,
+ * autoconfig.customer.example is a CNAME to the API host, silent.example never answers.
+ */
 function upstreamAnswer(q: Buffer): Buffer | null {
   const p = dnsPacket.decode(q);
-  if (p.questions?.[0].name !== 'customer.example') return null;
-  return dnsPacket.encode({ type: 'response', id: p.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: p.questions, answers: [{ name: 'customer.example', type: 'A', ttl: 300, data: '192.0.2.7' }] });
+  const name = p.questions?.[0].name;
+  const answer = (answers: dnsPacket.Answer[]) =>
+    dnsPacket.encode({ type: 'response', id: p.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: p.questions, answers, authorities: [ZONE_SOA] });
+  if (name === 'customer.example') return answer([{ name: 'customer.example', type: 'A', ttl: 300, data: '192.0.2.7' }]);
+  if (name === 'autoconfig.customer.example') return answer([{ name: 'autoconfig.customer.example', type: 'CNAME', ttl: 300, data: 'api.lab.test' }]);
+  return null;
 }
 
 describe('the lab resolver (decision 0018 "The lab")', () => {
