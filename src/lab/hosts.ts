@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { etcHosts, LAB_ROOT_IN_HOST, repoUrl, type HostPlan, type Names } from './plan.js';
+import { BRIDGE_ADDRESS, etcHosts, LAB_ROOT_IN_HOST, repoUrl, type HostPlan, type Names } from './plan.js';
 import { alive, children, LabError, must, procRef, run, sleep, type ProcRef } from './proc.js';
 import { labHosts, record, recordProc, type LabState } from './state.js';
 
@@ -41,8 +41,9 @@ export async function prepareHost(state: LabState, host: HostPlan, lower: string
   };
   etc('hostname', `${host.fqdns[0]}\n`);
   etc('hosts', etcHosts(host, labHosts(state)));
-  // The first host answers DNS once `node setup --roles …,dns` ran; until then names come from /etc/hosts.
-  etc('resolv.conf', `nameserver ${labHosts(state)[0].address}\n`);
+  // The lab's resolver, as a machine's recursive resolver: lab.test, and customer names through
+  // hostplane's DNS server once `node setup --roles …,dns` ran; /etc/hosts has the lab's names too.
+  etc('resolv.conf', `nameserver ${BRIDGE_ADDRESS}\n`);
   etc('apt/sources.list.d/lab.list', `deb [trusted=yes] ${repoUrl()} ./\n`);
   etc(path.relative('/etc', LAB_ROOT_IN_HOST), labRoot);
   return root;

@@ -1,10 +1,12 @@
 // The lab's resolver, "the internet's DNS" (decision 0018 "The lab"), on the bridge address port
-// 53 (UDP and TCP): names under lab.test it answers itself, authoritatively, from plan.ts; every
-// other name is a customer's, relayed to hostplane's DNS server on the api host, SERVFAIL when it
-// does not answer within 2 s. As a recursive resolver does, it follows a customer's CNAME into
-// lab.test (autoconfig.<domain> → the API host) and adds the target's address to the answer. Pebble resolves through it, so it reaches the hosts by their names
-// and customer domains through hostplane. A self-contained `node -e` script, as the repository
-// server is: it needs nothing from src/, which an installed package does not have.
+// 53 (UDP and TCP); the hosts and Pebble resolve through it. Names under lab.test it answers
+// itself, authoritatively, from plan.ts; every other name is a customer's, relayed to hostplane's
+// DNS server on the api host, SERVFAIL when it does not answer within 2 s. A name in none of
+// hostplane's zones does not exist in the lab's world: REFUSED becomes NXDOMAIN (rspamd's DNS
+// lists answer "not listed" at once). As a recursive resolver does, it follows a customer's CNAME
+// into lab.test (autoconfig.<domain> → the API host) and adds the target's address. A
+// self-contained `node -e` script, as the repository server is: it needs nothing from src/, which
+// an installed package does not have.
 import fs from 'node:fs';
 import { serviceLog, startInBridge, waitService } from './bridge.js';
 import { BRIDGE_ADDRESS, LAB_ZONE, labNames, type Names } from './plan.js';
@@ -118,6 +120,12 @@ function readName(m, off) {
 // An upstream answer whose chain of CNAMEs ends in lab.test without the asked A: the same answer
 // with the target's A record after the CNAMEs (authority and additional records left out).
 function chase(m, qq) {
+  if (m.length >= 12 && (m.readUInt16BE(2) & 0xf) === 5) {
+    const nx = Buffer.from(m.subarray(0, qq.end));
+    nx.writeUInt16BE((m.readUInt16BE(2) & ~0x040f) | 3, 2);
+    nx.writeUInt16BE(0, 6); nx.writeUInt16BE(0, 8); nx.writeUInt16BE(0, 10);
+    return nx;
+  }
   if (qq.type !== A || m.length < 12 || (m.readUInt16BE(2) & 0xf) !== 0 || m.readUInt16BE(4) !== 1) return m;
   let off = qq.end, target = qq.name;
   const count = m.readUInt16BE(6);

@@ -19,7 +19,8 @@ const ZONE_SOA = { name: 'customer.example', type: 'SOA', ttl: 300, data: { mnam
 
 /**
  * The upstream, as hostplane's DNS server (authoritative only): customer.example has an address,
- * autoconfig.customer.example is a CNAME to the API host, silent.example never answers.
+ * autoconfig.customer.example is a CNAME to the API host, a name in no zone is REFUSED,
+ * silent.example never answers.
  */
 function upstreamAnswer(q: Buffer): Buffer | null {
   const p = dnsPacket.decode(q);
@@ -28,6 +29,8 @@ function upstreamAnswer(q: Buffer): Buffer | null {
     dnsPacket.encode({ type: 'response', id: p.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: p.questions, answers, authorities: [ZONE_SOA] });
   if (name === 'customer.example') return answer([{ name: 'customer.example', type: 'A', ttl: 300, data: '192.0.2.7' }]);
   if (name === 'autoconfig.customer.example') return answer([{ name: 'autoconfig.customer.example', type: 'CNAME', ttl: 300, data: 'api.lab.test' }]);
+  // REFUSED: rcode 5 in the flags' low bits.
+  if (name === '2.0.0.127.zen.spamhaus.org') return dnsPacket.encode({ type: 'response', id: p.id, flags: dnsPacket.RECURSION_DESIRED | 5, questions: p.questions });
   return null;
 }
 
@@ -99,6 +102,11 @@ describe('the lab resolver (decision 0018 "The lab")', () => {
       expect(asked).toEqual([{ transport, q: sent }]);
       expect(raw.equals(upstreamAnswer(sent)!)).toBe(true);
       expect(raw.readUInt16BE(0)).toBe(4242);
+    });
+
+    it('says NXDOMAIN for a name in none of the upstream\'s zones (REFUSED there): the name does not exist in the lab', async () => {
+      const { p } = await ask(port, transport, '2.0.0.127.zen.spamhaus.org', 'A', { id: 99, rd: true });
+      expect({ id: p.id, ...head(p), questions: p.questions, answers: p.answers }).toMatchObject({ id: 99, rcode: 'NXDOMAIN', aa: false, rd: true, questions: [{ name: '2.0.0.127.zen.spamhaus.org', type: 'A' }], answers: [] });
     });
 
     it('says SERVFAIL, with the query\'s id and question, when the upstream stays silent', async () => {
