@@ -2,7 +2,9 @@
 // `hostplane node setup` alone, used from the client namespace as customers use it: the API over
 // HTTPS, a webspace's PHP and a redirect over HTTPS with certificates issued on demand, a database
 // reached from the client and from PHP on the web host, a mailbox receiving mail at its MX and read
-// over IMAPS, plaintext logins refused, sending over 587 and 465 signed with its domain's DKIM key; a Knot secondary on a host of its own following every
+// over IMAPS, plaintext logins refused, sending over 587 and 465 signed with its domain's DKIM key,
+// incoming mail's SPF/DKIM/DMARC checked through the lab's DNS, the hourly sending limit, a DKIM
+// rotation and antispam modes live at `done`; a Knot secondary on a host of its own following every
 // zone; then a rebooted web host serving again, a mail host cut from its store deferring mail, and
 // a second setup run changing nothing.
 import { expect, it } from 'vitest';
