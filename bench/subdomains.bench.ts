@@ -631,7 +631,7 @@ async function servingPart(root: string, log: (s: string) => void): Promise<Serv
   const h = await startInstance('sqlite', root, 'serving');
   try {
     await h.startBackground();
-    const site = await servingSite({ ...h, headers: headers(h, true), check: checkInterrupted }, DOMAIN, 'web_bench', (url) =>
+    const site = await servingSite({ ...h, caddyPidFile: path.join(h.stackDir, 'caddy', 'caddy.pid'), headers: headers(h, true), check: checkInterrupted }, DOMAIN, 'web_bench', (url) =>
       jobFinishedAt(url, headers(h), { limitMs: ANSWER_LIMIT_MS, pollMs: JOB_POLL_MS, check: checkInterrupted }),
     );
     return await servingRun(site, path.join(root, 'nginx'), log);

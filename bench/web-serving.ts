@@ -34,6 +34,8 @@ export interface ServingSite {
   dir: string;
   linuxUser: string;
   phpVersion: string;
+  /** Caddy's pid file (its CPU time is read from /proc). */
+  caddyPidFile: string;
   /** Throws when the bench was interrupted. */
   check(): void;
 }
@@ -43,6 +45,9 @@ export interface WrkRun {
   p50Ms: number;
   p99Ms: number;
   requests: number;
+  /** CPU time per request (µs) of the web server's processes and of the PHP-FPM master and its workers, from /proc. */
+  serverCpuUs: number;
+  fpmCpuUs: number;
 }
 
 export interface ServingResult {
@@ -91,7 +96,7 @@ const duration = (s: string) => {
 };
 
 /** wrk's report: req/s, p50 and p99 (--latency); throws on socket errors or an answer that is not 2xx/3xx. */
-export function parseWrk(out: string): WrkRun {
+export function parseWrk(out: string): Omit<WrkRun, 'serverCpuUs' | 'fpmCpuUs'> {
   const rps = /^Requests\/sec:\s+([\d.]+)/m.exec(out);
   const p50 = /^\s+50%\s+(\S+)/m.exec(out);
   const p99 = /^\s+99%\s+(\S+)/m.exec(out);
@@ -102,9 +107,32 @@ export function parseWrk(out: string): WrkRun {
   return { rps: Number(rps[1]), p50Ms: duration(p50[1]), p99Ms: duration(p99[1]), requests: Number(requests[1]) };
 }
 
-async function wrk(port: number, host: string, urlPath: string, seconds: number): Promise<WrkRun> {
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** CPU ms of `pid` and its children, the reaped ones included (utime, stime, cutime, cstime). */
+function treeCpuMs(pid: number): number {
+  const fields = (p: string) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+    } catch {
+      return null;
+    }
+  };
+  // After "pid (comm) ": state is [0], ppid [1], utime [11], stime [12], cutime [13], cstime [14].
+  const cpu = (f: string[]) => (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS;
+  let total = 0;
+  for (const p of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    const f = fields(p);
+    if (f && (Number(p) === pid || Number(f[1]) === pid)) total += cpu(f);
+  }
+  return total;
+}
+
+async function wrk(port: number, host: string, urlPath: string, seconds: number, pids: { server: number; fpm: number }): Promise<WrkRun> {
+  const before = { server: treeCpuMs(pids.server), fpm: treeCpuMs(pids.fpm) };
   const { stdout } = await promisify(execFile)('wrk', [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}${urlPath}`]);
-  return parseWrk(stdout);
+  const r = parseWrk(stdout);
+  return { ...r, serverCpuUs: ((treeCpuMs(pids.server) - before.server) * 1000) / r.requests, fpmCpuUs: ((treeCpuMs(pids.fpm) - before.fpm) * 1000) / r.requests };
 }
 
 /** nginx's config: what Caddy's site does (files, index.php as the front controller, *.php to the pool), and nothing Caddy's config leaves out (no access log, no compression). */
@@ -161,7 +189,7 @@ async function stopPid(pid: number, signal: NodeJS.Signals): Promise<void> {
 }
 
 /** nginx and its PHP-FPM master under `dir`, serving `site.dir` on a free port; stop() ends both by PID. */
-async function startNginx(site: ServingSite, dir: string): Promise<{ port: number; stop(): Promise<void> }> {
+async function startNginx(site: ServingSite, dir: string): Promise<{ port: number; pid: number; fpmPid: number; stop(): Promise<void> }> {
   fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
   const user = process.getuid?.() === 0 ? os.userInfo().username : null;
   // The pool: hostplane's own pool file for this user and version, on a socket of its own.
@@ -189,7 +217,7 @@ async function startNginx(site: ServingSite, dir: string): Promise<{ port: numbe
       if (i > 100 || nginx.exitCode !== null) throw new Error(`nginx did not answer on port ${port}: ${fs.readFileSync(path.join(dir, 'error.log'), 'utf8').slice(-2000)}`);
       await sleep(50);
     }
-    return { port, stop };
+    return { port, pid: nginx.pid!, fpmPid, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -205,6 +233,10 @@ export async function servingRun(site: ServingSite, dir: string, log: (s: string
   try {
     const caddyPort = Number(site.web.httpListen.slice(site.web.httpListen.lastIndexOf(':') + 1));
     const ports = { caddy: caddyPort, nginx: nginx.port };
+    const pids = {
+      caddy: { server: Number(fs.readFileSync(site.caddyPidFile, 'utf8')), fpm: Number(fs.readFileSync(versionPaths(site.web.stateDir, site.phpVersion).pid, 'utf8')) },
+      nginx: { server: nginx.pid, fpm: nginx.fpmPid },
+    };
     const targets = [['static', '/static.html'], ['php', '/hello.php']] as const;
     for (const [, p] of targets) {
       const [a, b] = [await get(ports.caddy, site.host, p), await get(ports.nginx, site.host, p)];
@@ -214,12 +246,12 @@ export async function servingRun(site: ServingSite, dir: string, log: (s: string
     const results: ServingResult[] = [];
     for (const [target, p] of targets) {
       const r: ServingResult = { target, caddy: [], nginx: [], rpsRatio: [], p99Ratio: [] };
-      for (const side of ['caddy', 'nginx'] as const) await wrk(ports[side], site.host, p, Math.min(2, SECONDS));
+      for (const side of ['caddy', 'nginx'] as const) await wrk(ports[side], site.host, p, Math.min(2, SECONDS), pids[side]);
       for (let i = 0; i < PAIRS; i++) {
         site.check();
         const order = i % 2 === 0 ? (['caddy', 'nginx'] as const) : (['nginx', 'caddy'] as const);
         const pair: Partial<Record<'caddy' | 'nginx', WrkRun>> = {};
-        for (const side of order) pair[side] = await wrk(ports[side], site.host, p, SECONDS);
+        for (const side of order) pair[side] = await wrk(ports[side], site.host, p, SECONDS, pids[side]);
         r.caddy.push(pair.caddy!);
         r.nginx.push(pair.nginx!);
         r.rpsRatio.push(pair.caddy!.rps / pair.nginx!.rps);
@@ -241,11 +273,13 @@ export function printServing(results: ServingResult[], nginxVersion: string): vo
   console.log(`5. Serving a webspace: hostplane's Caddy route + PHP-FPM pool vs nginx ${nginxVersion} + a pool with the same settings; wrk -t${THREADS} -c${CONNECTIONS}, keep-alive, ${PAIRS} pairs of ${SECONDS} s (median (min–max))`);
   console.log(
     markdownTable(
-      ['target', 'Caddy req/s', 'nginx req/s', 'req/s Caddy / nginx', 'Caddy p99 ms', 'nginx p99 ms', 'p99 Caddy / nginx'],
+      ['target', 'Caddy req/s', 'nginx req/s', 'req/s Caddy / nginx', 'Caddy p99 ms', 'nginx p99 ms', 'p99 Caddy / nginx', 'CPU µs/req Caddy + FPM', 'CPU µs/req nginx + FPM'],
       results.map((r) => [
         r.target === 'static' ? `static file (${STATIC_BYTES} B)` : 'PHP hello',
         range(r.caddy.map((x) => x.rps), 0), range(r.nginx.map((x) => x.rps), 0), range(r.rpsRatio, 2),
         range(r.caddy.map((x) => x.p99Ms), 2), range(r.nginx.map((x) => x.p99Ms), 2), range(r.p99Ratio, 2),
+        `${fmt(pct(r.caddy.map((x) => x.serverCpuUs), 50))} + ${fmt(pct(r.caddy.map((x) => x.fpmCpuUs), 50))}`,
+        `${fmt(pct(r.nginx.map((x) => x.serverCpuUs), 50))} + ${fmt(pct(r.nginx.map((x) => x.fpmCpuUs), 50))}`,
       ]),
       1,
     ),
@@ -262,7 +296,7 @@ export function printServing(results: ServingResult[], nginxVersion: string): vo
  * first installed PHP version) on `h`'s app, wait for its job, write the files.
  */
 export async function servingSite(
-  h: { base: string; token: string; web: WebServerConn; headers: Record<string, string>; check(): void },
+  h: { base: string; token: string; web: WebServerConn; caddyPidFile: string; headers: Record<string, string>; check(): void },
   domain: string,
   linuxUser: string,
   jobDone: (jobUrl: string) => Promise<unknown>,
@@ -279,5 +313,5 @@ export async function servingSite(
   await jobDone(body.data.links['queue-job']);
   const dir = path.join(h.web.homeRoot, linuxUser, 'serve');
   writeServingFiles(dir);
-  return { web: h.web, host: `serve.${domain}`, dir, linuxUser, phpVersion, check: h.check };
+  return { web: h.web, host: `serve.${domain}`, dir, linuxUser, phpVersion, caddyPidFile: h.caddyPidFile, check: h.check };
 }
