@@ -53,6 +53,10 @@ export class WebServersRepository {
     return rows.map((r) => r.id);
   }
 
+  async setSftp(name: string, v: { sftp_host?: string | null; sftp_port?: number }): Promise<void> {
+    if (Object.keys(v).length) await this.db.updateTable('web_servers').set(v).where('name', '=', name).execute();
+  }
+
   async remove(name: string): Promise<void> {
     await this.db.deleteFrom('web_servers').where('name', '=', name).execute();
   }
