@@ -12,7 +12,7 @@ import { isUniqueViolation, serializeTransactions } from '../db/dialect.js';
 import { AppError } from '../errors.js';
 import { PHP_VERSIONS } from '../php-versions.js';
 import { removeServer } from './server-registry.js';
-import { WebServersRepository, type WebServerRow } from '../provisioning/web/servers.repository.js';
+import { WebServersRepository, sftpHostOf, type WebServerRow } from '../provisioning/web/servers.repository.js';
 
 export interface NewWebServer {
   name: string;
@@ -81,8 +81,6 @@ export function webServerView(row: WebServerRow): WebServerView {
   };
 }
 
-/** The SFTP host of a web server: the one registered, else its first address (what DNS serves for its sites). */
-export const sftpHostOf = (row: Pick<WebServerRow, 'sftp_host' | 'addresses'>): string => row.sftp_host ?? (JSON.parse(row.addresses) as string[])[0];
 
 // A host name (letters, digits, '-', dots) or an IP address: what `sftp -P <port> <user>@<host>` takes.
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;

@@ -22,6 +22,9 @@ export const webServerConn = (row: WebServerRow): WebServerConn => ({
   socketGroup: row.socket_group,
 });
 
+/** The SFTP host of a web server (API guide "SSH keys"): the one registered, else its first address (what DNS serves for its sites). */
+export const sftpHostOf = (row: Pick<WebServerRow, 'sftp_host' | 'addresses'>): string => row.sftp_host ?? (JSON.parse(row.addresses) as string[])[0];
+
 export class WebServersRepository {
   constructor(readonly db: Kysely<Database>) {}
 

@@ -50,8 +50,25 @@ describe.each(ENGINES)('ssh-keys on %s', { timeout: 60_000 }, (engine) => {
     const g = await call(s.t.app, 'GET', `/ssh-keys/${id}`, { token });
     expect(g.json).toEqual({ data: { ...r.json.data, links: { self: `${BASE}/ssh-keys/${id}` } }, links: { self: `${BASE}/ssh-keys/${id}` } });
     expect((await s.t.store.db.selectFrom('ssh_keys').select('state').where('id', '=', Number(id)).executeTakeFirstOrThrow()).state).toBe('live');
-    // The package was placed on the web server by its first key.
+    // The package was placed on the web server by its first key: its connection facts name it.
     expect((await s.t.store.db.selectFrom('packages').select('web_server_name').where('id', '=', Number(s.x.end1.packageId)).executeTakeFirstOrThrow()).web_server_name).toBe('web1');
+    const pkg = await call(s.t.app, 'GET', `/packages/${s.x.end1.packageId}`, { token });
+    expect(pkg.json.data.attributes).toEqual({ name: 'end1 package', linux_user: 'u_end1', created_at: expect.any(String), sftp_host: '192.0.2.10', sftp_port: 22, sftp_user: 'u_end1' });
+    expect(pkg.json.data.relationships['ssh-keys']).toEqual({ links: { related: `${BASE}/ssh-keys?filter[package_id]=${s.x.end1.packageId}` } });
+  });
+
+  it("the package's sftp_host and sftp_port follow its web server's registration (web-server set); the list shows them too", async () => {
+    const { WebServersService } = await import('../../../src/admin/web-servers.service.js');
+    const servers = new WebServersService(s.t.store.db);
+    await servers.setSftp('web1', { sftpHost: 'web1.example.net', sftpPort: 2222 });
+    try {
+      const one = await call(s.t.app, 'GET', `/packages/${s.x.end1.packageId}`, { token: s.x.end1.token });
+      expect(one.json.data.attributes).toMatchObject({ sftp_host: 'web1.example.net', sftp_port: 2222, sftp_user: 'u_end1' });
+      const list = await call(s.t.app, 'GET', `/packages?filter[linux_user]=u_end1`, { token: s.x.reseller.token });
+      expect(list.json.data[0].attributes).toMatchObject({ sftp_host: 'web1.example.net', sftp_port: 2222 });
+    } finally {
+      await servers.setSftp('web1', { sftpHost: null, sftpPort: 22 });
+    }
   });
 
   it('every accepted algorithm; the file holds the keys oldest first; DELETE → 202 with the job, a repeat answers the same job; done → gone from file and API', async () => {
