@@ -60,7 +60,7 @@ export class SshKeysService {
    * plan's `ssh_keys_per_package`. The key is checked before anything is read, and nothing is
    * stored on a refusal.
    */
-  async create(actor: Actor, input: SshKeyCreateInput): Promise<SshKeyWrite> {
+  async create(actor: Actor, input: SshKeyCreateInput, o: { fromMenu?: boolean } = {}): Promise<SshKeyWrite> {
     const checked = parsePublicKey(input.public_key);
     if (!checked.ok) throw invalidField('public_key', checked.detail);
     const { key } = checked;
@@ -89,7 +89,7 @@ export class SshKeysService {
           fingerprint: key.fingerprint,
           description: input.description ?? '',
         });
-        const job = await enqueue({ customerId: pkg.customer_id, jobType: 'ssh-key', action: 'create', objectId: String(row.id), payload: {}, queue: webQueue(server) });
+        const job = await enqueue({ customerId: pkg.customer_id, jobType: 'ssh-key', action: 'create', objectId: String(row.id), payload: {}, queue: webQueue(server), fromMenu: o.fromMenu });
         return { row, job };
       });
     } catch (e) {
@@ -103,14 +103,14 @@ export class SshKeysService {
    * Marks the key `deleting` and enqueues its delete job; a key already being deleted answers
    * with its standing delete job, so a repeated DELETE is harmless.
    */
-  async delete(actor: Actor, id: string): Promise<QueueJobRow> {
+  async delete(actor: Actor, id: string, o: { fromMenu?: boolean } = {}): Promise<QueueJobRow> {
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new SshKeysRepository(trx);
       const row = await findOr404('ssh-key', id, (n) => repo.findVisible(actor, n));
       const underway = !(await repo.markDeleting(row.id));
       const target = await repo.targetOf(row.id);
       const job = { customerId: row.customer_id, jobType: 'ssh-key', action: 'delete', objectId: String(row.id), payload: {} } as const;
-      return enqueue.unlessStanding(underway, job, () => enqueue({ ...job, queue: target?.serverName ? webQueue(target.serverName) : undefined }));
+      return enqueue.unlessStanding(underway, job, () => enqueue({ ...job, queue: target?.serverName ? webQueue(target.serverName) : undefined, fromMenu: o.fromMenu }));
     });
   }
 
