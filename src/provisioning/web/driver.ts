@@ -11,6 +11,8 @@ import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
 import { ensureLinuxUser, ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
+import { authorizedKeysPath, writeAuthorizedKeys } from './ssh-keys.js';
+import fs from 'node:fs/promises';
 
 export interface WebDriverOptions {
   /** The on-demand TLS question (`GET <askUrl>?domain=<host>` → 200 for our hosts); null: no check. */
@@ -45,7 +47,21 @@ export interface WebDriver {
   /** A marker file in a webspace directory for the probe: its URL path; and its removal. */
   writeMarker(dir: string, token: string): Promise<string>;
   removeMarker(dir: string, token: string): Promise<void>;
+  /** Makes the key file sshd reads for `linuxUser` hold exactly `keys` (API guide "SSH keys"). */
+  setSshKeys(server: WebServerConn, linuxUser: string, keys: string[]): Promise<void>;
+  /** The keys in that file as sshd would read them (null: no file), to check a write. */
+  sshKeys(server: WebServerConn, linuxUser: string): Promise<string[] | null>;
   close(): Promise<void>;
+}
+
+/** The keys of a key file, one per non-empty line. */
+async function readKeys(file: string): Promise<string[] | null> {
+  try {
+    return (await fs.readFile(file, 'utf8')).split('\n').filter((l) => l !== '');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
 }
 
 /** `const web = caddyWebDriver({ askUrl, tls: 'acme' })` … `await web.close()`. */
@@ -83,6 +99,8 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
     probe: (server, host, path = '/', https = false) => probeSite(server, host, path, { https }),
     writeMarker,
     removeMarker,
+    setSshKeys: (server, user, keys) => writeAuthorizedKeys(server, user, keys),
+    sshKeys: (server, user) => readKeys(authorizedKeysPath(server, user)),
     // Caddy and the PHP-FPM masters run on: they serve the sites whether a worker runs or not.
     close: async () => {
       clients.clear();
