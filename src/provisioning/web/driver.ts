@@ -10,6 +10,7 @@ import { accepts } from './php-fpm-procs.js';
 import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
+import { writeAuthorizedKeys } from './ssh-keys.js';
 import { ensureLinuxUser, ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
 
 export interface WebDriverOptions {
@@ -17,7 +18,7 @@ export interface WebDriverOptions {
   askUrl: string | null;
   /** Certificates for on-demand TLS: Let's Encrypt & co. (`acme`) or Caddy's own CA (`internal`, tests). */
   tls: 'acme' | 'internal';
-  /** Create a package's Linux user when it is missing (WEB_CREATE_USERS; only as root). */
+  /** Create a package's Linux user on the host when it is missing (WEB_CREATE_USERS; only as root). A local stack's private users are made either way. */
   createUsers?: boolean;
   /** The ACME directory of `acme`; null: Let's Encrypt. */
   acmeDirectory?: string | null;
@@ -40,6 +41,11 @@ export interface WebDriver {
   poolSocket(server: WebServerConn, linuxUser: string, version: string): string;
   /** The webspace directory inside the home, created when missing; WebspaceEscapeError when it leads outside. */
   ensureDir(server: WebServerConn, linuxUser: string, path: string): Promise<string>;
+  /**
+   * Makes exactly `keys` (one-line OpenSSH public keys) the keys that log `linuxUser` in over SFTP
+   * (docs/decisions/0023-sftp.md); the user and its home are made as ensureDir makes them.
+   */
+  setSshKeys(server: WebServerConn, linuxUser: string, keys: string[]): Promise<void>;
   /** What the web server answers for `host` + `path` (plain HTTP, or HTTPS). */
   probe(server: WebServerConn, host: string, path?: string, https?: boolean): Promise<ProbeAnswer>;
   /** A marker file in a webspace directory for the probe: its URL path; and its removal. */
@@ -71,14 +77,19 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
       return caddy(server).ensure(typeof sites === 'function' ? async () => config(await sites()) : config(sites));
     },
     ensurePool: async (server, user, version) => {
-      if (opts.createUsers) await ensureLinuxUser(server, user);
+      await ensureLinuxUser(server, user, { system: opts.createUsers });
       return php(server).ensurePool(user, version);
     },
     poolSocket: (server, user, version) => php(server).socketPath(version, user),
     poolAnswers: (server, user, version) => accepts(php(server).socketPath(version, user)),
     ensureDir: async (server, user, path) => {
-      if (opts.createUsers) await ensureLinuxUser(server, user);
+      await ensureLinuxUser(server, user, { system: opts.createUsers });
       return ensureWebspaceDir(server, user, path);
+    },
+    setSshKeys: async (server, user, keys) => {
+      await ensureLinuxUser(server, user, { system: opts.createUsers });
+      await ensureWebspaceDir(server, user, '/');
+      await writeAuthorizedKeys(server, user, keys);
     },
     probe: (server, host, path = '/', https = false) => probeSite(server, host, path, { https }),
     writeMarker,
