@@ -18,14 +18,15 @@ const SSHD = '/usr/sbin/sshd';
  * A check of a candidate drop-in: `sshd -t` of a config that includes the candidate first, then the
  * running sshd_config (which includes the other drop-ins), as sshd reads them at its next reload.
  */
-export function sshdCheck(mainConfig = '/etc/ssh/sshd_config', sshd = SSHD): (candidate: string) => Promise<void> {
+export function sshdCheck(mainConfig = '/etc/ssh/sshd_config', sshd = SSHD, o: { privsepDir?: string | null } = {}): (candidate: string) => Promise<void> {
+  const privsepDir = o.privsepDir === undefined ? '/run/sshd' : o.privsepDir;
   return async (candidate) => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-sshd-'));
     try {
       const config = path.join(dir, 'sshd_config');
       await fs.writeFile(config, `Include ${candidate}\nInclude ${mainConfig}\n`);
       // sshd -t refuses to run without its privilege separation dir (Debian's unit makes it at start).
-      await fs.mkdir('/run/sshd', { recursive: true, mode: 0o755 });
+      if (privsepDir) await fs.mkdir(privsepDir, { recursive: true, mode: 0o755 });
       await commandCheck(sshd, ['-t', '-f', config])(candidate);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
