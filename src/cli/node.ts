@@ -58,6 +58,9 @@ export function nodeCommand(io: CliIo): Command {
           throw new CliError((err as Error).message, 'invalid_input', 2);
         }
         const out = path.resolve(o.out);
+        if (!fs.statSync(path.dirname(out), { throwIfNoEntry: false })?.isDirectory()) {
+          throw new CliError(`--out: ${path.dirname(out)} is not a directory; create it first.`, 'invalid_input', 2);
+        }
         const changed = (await placeFile({ path: out, text, mode: 0o644 })) === 'written';
         output(io.stdout).text(changed ? `Wrote ${out}\n` : `${out} was up to date\n`);
       }),
