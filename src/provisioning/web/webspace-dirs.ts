@@ -131,15 +131,20 @@ export async function ensureLinuxUser(server: Pick<WebServerConn, 'homeRoot' | '
   }
   if (!o.system) return;
   // -f: success when it exists (also when a job beside this one made it meanwhile).
-  await command('groupadd', ['-f', '--system', SFTP_GROUP]);
+  const sftpGroup = () => command('groupadd', ['-f', '--system', SFTP_GROUP]);
   if (!(await linuxUserIds(name))) {
+    await sftpGroup();
     await command('useradd', ['--home-dir', path.join(server.homeRoot, name), '--no-create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--groups', SFTP_GROUP, name]).catch((err: { code?: unknown }) => {
       // Exit 9: made meanwhile by a job running beside this one.
       if (err.code !== 9) throw err;
     });
   }
+  // A user made before SFTP (or by the operator) joins the group sshd's rules match.
   const groups = (await command('id', ['-nG', name])).trim().split(/\s+/);
-  if (!groups.includes(SFTP_GROUP)) await command('usermod', ['-a', '-G', SFTP_GROUP, name]);
+  if (!groups.includes(SFTP_GROUP)) {
+    await sftpGroup();
+    await command('usermod', ['-a', '-G', SFTP_GROUP, name]);
+  }
 }
 
 function isInside(root: string, p: string): boolean {
