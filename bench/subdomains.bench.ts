@@ -43,6 +43,7 @@ import { benchConfig, freshBenchStore } from './store.js';
 import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { BenchStacks } from './stacks.js';
+import { printServing, servingMissing, servingRun, servingSite, type ServingResult } from './web-serving.js';
 import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
@@ -72,6 +73,8 @@ const BURST = num('BENCH_WEB_BURST', 50);
 const POLL_MS = num('BENCH_WEB_POLL_MS', 3);
 const BULK_PARALLEL = num('BENCH_WEB_BULK_PARALLEL', 8);
 const COMPONENT_N = num('BENCH_WEB_COMPONENT_N', 20);
+/** Which parts run: `changes` (A/B, C and the push's parts), `serving` (req/s and p99 against nginx). */
+const PARTS = (process.env.BENCH_WEB_PARTS ?? 'changes,serving').split(',').map((p) => p.trim());
 /** How often the client polls a job once its host answers (its `done` time is read from finished_at). */
 const JOB_POLL_MS = 20;
 const ANSWER_LIMIT_MS = 60_000;
@@ -243,7 +246,7 @@ async function startInstance(engine: EngineName, root: string, label: string): P
 
       const admin = buildAdmin(serviceDeps(store, config));
       const { customerId, contactId } = await admin.customers.createCustomer({ organization: 'Bench AG', contact: { name: 'bench', email: 'admin@bench.example', phone: '+49 30 1234567' } });
-      const { planId } = await admin.packages.createPlan({ name: 'bench plan', maxSubdomains: 2000 });
+      const { planId } = await admin.packages.createPlan({ name: 'bench plan', maxSubdomains: 2000, phpVersions: Object.keys(web.php).sort().slice(0, 1) });
       const { packageId } = await admin.packages.createPackage({ customerId, planId, name: 'bench', linuxUser: 'web_bench' });
       await admin.domains.createDomain({ name: DOMAIN, customerId, packageId, registered: true });
       const { token } = await admin.customers.issueToken(contactId, 'bench');
@@ -621,25 +624,24 @@ async function sizeRun(engine: EngineName, root: string, sites: number, log: (s:
 // ---- output --------------------------------------------------------------------------------------
 
 
-async function main() {
-  const started = Date.now();
-  console.log(
-    `${benchHeader('subdomains')}, ` +
-      `load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`,
-  );
-  const caddy = spawnSync('caddy', ['version'], { encoding: 'utf8' });
-  if (caddy.status !== 0) throw new Error('caddy is not installed (Debian package caddy): the bench drives a private one through deploy/local/up.sh');
-  console.log(`caddy ${caddy.stdout.trim().split(' ')[0]}; ${SITES.join(' and ')} existing sites; ${CHANGES} changes after ${WARMUP} untimed, host asked every ${POLL_MS} ms; burst of ${BURST}`);
-  if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
-  const log = (s: string) => console.log(s);
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-web-'));
-  const results: SizeResult[] = [];
-  await stacks.guard(root, log, async () => {
-    for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) {
-      for (const sites of SITES) results.push(await sizeRun(engine, root, sites, log));
-    }
-  });
+// ---- serving -------------------------------------------------------------------------------------
 
+/** The serving part (bench/web-serving.ts) on an instance of its own: one webspace, nothing else. */
+async function servingPart(root: string, log: (s: string) => void): Promise<ServingResult[]> {
+  const h = await startInstance('sqlite', root, 'serving');
+  try {
+    await h.startBackground();
+    const site = await servingSite({ ...h, caddyPidFile: path.join(h.stackDir, 'caddy', 'caddy.pid'), headers: headers(h, true), check: checkInterrupted }, DOMAIN, 'web_bench', (url) =>
+      jobFinishedAt(url, headers(h), { limitMs: ANSWER_LIMIT_MS, pollMs: JOB_POLL_MS, check: checkInterrupted }),
+    );
+    return await servingRun(site, path.join(root, 'nginx'), log);
+  } finally {
+    await h.close();
+  }
+}
+
+/** Tables 1–4 and the changes' target. */
+function printChanges(results: SizeResult[]): void {
   console.log();
   console.log(`1. POST /subdomains (a static redirect) → the web server answers the host with the exact Location (asked every ${POLL_MS} ms), ms from sending the POST; ${CHANGES} changes one at a time`);
   console.log(
@@ -729,7 +731,41 @@ async function main() {
     .map(({ r, p50 }) => `${r.engine} at ${r.sites} sites: p50 ${fmt(p50, 1)} ms (< ${TARGET_P50_MS} ms)`);
   if (!results.some((r) => r.sites >= TARGET_AT_SITES)) console.log(`(target not checked: no run at ${TARGET_AT_SITES} sites or more)`);
   else console.log(missed.length ? `target missed: ${missed.join('; ')}` : `target met: POST → answer p50 < ${TARGET_P50_MS} ms at ${TARGET_AT_SITES} sites`);
-  if (process.env.BENCH_JSON) console.log(JSON.stringify(results, null, 1));
+}
+
+const NGINX_VERSION = ['bash', '-c', 'PATH=$PATH:/usr/sbin nginx -v'];
+
+async function main() {
+  const started = Date.now();
+  console.log(
+    `${benchHeader('subdomains')}, ` +
+      `load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`,
+  );
+  const caddy = spawnSync('caddy', ['version'], { encoding: 'utf8' });
+  if (caddy.status !== 0) throw new Error('caddy is not installed (Debian package caddy): the bench drives a private one through deploy/local/up.sh');
+  console.log(`caddy ${caddy.stdout.trim().split(' ')[0]}; ${SITES.join(' and ')} existing sites; ${CHANGES} changes after ${WARMUP} untimed, host asked every ${POLL_MS} ms; burst of ${BURST}`);
+  if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
+  const log = (s: string) => console.log(s);
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-web-'));
+  const results: SizeResult[] = [];
+  let serving: ServingResult[] = [];
+  const servingWhyNot = PARTS.includes('serving') ? servingMissing() : null;
+  if (servingWhyNot) console.log(`(serving part skipped: ${servingWhyNot})`);
+  await stacks.guard(root, log, async () => {
+    if (PARTS.includes('changes')) {
+      for (const engine of (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as EngineName[]) {
+        for (const sites of SITES) results.push(await sizeRun(engine, root, sites, log));
+      }
+    }
+    if (PARTS.includes('serving') && !servingWhyNot) serving = await servingPart(root, log);
+  });
+
+  if (results.length) printChanges(results);
+  if (serving.length) {
+    console.log();
+    printServing(serving, spawnSync(NGINX_VERSION[0], NGINX_VERSION.slice(1), { encoding: 'utf8' }).stderr.trim().replace(/^nginx version: nginx\//, ''));
+  }
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ changes: results, serving }, null, 1));
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 

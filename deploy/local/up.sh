@@ -8,7 +8,8 @@
 # It runs Caddy (admin API on <port-base>, HTTP on <port-base>+1, HTTPS on <port-base>+2) and, for
 # e-mail, Dovecot and Postfix with the files `hostplane node render --profile
 # private` writes (src/node/render; SMTP on <port-base>+10, IMAP +11, LMTP +12, doveadm HTTP API
-# +13; all on 127.0.0.1) and rspamd, Postfix's milter (milter +14, controller +15).
+# +13; all on 127.0.0.1) and rspamd, Postfix's milter (milter +14, controller +15). The web server
+# is registered with SFTP on 127.0.0.1:<port-base>+20 (the packages' sftp_host and sftp_port).
 # PHP-FPM masters are not started here: hostplane's web worker starts one per version on demand
 # under <dir>/web; this script only finds the installed
 # /usr/sbin/php-fpm<major.minor> binaries. It registers the stack as web server
@@ -531,6 +532,10 @@ http_listen=127.0.0.1:$http_port
 https_listen=127.0.0.1:$https_port
 home_root=$dir/www
 state_dir=$dir/web
+# SFTP: the stack's sshd listens on port-base+20; customers see it as the packages' sftp_port
+# (22, the registration's default, when port-base+20 is no port: there is no sshd then).
+sftp_port=$((base + 20))
+((sftp_port <= 65535)) || sftp_port=22
 
 listed=$("${hostplane[@]}" admin web-server list --json) ||
   die "could not read the web servers of DATABASE_URL (the CLI said why above; a new store needs \`hostplane migrate\` first)."
@@ -548,9 +553,14 @@ if [[ -n $existing ]]; then
     die "web server \"$name\" is registered in this store already, but for another stack ($differs); use the same <dir> and port-base, or another name: STACK_WEB_NAME=<name> $0 ..., or unregister it: hostplane admin web-server remove $name"
   fi
   registration="web server \"$name\" was registered in this store already: not added again"
+  # A registration from before SFTP (port 22): point it at this stack's sshd.
+  if [[ $(jq -r '.sftp_port // empty' <<<"$existing") != "$sftp_port" ]]; then
+    "${hostplane[@]}" admin web-server set "$name" --sftp-port "$sftp_port" >/dev/null ||
+      die "could not set the SFTP port of web server \"$name\" (the CLI said why above)."
+  fi
 else
   "${hostplane[@]}" admin web-server add --name "$name" --caddy-admin "$admin_url" --http-listen "$http_listen" \
-    --https-listen "$https_listen" --address 127.0.0.1 --home-root "$home_root" --state-dir "$state_dir" "${php_args[@]}" >/dev/null ||
+    --https-listen "$https_listen" --address 127.0.0.1 --home-root "$home_root" --state-dir "$state_dir" --sftp-port "$sftp_port" "${php_args[@]}" >/dev/null ||
     die "could not register web server \"$name\" (the CLI said why above)."
   registration="registered web server \"$name\" in this store"
 fi

@@ -124,6 +124,10 @@ export class AdminRepository {
     await this.db.updateTable('packages').set((eb) => ({ name: eb.ref('name') })).where('plan_id', '=', planId).execute();
   }
 
+  setPlanSshKeysPerPackage(planId: number, sshKeysPerPackage: number) {
+    return this.db.updateTable('plans').set({ ssh_keys_per_package: sshKeysPerPackage }).where('id', '=', planId).execute();
+  }
+
   setPlanRecipientsPerHour(planId: number, recipientsPerHour: number) {
     return this.db.updateTable('plans').set({ recipients_per_hour: recipientsPerHour }).where('id', '=', planId).execute();
   }

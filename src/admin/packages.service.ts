@@ -29,6 +29,8 @@ export interface NewPlan {
   /** The `p=` of its domains' DMARC record [quarantine]. */
   dmarcPolicy?: string;
   recipientsPerHour?: number;
+  /** SSH keys a package may hold [10] (API guide "SSH keys"). */
+  sshKeysPerPackage?: number;
 }
 
 /** A DMARC policy the operator gave, checked: `dmarcPolicy('reject')`. */
@@ -47,6 +49,18 @@ const MAX_RECIPIENTS_PER_HOUR = 1_000_000;
 function checkRecipientsPerHour(n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > MAX_RECIPIENTS_PER_HOUR) {
     throw invalid(`recipients per hour: a whole number from 1 to ${MAX_RECIPIENTS_PER_HOUR}; got ${n}.`);
+  }
+  return n;
+}
+
+/** What a new plan's packages may hold of SSH keys (API guide "SSH keys"). */
+export const DEFAULT_SSH_KEYS_PER_PACKAGE = 10;
+const MAX_SSH_KEYS_PER_PACKAGE = 1000;
+
+/** 0 (no SFTP logins by key) to 1000: sshd reads the whole key file at every login. */
+function checkSshKeysPerPackage(n: number): number {
+  if (!Number.isInteger(n) || n < 0 || n > MAX_SSH_KEYS_PER_PACKAGE) {
+    throw invalid(`SSH keys per package: a whole number from 0 to ${MAX_SSH_KEYS_PER_PACKAGE}; got ${n}.`);
   }
   return n;
 }
@@ -87,6 +101,7 @@ export class PackagesAdminService {
     if (p.resellerId != null) await this.customers.reseller(p.resellerId);
     if (p.dnsTemplate != null) this.dnsRecords.checkTemplate(p.dnsTemplate);
     const recipientsPerHour = checkRecipientsPerHour(p.recipientsPerHour ?? DEFAULT_RECIPIENTS_PER_HOUR);
+    const sshKeysPerPackage = checkSshKeysPerPackage(p.sshKeysPerPackage ?? DEFAULT_SSH_KEYS_PER_PACKAGE);
     const { id } = await this.repo.insertPlan({
       reseller_id: p.resellerId ?? null,
       name: p.name,
@@ -100,6 +115,7 @@ export class PackagesAdminService {
       dns_template: p.dnsTemplate == null ? null : JSON.stringify(p.dnsTemplate),
       dmarc_policy: dmarc,
       recipients_per_hour: recipientsPerHour,
+      ssh_keys_per_package: sshKeysPerPackage,
       created_at: nowIso(),
     });
     return { planId: id };
@@ -121,6 +137,21 @@ export class PackagesAdminService {
       await repo.setPlanRecipientsPerHour(planId, recipientsPerHour);
       const mailboxes = await new MailDirectoryRepository(trx).setPlanRecipientsPerHour(planId, recipientsPerHour);
       return { planId, was: plan.recipients_per_hour, mailboxes };
+    });
+  }
+
+  /**
+   * A plan's SSH keys per package (`hostplane admin plan set --ssh-keys-per-package`): new keys are
+   * counted against it at once; a package that holds more keys keeps them (none is removed), it
+   * just cannot add another. Answers the old value.
+   */
+  async setPlanSshKeysPerPackage(planId: number, sshKeysPerPackage: number): Promise<{ planId: number; was: number }> {
+    checkSshKeysPerPackage(sshKeysPerPackage);
+    return this.repo.db.transaction().execute(async (trx) => {
+      const repo = new AdminRepository(trx);
+      const plan = found(await repo.plan(planId), `plan ${planId}`);
+      await repo.setPlanSshKeysPerPackage(planId, sshKeysPerPackage);
+      return { planId, was: plan.ssh_keys_per_package };
     });
   }
 

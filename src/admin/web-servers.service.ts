@@ -12,7 +12,7 @@ import { isUniqueViolation, serializeTransactions } from '../db/dialect.js';
 import { AppError } from '../errors.js';
 import { PHP_VERSIONS } from '../php-versions.js';
 import { removeServer } from './server-registry.js';
-import { WebServersRepository, type WebServerRow } from '../provisioning/web/servers.repository.js';
+import { WebServersRepository, sftpHostOf, type WebServerRow } from '../provisioning/web/servers.repository.js';
 
 export interface NewWebServer {
   name: string;
@@ -29,6 +29,10 @@ export interface NewWebServer {
   /** Caddy's group, when Caddy runs as another user than the web worker: it may then connect to the PHP sockets. */
   socketGroup?: string | null;
   isDefault?: boolean;
+  /** Where customers connect for SFTP (API guide "SSH keys"); default: the first of `addresses`. */
+  sftpHost?: string | null;
+  /** sshd's port there [22]. */
+  sftpPort?: number;
 }
 
 /** What is shown of a web server (list, --json). */
@@ -44,6 +48,9 @@ export type WebServerView = {
   php: Record<string, string>;
   socket_group: string | null;
   default: boolean;
+  /** The host customers connect to for SFTP: the one given, else the first address. */
+  sftp_host: string;
+  sftp_port: number;
   created_at: string;
 };
 
@@ -68,8 +75,24 @@ export function webServerView(row: WebServerRow): WebServerView {
     php: JSON.parse(row.php) as Record<string, string>,
     socket_group: row.socket_group,
     default: row.is_default === 1,
+    sftp_host: sftpHostOf(row),
+    sftp_port: row.sftp_port,
     created_at: row.created_at,
   };
+}
+
+
+// A host name (letters, digits, '-', dots) or an IP address: what `sftp -P <port> <user>@<host>` takes.
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+function checkSftp(v: { sftpHost?: string | null; sftpPort?: number }): { host: string | null | undefined; port: number | undefined } {
+  if (v.sftpHost != null && !net.isIP(v.sftpHost) && !HOST_NAME.test(v.sftpHost)) {
+    throw invalid(`--sftp-host takes a host name or an IP address, e.g. web1.example.net; got "${v.sftpHost}".`);
+  }
+  if (v.sftpPort !== undefined && (!Number.isInteger(v.sftpPort) || v.sftpPort < 1 || v.sftpPort > 65535)) {
+    throw invalid(`--sftp-port takes a port from 1 to 65535; got ${v.sftpPort}.`);
+  }
+  return { host: v.sftpHost === undefined ? undefined : v.sftpHost?.replace(/\.$/, '') || null, port: v.sftpPort };
 }
 
 function checkListen(option: string, value: string): string {
@@ -114,6 +137,7 @@ export class WebServersService {
     if (!path.isAbsolute(stateDir)) throw invalid(`--state-dir must be an absolute directory; got "${stateDir}".`);
     const php = checkPhp(v.php ?? []);
     if (v.socketGroup && !/^[a-z_][a-z0-9_-]{0,31}$/.test(v.socketGroup)) throw invalid(`--socket-group takes a group name, e.g. caddy; got "${v.socketGroup}".`);
+    const sftp = checkSftp(v);
     return this.db.transaction().execute(async (trx) => {
       await serializeTransactions(trx, 'hostplane_web_servers');
       const repo = new WebServersRepository(trx);
@@ -132,6 +156,8 @@ export class WebServersService {
           socket_group: v.socketGroup ?? null,
           is_default: 0,
           created_at: nowIso(),
+          sftp_host: sftp.host ?? null,
+          sftp_port: sftp.port ?? 22,
         });
         if (first || v.isDefault) await repo.setDefault(row.name);
         return webServerView((await repo.byName(row.name))!);
@@ -153,6 +179,20 @@ export class WebServersService {
    */
   async remove(name: string): Promise<void> {
     await removeServer(this.db, name, { kind: 'web', holds: 'sites and files', lock: 'hostplane_web_servers', repo: (trx) => new WebServersRepository(trx), notFound });
+  }
+
+  /**
+   * Where customers connect for SFTP to web server `name` (`hostplane admin web-server set`): a null
+   * host goes back to the first address. Packages on it show the new values at once.
+   */
+  async setSftp(name: string, v: { sftpHost?: string | null; sftpPort?: number }): Promise<WebServerView> {
+    const sftp = checkSftp(v);
+    return this.db.transaction().execute(async (trx) => {
+      const repo = new WebServersRepository(trx);
+      if (!(await repo.byName(name))) throw notFound(name);
+      await repo.setSftp(name, { ...(sftp.host !== undefined ? { sftp_host: sftp.host } : {}), ...(sftp.port !== undefined ? { sftp_port: sftp.port } : {}) });
+      return webServerView((await repo.byName(name))!);
+    });
   }
 
   /** Makes `name` the default: packages that name no web server are placed there at their first subdomain. */

@@ -17,6 +17,7 @@ import * as m012planDmarcPolicy from './migrations/012-plan-dmarc-policy.js';
 import * as m013mailMapVersions from './migrations/013-mail-map-versions.js';
 import * as m014outboundLimits from './migrations/014-outbound-limits.js';
 import * as m015dkimKeys from './migrations/015-dkim-keys.js';
+import * as m016sshKeys from './migrations/016-ssh-keys.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -28,6 +29,7 @@ const ALL = {
   '013-mail-map-versions': m013mailMapVersions,
   '014-outbound-limits': m014outboundLimits,
   '015-dkim-keys': m015dkimKeys,
+  '016-ssh-keys': m016sshKeys,
 };
 
 /** Every migration's name, in order. */

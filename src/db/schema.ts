@@ -57,6 +57,8 @@ export interface PlansTable {
   created_at: string;
   /** Recipients per mailbox and hour through authenticated submission (docs/decisions/0020-outbound-limits.md). */
   recipients_per_hour: Generated<number>;
+  /** SSH keys a package may hold (migration 016; API guide "SSH keys"). */
+  ssh_keys_per_package: Generated<number>;
 }
 
 /** What a plan's DMARC record asks receivers to do with mail that fails DMARC (RFC 7489 §6.3). */
@@ -217,6 +219,27 @@ export interface WebServersTable {
   socket_group: string | null;
   is_default: Bool;
   created_at: string;
+  /** The host customers connect to for SFTP (migration 016); null: the first of `addresses`. */
+  sftp_host: string | null;
+  /** The port of sshd's SFTP service there (migration 016) [22]. */
+  sftp_port: Generated<number>;
+}
+
+/** A package's SSH public key (migration 016; API guide "SSH keys"): what sshd reads on its web server. */
+export interface SshKeysTable {
+  id: Generated<number>;
+  customer_id: number;
+  package_id: number;
+  /** `<algorithm> <base64> [comment]`, one line, checked (src/resources/ssh-keys/ssh-keys.rules.ts). */
+  public_key: string;
+  algorithm: string;
+  /** `SHA256:<unpadded base64>` as `ssh-keygen -l` prints it; unique per package. */
+  fingerprint: string;
+  description: Generated<string>;
+  state: 'pending' | 'live' | 'deleting';
+  created_at: string;
+  /** When sshd last accepted it (SshKeysService.recordUse), or null. */
+  last_used_at: string | null;
 }
 
 export interface SubdomainsTable {
@@ -373,4 +396,5 @@ export interface Database {
   mail_map_versions: MailMapVersionsTable;
   mail_map_holds: MailMapHoldsTable;
   mail_sieve: MailSieveTable;
+  ssh_keys: SshKeysTable;
 }

@@ -8,7 +8,7 @@ import type { PageResult } from '../db/paging.js';
 import type { LinkBuilder, ResourceObject } from './document.js';
 import { parseListQuery, type ListQuery } from './query.js';
 import { listDocument, resourceDocument } from './respond.js';
-import { IdParam, ListQueryString, addDocumentSchemas, operation, type ResourceSchemas } from './schema.js';
+import { EXTENSION, IdParam, ListQueryString, addDocumentSchemas, operation, type ResourceSchemas } from './schema.js';
 import type { TypedApp } from './typed-app.js';
 import type { TokenRead } from '../auth/plugin.js';
 
@@ -30,6 +30,8 @@ export interface ReadRoutes<R> {
   toResource(row: R): ResourceObject;
   /** Reads that check the token in their own statement (src/auth/plugin.ts TokenRead), per route. */
   tokenReads?: { list?: TokenRead; one?: TokenRead };
+  /** Both routes are additions to the original API (marked `x-hostplane-extension` in OpenAPI). */
+  extension?: boolean;
 }
 
 /** `dns-records` → `DnsRecords`: the plural in operation ids. */
@@ -45,10 +47,12 @@ export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R
   const key = o.key ?? { name: 'id', schema: IdParam };
   const { schemas } = o;
   const tags: [string] = [o.segment];
+  const marks = o.extension ? EXTENSION : {};
   addDocumentSchemas(app, schemas.resource, schemas.document, schemas.list);
 
   const listSchema = operation('GET', {
     operationId: `list${pascal(o.segment)}`,
+    ...marks,
     tags,
     summary: o.summaries.list,
     querystring: ListQueryString(o.filters),
@@ -61,6 +65,7 @@ export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R
 
   const oneSchema = operation('GET', {
     operationId: `get${schemas.name}`,
+    ...marks,
     tags,
     summary: o.summaries.one,
     params: key.schema,

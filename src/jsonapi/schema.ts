@@ -10,6 +10,13 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 /** `T | null`; a `description` goes on the union, where the docs page shows it. */
 export const Nullable = <T extends TSchema>(t: T, description?: string) => Type.Union([t, Type.Null()], description ? { description } : {});
 
+/**
+ * What marks an addition to the original API in the OpenAPI document (API guide "Beyond the
+ * original API"): spread into an operation's `OperationDoc` or an attribute's schema options,
+ * `Type.String({ ...EXTENSION, description })`.
+ */
+export const EXTENSION = { 'x-hostplane-extension': true } as const;
+
 /** `examples` of a schema: what the docs page shows. Request examples must be accepted (test/ops/openapi.test.ts). */
 const withExample = (example: unknown) => (example === undefined ? {} : { examples: [example] });
 
@@ -270,6 +277,8 @@ export interface OperationDoc {
   success: { status: 200 | 201 | 202; document: TObject; description: string } | { status: 204; description: string };
   /** The failures particular to this operation, by error id, with when each happens. */
   errors?: ErrorWhen;
+  /** `x-hostplane-extension: true`: the original API has no such operation (spread EXTENSION). */
+  'x-hostplane-extension'?: true;
 }
 
 /**

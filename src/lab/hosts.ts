@@ -66,6 +66,8 @@ export function bootHost(state: LabState, n: Names, host: HostPlan): ProcRef {
     `--network-namespace-path=/run/netns/${n.hostNetns(host.name)}`,
     `--machine=${n.machine(host.name)}`,
     `--hostname=${host.fqdns[0]}`,
+    // The lab's resolver (prepareHost's /etc/resolv.conf), not this machine's: nspawn would copy that in.
+    '--resolv-conf=off',
   ];
   // The shell moves itself into the groups, then becomes nspawn: the PID recorded is nspawn's.
   const script = `${groups.map((g) => `echo $$ > '${g}/cgroup.procs'`).join(' && ')} && exec "$@"`;

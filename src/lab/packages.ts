@@ -18,6 +18,8 @@ export const ROLE_PACKAGES = [
   // web
   'php8.4-fpm',
   'php8.4-mysql',
+  // SFTP for the packages' users (OpenSSH's internal-sftp)
+  'openssh-server',
   // mail
   'dovecot-imapd',
   'dovecot-lmtpd',

@@ -45,6 +45,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'subdomains', description: 'Subdomains and their web server settings.' },
   { name: 'databases', description: 'Databases.' },
   { name: 'email-addresses', description: 'Mailboxes and forwarders.' },
+  { name: 'ssh-keys', description: "SSH public keys a package's Linux user logs in with over SFTP (an addition to the original API)." },
 ];
 
 interface OpenApiDoc {

@@ -7,7 +7,7 @@ import { resourceDocument } from '../jsonapi/respond.js';
 import type { QueueJobRow } from '../queue/jobs.js';
 import type { TObject } from 'typebox';
 import type { ErrorCode } from '../errors.js';
-import { addDocumentSchemas, operation } from '../jsonapi/schema.js';
+import { EXTENSION, addDocumentSchemas, operation } from '../jsonapi/schema.js';
 import type { TypedApp } from '../jsonapi/typed-app.js';
 import { QueueJobSchemas, queueJobResource } from './queue-jobs/queue-jobs.schema.js';
 
@@ -42,6 +42,8 @@ export interface DeleteRoute {
   accepted: string;
   errors: Partial<Record<ErrorCode, string>>;
   remove(request: FastifyRequest, id: string): Promise<QueueJobRow>;
+  /** An addition to the original API (marked `x-hostplane-extension` in OpenAPI). */
+  extension?: boolean;
 }
 
 /**
@@ -52,6 +54,7 @@ export function deleteRoute(app: TypedApp, links: LinkBuilder, o: DeleteRoute): 
   addDocumentSchemas(app, QueueJobSchemas.resource, QueueJobSchemas.document);
   const schema = operation('DELETE', {
     operationId: o.operationId,
+    ...(o.extension ? EXTENSION : {}),
     tags: [o.segment],
     summary: o.summary,
     params: o.params,

@@ -28,6 +28,8 @@ import { rspamdDkimRoutes } from './email-addresses/email-addresses.rspamd-dkim.
 import { VersionedMaps } from '../provisioning/mail/versioned-map.js';
 import { autoconfigRoute } from './email-addresses/email-addresses.autoconfig.js';
 import { tlsAllowedRoute } from './tls-allowed.js';
+import { SshKeysService } from './ssh-keys/ssh-keys.service.js';
+import { sshKeysRoutes } from './ssh-keys/ssh-keys.routes.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -48,5 +50,6 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   rspamdSettingsRoute(app, deps.store, maps);
   rspamdDkimRoutes(app, deps.store, maps);
   autoconfigRoute(app, email);
+  sshKeysRoutes(app, new SshKeysService(deps), links);
   tlsAllowedRoute(app, [(host) => subdomains.servesHost(host), (host) => email.servesAutoconfig(host)]);
 }

@@ -175,7 +175,7 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
       w.plan = await json(['admin', 'plan', 'create', '--name', 'Starter', '--max-databases', '3', '--max-email-addresses', '0', '--php-versions', '8.3,8.4', '--reseller-id', w.reseller.id], env);
       expect(w.plan).toEqual({
         id: ID, name: 'Starter', reseller_id: w.reseller.id, max_databases: 3, max_email_addresses: 0, mailbox_quota_mb: 2048,
-        max_subdomains: 20, webspace_mb: 10240, database_versions: ['mariadb-10.11'], php_versions: ['8.3', '8.4'], dmarc_policy: 'quarantine', recipients_per_hour: 500, created_at: ISO,
+        max_subdomains: 20, webspace_mb: 10240, database_versions: ['mariadb-10.11'], php_versions: ['8.3', '8.4'], dmarc_policy: 'quarantine', recipients_per_hour: 500, ssh_keys_per_package: 10, created_at: ISO,
       });
       w.pkg = await json(['admin', 'package', 'create', '--customer', w.end.id, '--plan', w.plan.id, '--name', 'Web', '--linux-user', 'web_ed'], env);
       expect(w.pkg).toEqual({ id: ID, name: 'Web', customer_id: w.end.id, plan_id: w.plan.id, linux_user: 'web_ed', web_server: null, mail_server: null, created_at: ISO });

@@ -61,8 +61,8 @@ describe.each(ENGINES)('plan recipients per hour through the CLI on %s', { timeo
     expect(small.recipients_per_hour).toBe(200);
     expect(big.recipients_per_hour).toBe(500);
     const list = await run(['admin', 'plan', 'list']);
-    expect(list.stdout.split('\n')[0]).toMatch(/ recipients_per_hour$/);
-    expect(list.stdout.split('\n')[1]).toMatch(new RegExp(`^${small.id} +Small .* 200$`));
+    expect(list.stdout.split('\n')[0]).toMatch(/ recipients_per_hour  ssh_keys_per_package$/);
+    expect(list.stdout.split('\n')[1]).toMatch(new RegExp(`^${small.id} +Small .* 200 +10$`));
     expect(await json(['admin', 'plan', 'show', small.id])).toEqual(small);
     const shown = await run(['admin', 'plan', 'show', small.id]);
     expect(shown).toEqual({
@@ -70,17 +70,18 @@ describe.each(ENGINES)('plan recipients per hour through the CLI on %s', { timeo
       stderr: '',
       stdout: [
         `Plan ${small.id} (Small)`,
-        '  max_databases        5',
-        '  max_email_addresses  50',
-        '  mailbox_quota_mb     2048',
-        '  max_subdomains       20',
-        '  database_versions    mariadb-10.11',
-        '  php_versions         8.3,8.4,8.5',
-        '  webspace_mb          10240',
-        '  recipients_per_hour  200',
-        '  dmarc_policy         quarantine',
-        '  reseller_id          -',
-        `  created_at           ${small.created_at}`,
+        '  max_databases         5',
+        '  max_email_addresses   50',
+        '  mailbox_quota_mb      2048',
+        '  max_subdomains        20',
+        '  database_versions     mariadb-10.11',
+        '  php_versions          8.3,8.4,8.5',
+        '  webspace_mb           10240',
+        '  recipients_per_hour   200',
+        '  ssh_keys_per_package  10',
+        '  dmarc_policy          quarantine',
+        '  reseller_id           -',
+        `  created_at            ${small.created_at}`,
         '',
       ].join('\n'),
     });
@@ -134,12 +135,30 @@ describe.each(ENGINES)('plan recipients per hour through the CLI on %s', { timeo
       });
       expect(await run(['admin', 'plan', 'create', '--name', 'Never', '--recipients-per-hour', value]), value).toMatchObject({ code: 1, stdout: '' });
     }
-    expect(await run(['admin', 'plan', 'set', small.id])).toEqual({ code: 1, stdout: '', stderr: "error: required option '--recipients-per-hour <n>' not specified\n" });
+    expect(await run(['admin', 'plan', 'set', small.id])).toEqual({ code: 1, stdout: '', stderr: 'hostplane: Give --recipients-per-hour <n> or --ssh-keys-per-package <n> (or both).\n' });
     expect(await run(['admin', 'plan', 'set', '99999', '--recipients-per-hour', '5'])).toEqual({ code: 1, stdout: '', stderr: 'hostplane: No plan 99999.\n' });
     expect(await run(['admin', 'plan', 'set', 'small', '--recipients-per-hour', '5'])).toEqual({
       code: 1, stdout: '', stderr: "error: command-argument value 'small' is invalid for argument 'id'. must be a positive whole number.\n",
     });
     expect(await run(['admin', 'plan', 'show', '99999', '--json'])).toEqual({ code: 1, stdout: '', stderr: '{"error":{"code":"resource_not_found","message":"No plan 99999."}}\n' });
     expect({ plans: await json(['admin', 'plan', 'list']), directory: await directory() }).toEqual(before);
+  });
+
+  it('plan create and plan set take --ssh-keys-per-package (default 10, 0 to 1000); show and GET /plans show it (API guide "SSH keys")', async () => {
+    expect(small.ssh_keys_per_package).toBe(10);
+    const few = await json(['admin', 'plan', 'create', '--name', 'Few keys', '--ssh-keys-per-package', '2']);
+    expect(few.ssh_keys_per_package).toBe(2);
+    expect(await run(['admin', 'plan', 'set', few.id, '--ssh-keys-per-package', '0'])).toEqual({ code: 0, stderr: '', stdout: `Plan ${few.id} (Few keys): 0 SSH keys per package (was 2).\n` });
+    expect(await run(['admin', 'plan', 'set', few.id, '--ssh-keys-per-package', '1', '--recipients-per-hour', '9'])).toEqual({
+      code: 0, stderr: '',
+      stdout: `Plan ${few.id} (Few keys): 9 recipients per mailbox and hour (was 500); no mailbox has it yet.\nPlan ${few.id} (Few keys): 1 SSH key per package (was 0).\n`,
+    });
+    expect(await json(['admin', 'plan', 'show', few.id])).toMatchObject({ ssh_keys_per_package: 1, recipients_per_hour: 9 });
+    expect((await call(api.app, 'GET', `/plans/${small.id}`, { token: c.a.token })).json.data.attributes.ssh_keys_per_package).toBe(10);
+    const wanted = "option '--ssh-keys-per-package <n>' argument '%s' is invalid. must be a whole number from 0 to 1000.";
+    for (const value of ['-1', 'abc', '1.5', '1001', '']) {
+      expect(await run(['admin', 'plan', 'set', few.id, '--ssh-keys-per-package', value]), value).toEqual({ code: 1, stdout: '', stderr: `error: ${wanted.replace('%s', value)}\n` });
+    }
+    expect((await json(['admin', 'plan', 'show', few.id])).ssh_keys_per_package).toBe(1);
   });
 });

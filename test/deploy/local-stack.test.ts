@@ -132,6 +132,8 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       php: PHP,
       socket_group: null,
       default: true,
+      sftp_host: '127.0.0.1',
+      sftp_port: base + 20,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/),
     });
 

@@ -3,34 +3,22 @@
 // python3-dkim for the signature, resolving through the lab's DNS.
 import { expect } from 'vitest';
 import type { Lab } from './lab.js';
+import { createMailbox, envelopeHeaders, verifyDkim, type Mailbox } from './lab-mail-checks.js';
 import type { DemoCustomer, labClient } from './lab-client.js';
 
 type Client = ReturnType<typeof labClient>;
 
-/** Checks a message's DKIM-Signature with dkimpy, the key asked of `dns` with dig (from the client). */
-const VERIFY = String.raw`
-import dkim, subprocess, sys
-dns, msg = sys.argv[1], sys.stdin.buffer.read()
-def dnsfunc(name, timeout=5):
-    out = subprocess.run(['dig', '@' + dns, name.decode().rstrip('.'), 'TXT', '+short'], capture_output=True, text=True).stdout
-    return ''.join(part for line in out.splitlines() for part in line.split('"')[1::2]).encode()
-print('verified' if dkim.verify(msg, dnsfunc=dnsfunc) else 'not verified')
-`;
 
 /**
  * A mailbox sends over 587 (STARTTLS) with its password and over 465 with an application password, to
  * another mailbox and to a forward; the message read over IMAPS carries a DKIM-Signature the lab's
  * DNS verifies. A wrong sender and a login without TLS are refused; SRV and autoconfig name the server.
  */
-export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: { address: string; password: string }): Promise<void> {
-  const create = async (attributes: Record<string, unknown>) => {
-    const post = c.api('POST', '/email-addresses', shop.token, { data: { type: 'email-address', attributes } });
-    expect(post.status, JSON.stringify(post.body)).toBe(202);
-    expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
-    return post.body!.data as { id: string; attributes: { password?: string } };
-  };
-  const to = { address: `lab-to@${shop.domain}`, password: (await create({ address: `lab-to@${shop.domain}`, address_type: 'mailbox' })).attributes.password! };
-  await create({ address: `lab-fwd@${shop.domain}`, address_type: 'forward', forward_to: [to.address] });
+export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: Mailbox): Promise<Mailbox> {
+  const to = await createMailbox(c, shop, 'lab-to');
+  const fwd = c.api('POST', '/email-addresses', shop.token, { data: { type: 'email-address', attributes: { address: `lab-fwd@${shop.domain}`, address_type: 'forward', forward_to: [to.address] } } });
+  expect(fwd.status, JSON.stringify(fwd.body)).toBe(202);
+  expect((await c.job(fwd, shop.token)).data.attributes.status).toBe('done');
   const fromId = c.api('GET', `/email-addresses?filter%5Baddress%5D=${encodeURIComponent(from.address)}`, shop.token).body!.data[0].id;
   const app = c.api('POST', `/email-addresses/${fromId}/application-passwords`, shop.token, { data: { type: 'application-password', attributes: { device: 'Laptop', application: 'curl' } } });
   expect(app.status, JSON.stringify(app.body)).toBe(201);
@@ -38,7 +26,7 @@ export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: 
   const mx = c.j.mail.host;
   const mxAddress = c.at('mail');
   const submit = (url: string, password: string, subject: string, envelopeFrom = from.address, extra: string[] = ['--ssl-reqd']) => {
-    const message = `From: ${from.address}\r\nTo: ${to.address}\r\nSubject: ${subject}\r\n\r\n${subject} body\r\n`;
+    const message = `${envelopeHeaders()}From: ${from.address}\r\nTo: ${to.address}\r\nSubject: ${subject}\r\n\r\n${subject} body\r\n`;
     return lab.client('sh', [
       '-c',
       `printf '%s' "$0" | curl -sS --cacert "$1" --resolve "$2" --url "$3" --user "$4" --mail-from "$5" --mail-rcpt "$6" --mail-rcpt "$7" ${extra.join(' ')} --upload-file -`,
@@ -62,8 +50,7 @@ export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: 
     }
     subjects.push(/^Subject: (.*?)\r?$/m.exec(got.stdout)?.[1] ?? '');
     expect(got.stdout).toMatch(new RegExp(`^DKIM-Signature:[^]*?d=${shop.domain.replace(/\./g, '\\.')};`, 'm'));
-    const verified = lab.client('sh', ['-c', `printf '%s' "$0" | /usr/bin/python3 -c "$1" "$2"`, got.stdout, VERIFY, c.j.dns]);
-    expect(verified.stdout.trim(), verified.stderr).toBe('verified');
+    expect(verifyDkim(lab, got.stdout, c.j.dns)).toBe('verified');
   }
   expect(subjects.sort()).toEqual(['lab-465', 'lab-587']);
 
@@ -82,4 +69,5 @@ export async function mailLeaves(lab: Lab, c: Client, shop: DemoCustomer, from: 
   expect(xml.stdout, xml.stderr).toContain(`<hostname>${mx}</hostname>\n      <port>587</port>\n      <socketType>STARTTLS</socketType>`);
   expect(c.dig(shop.domain, 'TXT')).toContain(`v=spf1 mx`);
   expect(c.dig(`_dmarc.${shop.domain}`, 'TXT')).toBe('"v=DMARC1; p=quarantine"');
+  return to;
 }

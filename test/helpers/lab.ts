@@ -24,12 +24,15 @@ export interface Lab {
 
 /** `useLab({ bare: true })`: the hosts booted, not set up as nodes; `oneServer`: one host with every role. */
 export function useLab(o: { bare?: boolean; oneServer?: boolean } = {}): Lab {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-lab-'));
-  beforeAll(async () => {
+  // HOSTPLANE_TEST_LAB=<dir>: a lab that `hostplane lab up <dir>` booted, used as it is and left running
+  // (for working on one test of a suite; the suite's earlier steps may have run there already).
+  const kept = process.env.HOSTPLANE_TEST_LAB;
+  const dir = kept ?? fs.mkdtempSync(path.join(os.tmpdir(), 'hp-lab-'));
+  if (!kept) beforeAll(async () => {
     const up = await runCli(['lab', 'up', dir, ...(o.bare ? ['--bare'] : []), ...(o.oneServer ? ['--one-server'] : [])], {});
     expect(up.code, up.stderr).toBe(0);
   }, 1_800_000);
-  afterAll(async () => {
+  if (!kept) afterAll(async () => {
     if (fs.existsSync(path.join(dir, 'state.json'))) await runCli(['lab', 'down', dir], {});
     fs.rmSync(dir, { recursive: true, force: true });
   }, 120_000);

@@ -31,7 +31,7 @@ export interface SubdomainsSuite {
   /** stack.json's web.sftp, with `{ sftp: true }`. */
   sftp?: { host: string; port: number; host_key_fingerprint: string; known_hosts: string; log: string };
   /** A customer of its own with a package on a plan offering PHP_VERSION and a presence domain. */
-  customer(o?: { maxSubdomains?: number; phpVersions?: string[] }): Promise<{ token: string; domain: string; packageId: string; linuxUser: string; home: string }>;
+  customer(o?: { maxSubdomains?: number; phpVersions?: string[]; databaseVersions?: string[]; linuxUser?: string }): Promise<{ token: string; domain: string; packageId: string; linuxUser: string; home: string }>;
 }
 
 /**
@@ -67,8 +67,11 @@ export function useSubdomainsSuite(engine: EngineName, o: { sftp?: boolean } = {
     s.customer = async (o = {}) => {
       const key = `c${++n}`;
       const { customerId, contactId } = await s.t.admin.customers.createCustomer({ organization: `${key} AG`, contact: { name: key, email: `admin@${key}.example`, phone: '+49 30 1234567' } });
-      const { planId } = await s.t.admin.packages.createPlan({ name: `${key} plan`, maxSubdomains: o.maxSubdomains ?? 20, phpVersions: o.phpVersions ?? [PHP_VERSION] });
-      const linuxUser = `web_${key}`;
+      const { planId } = await s.t.admin.packages.createPlan({
+        name: `${key} plan`, maxSubdomains: o.maxSubdomains ?? 20, phpVersions: o.phpVersions ?? [PHP_VERSION],
+        ...(o.databaseVersions ? { maxDatabases: 5, databaseVersions: o.databaseVersions } : {}),
+      });
+      const linuxUser = o.linuxUser ?? `web_${key}`;
       const { packageId } = await s.t.admin.packages.createPackage({ customerId, planId, name: key, linuxUser });
       const { domain } = await s.t.admin.domains.createDomain({ name: `${key}-site.example`, customerId, packageId, registered: true });
       const { token } = await s.t.admin.customers.issueToken(contactId, 'test');

@@ -2,7 +2,9 @@
 // `hostplane node setup` alone, used from the client namespace as customers use it: the API over
 // HTTPS, a webspace's PHP and a redirect over HTTPS with certificates issued on demand, a database
 // reached from the client and from PHP on the web host, a mailbox receiving mail at its MX and read
-// over IMAPS, plaintext logins refused, sending over 587 and 465 signed with its domain's DKIM key; a Knot secondary on a host of its own following every
+// over IMAPS, plaintext logins refused, sending over 587 and 465 signed with its domain's DKIM key,
+// incoming mail's SPF/DKIM/DMARC checked through the lab's DNS, the hourly sending limit, a DKIM
+// rotation and antispam modes live at `done`; a Knot secondary on a host of its own following every
 // zone; then a rebooted web host serving again, a mail host cut from its store deferring mail, and
 // a second setup run changing nothing.
 import { expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect, webspacePage } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
 import { mailLeaves } from '../helpers/lab-mail-journeys.js';
+import { inboundChecked, LAB_SPAM_RULE, limitDefers, rotationSeenByReceivers, smtpSession, spamModeLiveAtDone, type Mailbox } from '../helpers/lab-mail-checks.js';
 import { setupCommand } from '../../src/lab/nodes.js';
 import { LAB_ROOT_IN_HOST } from '../../src/lab/plan.js';
 
@@ -89,7 +92,24 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
     box = await mailboxReceivesAndReads(lab, c, shop);
   }, 600_000);
 
-  it('it sends over 587 and 465 to a mailbox and a forward, signed with the key the DNS serves; a wrong sender and AUTH in clear are refused; SRV and autoconfig name the server', () => mailLeaves(lab, c, shop, box), 600_000);
+  let to: Mailbox;
+  it('it sends over 587 and 465 to a mailbox and a forward, signed with the key the DNS serves; a wrong sender and AUTH in clear are refused; SRV and autoconfig name the server', async () => {
+    to = await mailLeaves(lab, c, shop, box);
+  }, 600_000);
+
+  it("incoming mail is checked through the lab's DNS: a signed message passes DKIM and DMARC from anywhere, a forged From: fails DMARC with the domain's policy", () => inboundChecked(lab, c, box, to, 'lab-587'), 300_000);
+
+  it('the 501st recipient within the hour is deferred with a reply that says why (the plan default of 500)', () => limitDefers(lab, c, shop, to), 300_000);
+
+  it('a DKIM rotation: every message verifies against the key both DNS servers serve, until mail is signed with the new selector', () => rotationSeenByReceivers(lab, c, box, to), 300_000);
+
+  it("a new mailbox's antispam mode is live when its job is done: spam to a junk-folder mailbox goes to Junk at once, to a reject one is refused", async () => {
+    await lab.sh('mail', `cat > /etc/rspamd/local.d/regexp.conf <<'EOF'\n${LAB_SPAM_RULE}EOF\nsystemctl reload rspamd`);
+    // Ready once the default mode refuses the rule's spam.
+    const strict = { port: 25 as const, from: 'someone@elsewhere.example', rcpt: [box.address], message: 'Subject: ready?\r\nX-Lab-Spam: yes\r\n\r\nx\r\n' };
+    for (let i = 0; i < 60 && smtpSession(lab, c, strict).end[0] !== 554; i++) await new Promise((r) => setTimeout(r, 1000));
+    await spamModeLiveAtDone(lab, c, shop);
+  }, 300_000);
 
   it('a port a stranger holds stops a setup before anything is installed, naming the port and the program', async () => {
     await lab.sh('mail', `systemd-run --unit=hpl-stranger node -e "require('net').createServer().listen(3306, '0.0.0.0')"; sleep 1`);

@@ -25,7 +25,7 @@ const ZONE_SOA = { name: 'customer.example', type: 'SOA', ttl: 300, data: { mnam
 function upstreamAnswer(q: Buffer): Buffer | null {
   const p = dnsPacket.decode(q);
   const name = p.questions?.[0].name;
-  const answer = (answers: dnsPacket.Answer[]) =>
+  const answer = (answers: Parameters<typeof dnsPacket.encode>[0]['answers']) =>
     dnsPacket.encode({ type: 'response', id: p.id, flags: dnsPacket.AUTHORITATIVE_ANSWER, questions: p.questions, answers, authorities: [ZONE_SOA] });
   if (name === 'customer.example') return answer([{ name: 'customer.example', type: 'A', ttl: 300, data: '192.0.2.7' }]);
   if (name === 'autoconfig.customer.example') return answer([{ name: 'autoconfig.customer.example', type: 'CNAME', ttl: 300, data: 'api.lab.test' }]);

@@ -64,7 +64,14 @@ const OPERATION_IDS = {
   'GET /email-addresses/{id}/application-passwords': 'listApplicationPasswords',
   'POST /email-addresses/{id}/application-passwords': 'createApplicationPassword',
   'DELETE /email-addresses/{id}/application-passwords/{appId}': 'deleteApplicationPassword',
+  'GET /ssh-keys': 'listSshKeys',
+  'POST /ssh-keys': 'createSshKey',
+  'GET /ssh-keys/{id}': 'getSshKey',
+  'DELETE /ssh-keys/{id}': 'deleteSshKey',
 };
+
+/** Operations the original API does not have: each is marked `x-hostplane-extension: true` (API guide "Beyond the original API"). */
+const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}'];
 
 interface Operation {
   /** `PATCH /customers/{id}` */
@@ -229,7 +236,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('promises only what the server has: a tag per group with routes, every group of the API available, none named as to come', async () => {
-    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses'];
+    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys'];
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(groups);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
     expect(doc.info.description).toContain(`Available: ${groups.join(', ')}.`);
@@ -241,6 +248,18 @@ describe('the OpenAPI document', () => {
       const r = await call(t.app, 'GET', `/${segment}`, { token: x.reseller.token });
       expect(r.status, segment).toBe(200);
     }
+  });
+
+  it('marks every addition to the original API with x-hostplane-extension: the ssh-keys operations, the attributes added to packages and plans', () => {
+    const marked = operations(doc).filter((o) => o.op['x-hostplane-extension'] === true).map((o) => o.key);
+    expect(marked.sort()).toEqual([...EXTENSION_OPERATIONS].sort());
+    const attributes = (name: string) => doc.components.schemas[name].properties.attributes.properties;
+    for (const a of ['sftp_host', 'sftp_port', 'sftp_user']) expect(attributes('Package')[a]['x-hostplane-extension'], a).toBe(true);
+    expect(doc.components.schemas.Package.properties.relationships.properties['ssh-keys']['x-hostplane-extension']).toBe(true);
+    expect(attributes('Plan').ssh_keys_per_package['x-hostplane-extension']).toBe(true);
+    expect(doc.components.schemas.SshKey['x-hostplane-extension']).toBe(true);
+    // The original attributes are not marked.
+    for (const a of ['name', 'linux_user', 'created_at']) expect(attributes('Package')[a]['x-hostplane-extension'], a).toBeUndefined();
   });
 
   it('cites no file a client does not have (no section signs, no notes kept outside the repository)', () => {
@@ -421,6 +440,11 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     await send(op('DELETE /email-addresses/{id}/forward-to/{target}'), "a forward's last target", `${fwd}/forward-to/orders%40shop-demo.example`, {}, 409);
     await send(op('DELETE /email-addresses/{id}/application-passwords/{appId}'), 'an unknown application password', '/email-addresses/1/application-passwords/99999', {}, 404);
 
+    // SSH keys: the example key again, a short RSA key.
+    const postKey = op('POST /ssh-keys');
+    await send(postKey, 'the example key again', '/ssh-keys', { body: exampleRequest(postKey).body }, 409);
+    await send(postKey, 'a private key', '/ssh-keys', { body: { data: { type: 'ssh-key', attributes: { package_id: '2', public_key: '-----BEGIN OPENSSH PRIVATE KEY-----' } } } }, 422);
+
     // Over the rate limit (a server allowing one request per window), each from its own address.
     Object.assign(limited, await createTestApp(engine, { RATE_LIMIT_MAX: '1' }));
     for (const [i, o] of ops.entries()) {
@@ -514,7 +538,7 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses.');
+    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys.');
     expect(text).not.toContain('Not available yet');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);

@@ -19,10 +19,11 @@ import { subdomainCommand } from './subdomains.js';
 import { mailServerCommand } from './mail-servers.js';
 import { emailCommand } from './email.js';
 import { dnsSecondaryCommand } from './dns-secondaries.js';
+import { sshKeyCommand } from './ssh-keys.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, mail servers, e-mail, DNS secondaries')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, SSH keys, mail servers, e-mail, DNS secondaries')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -34,6 +35,7 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(databaseCommand(io))
     .addCommand(webServerCommand(io))
     .addCommand(subdomainCommand(io))
+    .addCommand(sshKeyCommand(io))
     .addCommand(mailServerCommand(io))
     .addCommand(emailCommand(io))
     .addCommand(dnsSecondaryCommand(io));

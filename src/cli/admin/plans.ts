@@ -1,8 +1,9 @@
 // `hostplane admin plan …`: hosting plans and their limits (API guide "Plans"), the DMARC policy
 // their domains publish (API guide "DNS records") and the recipients per mailbox and hour that
-// reach its mailboxes at once (docs/decisions/0020-outbound-limits.md).
+// reach its mailboxes at once (docs/decisions/0020-outbound-limits.md), and the SSH keys its packages
+// may hold (API guide "SSH keys").
 import { Command, InvalidArgumentError } from 'commander';
-import { parseCount, parseId, parseList, withStore, type CliIo } from '../context.js';
+import { CliError, parseCount, parseId, parseList, withStore, type CliIo } from '../context.js';
 import { leaf, listLeaf, planView, printResult, type Json } from './views.js';
 
 /** commander argument parser for `--dns-template`: a JSON array. */
@@ -22,6 +23,12 @@ function parseRecipientsPerHour(value: string): number {
   if (!/^[0-9]{1,7}$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
     throw new InvalidArgumentError('must be a whole number from 1 to 1000000.');
   }
+  return Number(value);
+}
+
+/** commander argument parser for `--ssh-keys-per-package`: 0 to 1000 (the service checks it too). */
+function parseSshKeysPerPackage(value: string): number {
+  if (!/^[0-9]{1,4}$/.test(value) || Number(value) > 1000) throw new InvalidArgumentError('must be a whole number from 0 to 1000.');
   return Number(value);
 }
 
@@ -48,11 +55,12 @@ export function planCommand(io: CliIo): Command {
     .option('--dns-template <json>', 'base DNS records of its domains, e.g. \'[{"name":"","record_type":"A","data":"192.0.2.10"}]\' [DNS_BASE_* settings]', parseJson)
     .option('--dmarc-policy <policy>', 'what its domains\' DMARC record asks receivers to do with mail that fails: none, quarantine or reject [quarantine]')
     .option('--recipients-per-hour <n>', 'recipients each mailbox may send to per hour through authenticated SMTP [500]', parseRecipientsPerHour)
+    .option('--ssh-keys-per-package <n>', 'SSH keys a package may hold for SFTP logins [10]', parseSshKeysPerPackage)
     .action(
       (o: Json & {
         name: string; maxDatabases?: number; maxEmailAddresses?: number; mailboxQuotaMb?: number; maxSubdomains?: number;
         webspaceMb?: number; databaseVersions?: string[]; phpVersions?: string[]; resellerId?: number; dnsTemplate?: unknown[]; dmarcPolicy?: string;
-        recipientsPerHour?: number;
+        recipientsPerHour?: number; sshKeysPerPackage?: number;
       }) =>
         withStore(io, async ({ admin, out }) => {
           const { planId } = await admin.packages.createPlan({
@@ -68,6 +76,7 @@ export function planCommand(io: CliIo): Command {
             dnsTemplate: o.dnsTemplate,
             dmarcPolicy: o.dmarcPolicy,
             recipientsPerHour: o.recipientsPerHour,
+            sshKeysPerPackage: o.sshKeysPerPackage,
           });
           const p = planView(await admin.packages.plan(planId));
           printResult(out, o, p, `Created plan ${p.id} (${p.name}).\n`);
@@ -93,7 +102,7 @@ export function planCommand(io: CliIo): Command {
       }),
     );
   listLeaf(plan, io, 'list plans', async (admin) => (await admin.packages.listPlans()).map(planView), [
-    'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions', 'dmarc_policy', 'recipients_per_hour',
+    'id', 'name', 'reseller_id', 'max_databases', 'max_email_addresses', 'max_subdomains', 'webspace_mb', 'php_versions', 'dmarc_policy', 'recipients_per_hour', 'ssh_keys_per_package',
   ]);
   leaf(plan.command('show').description('show one plan with all its limits'))
     .argument('<id>', 'plan id', parseId)
@@ -103,15 +112,27 @@ export function planCommand(io: CliIo): Command {
         printResult(out, o, p, planText(p));
       }),
     );
-  leaf(plan.command('set').description("change a plan's setting; its packages' mailboxes follow at once"))
+  leaf(plan.command('set').description("change a plan's settings; its packages follow at once (mailboxes from their next message, SSH keys from the next one added)"))
     .argument('<id>', 'plan id', parseId)
-    .requiredOption('--recipients-per-hour <n>', 'recipients each mailbox may send to per hour through authenticated SMTP; more are deferred (4xx) until the hour allows them', parseRecipientsPerHour)
-    .action((id: number, o: Json & { recipientsPerHour: number }) =>
+    .option('--recipients-per-hour <n>', 'recipients each mailbox may send to per hour through authenticated SMTP; more are deferred (4xx) until the hour allows them', parseRecipientsPerHour)
+    .option('--ssh-keys-per-package <n>', 'SSH keys a package may hold; a package holding more keeps them but cannot add another', parseSshKeysPerPackage)
+    .action((id: number, o: Json & { recipientsPerHour?: number; sshKeysPerPackage?: number }) =>
       withStore(io, async ({ admin, out }) => {
-        const r = await admin.packages.setPlanRecipientsPerHour(id, o.recipientsPerHour);
+        if (o.recipientsPerHour === undefined && o.sshKeysPerPackage === undefined) {
+          throw new CliError('Give --recipients-per-hour <n> or --ssh-keys-per-package <n> (or both).', 'usage');
+        }
+        const lines: string[] = [];
+        if (o.recipientsPerHour !== undefined) {
+          const r = await admin.packages.setPlanRecipientsPerHour(id, o.recipientsPerHour);
+          const follow = r.mailboxes === 0 ? 'no mailbox has it yet' : r.mailboxes === 1 ? '1 mailbox follows from its next message on' : `${r.mailboxes} mailboxes follow from their next message on`;
+          lines.push(`${o.recipientsPerHour} recipients per mailbox and hour (was ${r.was}); ${follow}.`);
+        }
+        if (o.sshKeysPerPackage !== undefined) {
+          const r = await admin.packages.setPlanSshKeysPerPackage(id, o.sshKeysPerPackage);
+          lines.push(`${o.sshKeysPerPackage} SSH key${o.sshKeysPerPackage === 1 ? '' : 's'} per package (was ${r.was}).`);
+        }
         const p = planView(await admin.packages.plan(id));
-        const follow = r.mailboxes === 0 ? 'no mailbox has it yet' : r.mailboxes === 1 ? '1 mailbox follows from its next message on' : `${r.mailboxes} mailboxes follow from their next message on`;
-        printResult(out, o, p, `Plan ${p.id} (${p.name}): ${p.recipients_per_hour} recipients per mailbox and hour (was ${r.was}); ${follow}.\n`);
+        printResult(out, o, p, lines.map((l) => `Plan ${p.id} (${p.name}): ${l}\n`).join(''));
       }),
     );
   return plan;

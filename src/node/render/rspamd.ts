@@ -90,9 +90,10 @@ dkim_signing {
 }
 
 # "X-Spam: Yes" on all accepted spam (also "rewrite subject", local and authenticated senders): the
-# mailboxes' Sieve scripts file it by their own mode.
+# mailboxes' Sieve scripts file it by their own mode. Authentication-Results: what the SPF, DKIM and
+# DMARC checks of incoming mail found (RFC 8601), for the reader's mail program.
 milter_headers {
-  use = ["spam-header"];
+  use = ["spam-header", "authentication-results"];
   skip_local = false;
   skip_authenticated = false;
   routines {

@@ -10,8 +10,9 @@ import { accepts } from './php-fpm-procs.js';
 import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
-import { writeAuthorizedKeys } from './ssh-keys.js';
+import { authorizedKeysPath, writeAuthorizedKeys } from './ssh-keys.js';
 import { ensureLinuxUser, ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
+import fs from 'node:fs/promises';
 
 export interface WebDriverOptions {
   /** The on-demand TLS question (`GET <askUrl>?domain=<host>` → 200 for our hosts); null: no check. */
@@ -41,17 +42,29 @@ export interface WebDriver {
   poolSocket(server: WebServerConn, linuxUser: string, version: string): string;
   /** The webspace directory inside the home, created when missing; WebspaceEscapeError when it leads outside. */
   ensureDir(server: WebServerConn, linuxUser: string, path: string): Promise<string>;
-  /**
-   * Makes exactly `keys` (one-line OpenSSH public keys) the keys that log `linuxUser` in over SFTP
-   * (docs/decisions/0023-sftp.md); the user and its home are made as ensureDir makes them.
-   */
-  setSshKeys(server: WebServerConn, linuxUser: string, keys: string[]): Promise<void>;
   /** What the web server answers for `host` + `path` (plain HTTP, or HTTPS). */
   probe(server: WebServerConn, host: string, path?: string, https?: boolean): Promise<ProbeAnswer>;
   /** A marker file in a webspace directory for the probe: its URL path; and its removal. */
   writeMarker(dir: string, token: string): Promise<string>;
   removeMarker(dir: string, token: string): Promise<void>;
+  /**
+   * Makes the key file sshd reads for `linuxUser` hold exactly `keys` (API guide "SSH keys";
+   * docs/decisions/0023-sftp.md); the user and its home are made as ensureDir makes them.
+   */
+  setSshKeys(server: WebServerConn, linuxUser: string, keys: string[]): Promise<void>;
+  /** The keys in that file as sshd would read them (null: no file), to check a write. */
+  sshKeys(server: WebServerConn, linuxUser: string): Promise<string[] | null>;
   close(): Promise<void>;
+}
+
+/** The keys of a key file, one per non-empty line. */
+async function readKeys(file: string): Promise<string[] | null> {
+  try {
+    return (await fs.readFile(file, 'utf8')).split('\n').filter((l) => l !== '');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
 }
 
 /** `const web = caddyWebDriver({ askUrl, tls: 'acme' })` … `await web.close()`. */
@@ -94,6 +107,7 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
     probe: (server, host, path = '/', https = false) => probeSite(server, host, path, { https }),
     writeMarker,
     removeMarker,
+    sshKeys: (server, user) => readKeys(authorizedKeysPath(server, user)),
     // Caddy and the PHP-FPM masters run on: they serve the sites whether a worker runs or not.
     close: async () => {
       clients.clear();

@@ -22,6 +22,9 @@ export const webServerConn = (row: WebServerRow): WebServerConn => ({
   socketGroup: row.socket_group,
 });
 
+/** The SFTP host of a web server (API guide "SSH keys"): the one registered, else its first address (what DNS serves for its sites). */
+export const sftpHostOf = (row: Pick<WebServerRow, 'sftp_host' | 'addresses'>): string => row.sftp_host ?? (JSON.parse(row.addresses) as string[])[0];
+
 export class WebServersRepository {
   constructor(readonly db: Kysely<Database>) {}
 
@@ -51,6 +54,10 @@ export class WebServersRepository {
   async packagesOn(name: string): Promise<number[]> {
     const rows = await this.db.selectFrom('packages').select('id').where('web_server_name', '=', name).orderBy('id').execute();
     return rows.map((r) => r.id);
+  }
+
+  async setSftp(name: string, v: { sftp_host?: string | null; sftp_port?: number }): Promise<void> {
+    if (Object.keys(v).length) await this.db.updateTable('web_servers').set(v).where('name', '=', name).execute();
   }
 
   async remove(name: string): Promise<void> {

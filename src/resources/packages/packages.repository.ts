@@ -11,7 +11,15 @@ import { precompiled } from '../../db/precompiled.js';
 const COLUMNS = ['id', 'customer_id', 'plan_id', 'name', 'linux_user', 'created_at'] as const satisfies readonly (keyof PackagesTable)[];
 const SELECTED = COLUMNS.map((c) => `packages.${c}` as const);
 
-export type PackageRow = Pick<Selectable<PackagesTable>, (typeof COLUMNS)[number]>;
+/** Where the package's web server takes SFTP logins (API guide "SSH keys"): null while it has none. */
+const SFTP = ['ws.sftp_host', 'ws.sftp_port', 'ws.addresses as ws_addresses'] as const;
+
+export type PackageRow = Pick<Selectable<PackagesTable>, (typeof COLUMNS)[number]> & {
+  sftp_host: string | null;
+  sftp_port: number | null;
+  /** The web server's addresses (JSON), for the default SFTP host; null: no web server. */
+  ws_addresses: string | null;
+};
 
 /** Filters after parsing: each given attribute holds at least one value (OR within, AND across). */
 export interface PackageFilters {
@@ -34,7 +42,11 @@ export class PackagesRepository {
   }
 
   private base(actor: ScopeOwner) {
-    return this.db.selectFrom('packages').select(SELECTED).where(visibleTo(actor, 'packages.customer_id'));
+    return this.db
+      .selectFrom('packages')
+      .leftJoin('web_servers as ws', 'ws.name', 'packages.web_server_name')
+      .select([...SELECTED, ...SFTP])
+      .where(visibleTo(actor, 'packages.customer_id'));
   }
 
   /**
@@ -46,7 +58,8 @@ export class PackagesRepository {
     return this.db
       .selectFrom(tokenOwner(this.db, hash))
       .leftJoin('packages', (j) => j.on('packages.id', '=', id).on(visibleToOwner('owner', 'packages.customer_id')))
-      .select([...OWNER_COLUMNS, ...SELECTED]);
+      .leftJoin('web_servers as ws', 'ws.name', 'packages.web_server_name')
+      .select([...OWNER_COLUMNS, ...SELECTED, ...SFTP]);
   }
 
   findVisible(actor: Actor, id: number) {

@@ -1,13 +1,16 @@
 // package (API guide "Packages"): read-only; its relationships link to every object assigned to it.
 import { Type } from 'typebox';
 import { ref, type LinkBuilder, type Relationship, type ResourceObject } from '../../jsonapi/document.js';
-import { RelatedList, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
+import { EXTENSION, RelatedList, Timestamp, ToOne, idParam, resourceSchemas } from '../../jsonapi/schema.js';
+import { sftpHostOf } from '../../provisioning/web/servers.repository.js';
 import type { PackageRow } from './packages.repository.js';
 
 export const PACKAGE_FILTERS = ['owner_id', 'plan_id', 'linux_user'] as const;
 
 /** Lists that take `filter[package_id]` (API guide "Packages"): relationship name = URL segment. */
-const ASSIGNED = ['domains', 'dns-records', 'databases', 'subdomains', 'email-addresses'] as const;
+const ASSIGNED = ['domains', 'dns-records', 'databases', 'subdomains', 'email-addresses', 'ssh-keys'] as const;
+/** Relationships the original API does not have (marked x-hostplane-extension). */
+const ADDED: readonly string[] = ['ssh-keys'];
 
 /** The example is the package of the demo dataset's end customer 10002. */
 export const PackageIdParam = idParam('2');
@@ -18,16 +21,26 @@ export const PackageSchemas = resourceSchemas('Package', 'package', {
     name: Type.String(),
     linux_user: Type.String({ description: 'the system user the package runs as' }),
     created_at: Timestamp(),
+    sftp_host: Type.Union([Type.String(), Type.Null()], { ...EXTENSION, description: "where to connect for SFTP (the package's web server); null until the package has one (its first subdomain or SSH key)" }),
+    sftp_port: Type.Union([Type.Integer({ minimum: 1, maximum: 65535 }), Type.Null()], { ...EXTENSION, description: 'the SFTP port there; null as sftp_host' }),
+    sftp_user: Type.String({ ...EXTENSION, description: 'the user to log in as over SFTP (with a key of /ssh-keys): the Linux user' }),
   }),
   relationships: Type.Object({
     owner: ToOne('customer'),
     plan: ToOne('plan', { related: true }),
-    ...Object.fromEntries(ASSIGNED.map((segment) => [segment, RelatedList(`the package's ${segment}: ${segment}?filter[package_id]=<id>`)])),
+    ...Object.fromEntries(
+      ASSIGNED.map((segment) => {
+        const schema = RelatedList(`the package's ${segment}: ${segment}?filter[package_id]=<id>`);
+        return [segment, ADDED.includes(segment) ? Object.assign(schema, EXTENSION) : schema];
+      }),
+    ),
   }),
   example: {
     type: 'package',
     id: '2',
-    attributes: { name: 'shop-demo.example', linux_user: 'demo_shop', created_at: '2026-11-22T03:51:28.685Z' },
+    attributes: {
+      name: 'shop-demo.example', linux_user: 'demo_shop', created_at: '2026-11-22T03:51:28.685Z', sftp_host: 'web1.example.net', sftp_port: 22, sftp_user: 'demo_shop',
+    },
     relationships: {
       owner: { data: { type: 'customer', id: '10002' } },
       plan: { data: { type: 'plan', id: '2' }, links: { related: 'https://api.example.net/plans/2' } },
@@ -49,7 +62,14 @@ export function packageResource(row: PackageRow, links: LinkBuilder): ResourceOb
   return {
     type: 'package',
     id,
-    attributes: { name: row.name, linux_user: row.linux_user, created_at: row.created_at },
+    attributes: {
+      name: row.name,
+      linux_user: row.linux_user,
+      created_at: row.created_at,
+      sftp_host: row.ws_addresses === null ? null : sftpHostOf({ sftp_host: row.sftp_host, addresses: row.ws_addresses }),
+      sftp_port: row.sftp_port,
+      sftp_user: row.linux_user,
+    },
     relationships,
     links: { self: links.to('/packages/', id) },
   };

@@ -1,7 +1,7 @@
 // plan (API guide "Plans"): read-only limits and features of a package.
 import { Type } from 'typebox';
 import type { LinkBuilder, ResourceObject } from '../../jsonapi/document.js';
-import { idParam, resourceSchemas } from '../../jsonapi/schema.js';
+import { EXTENSION, idParam, resourceSchemas } from '../../jsonapi/schema.js';
 import type { PlanRow } from './plans.repository.js';
 
 export const PLAN_FILTERS = [] as const;
@@ -23,6 +23,7 @@ export const PlanSchemas = resourceSchemas('Plan', 'plan', {
     php_versions: Type.Array(Type.String(), { description: 'PHP versions a subdomain can use, e.g. 8.4' }),
     webspace_mb: Count('web space of a package, in MB'),
     recipients_per_hour: Count('recipients each mailbox may send to per hour through authenticated SMTP; more are deferred (4xx) until the hour allows them'),
+    ssh_keys_per_package: Type.Integer({ ...EXTENSION, minimum: 0, description: 'SSH keys a package may hold for SFTP logins (an addition to the original API)' }),
   }),
   example: {
     type: 'plan',
@@ -37,6 +38,7 @@ export const PlanSchemas = resourceSchemas('Plan', 'plan', {
       php_versions: ['8.3', '8.4', '8.5'],
       webspace_mb: 10240,
       recipients_per_hour: 500,
+      ssh_keys_per_package: 10,
     },
     links: { self: 'https://api.example.net/plans/2' },
   },
@@ -54,6 +56,7 @@ export const planAttributes = (row: PlanRow) => ({
   php_versions: JSON.parse(row.php_versions) as string[],
   webspace_mb: row.webspace_mb,
   recipients_per_hour: row.recipients_per_hour,
+  ssh_keys_per_package: row.ssh_keys_per_package,
 });
 
 export function planResource(row: PlanRow, links: LinkBuilder): ResourceObject {

@@ -15,6 +15,7 @@ export const JOB_TYPE_SEGMENTS = {
   database: 'databases',
   'email-address': 'email-addresses',
   subdomain: 'subdomains',
+  'ssh-key': 'ssh-keys',
 } as const;
 type ShownJobType = keyof typeof JOB_TYPE_SEGMENTS;
 const JOB_TYPES = Object.keys(JOB_TYPE_SEGMENTS) as ShownJobType[];

@@ -167,7 +167,7 @@ describe.each(ENGINES)('mail records on %s', { timeout: 60_000 }, (engine) => {
       expect(await json(['admin', 'plan', 'show', planId])).toEqual({
         id: planId, name: 'Mail plan', max_databases: 5, max_email_addresses: 50, mailbox_quota_mb: 2048, max_subdomains: 20,
         database_versions: ['mariadb-10.11'], php_versions: ['8.3', '8.4', '8.5'], webspace_mb: 10240, dmarc_policy: 'quarantine',
-        recipients_per_hour: 500, reseller_id: null, created_at: expect.any(String),
+        recipients_per_hour: 500, ssh_keys_per_package: 10, reseller_id: null, created_at: expect.any(String),
       });
       const text = await cli(['admin', 'plan', 'show', planId]);
       expect(text).toEqual({ code: 0, stderr: '', stdout: expect.stringMatching(/\n {2}dmarc_policy +quarantine\n/) });

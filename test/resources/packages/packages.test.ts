@@ -26,7 +26,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
     return {
       type: 'package',
       id,
-      attributes: { name, linux_user: linuxUser, created_at: await created(id) },
+      attributes: { name, linux_user: linuxUser, created_at: await created(id), sftp_host: null, sftp_port: null, sftp_user: linuxUser },
       relationships: {
         owner: { data: { type: 'customer', id: owner } },
         plan: { data: { type: 'plan', id: planId }, links: { related: `${BASE}/plans/${planId}` } },
@@ -35,6 +35,7 @@ describe.each(ENGINES)('packages on %s', (engine) => {
         databases: related('databases'),
         subdomains: related('subdomains'),
         'email-addresses': related('email-addresses'),
+        'ssh-keys': related('ssh-keys'),
       },
       links: { self: `${BASE}/packages/${id}` },
     };

@@ -60,6 +60,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
             php_versions: ['8.2', '8.3'],
             webspace_mb: 51200,
             recipients_per_hour: 250,
+            ssh_keys_per_package: 10,
           },
           links: { self: `${BASE}/plans/${customPlanId}` },
         },
@@ -100,6 +101,7 @@ describe.each(ENGINES)('plans on %s', (engine) => {
       php_versions: ['8.3', '8.4', '8.5'],
       webspace_mb: 10240,
       recipients_per_hour: 500,
+      ssh_keys_per_package: 10,
     });
     for (const token of [x.solo.token, x.end1.token, x.end2.token, x.reseller.token]) expect((await get(orphanPlanId, token)).status).toBe(404);
   });
