@@ -4,7 +4,9 @@
 // shell and no forwarding; an uploaded index.php is served by the package's site as the package's
 // user and belongs to it; another package reads it neither through SFTP nor through its PHP nor
 // as its Linux user; sshd's log tells each login with the key's fingerprint (the follower the web
-// worker runs).
+// worker runs). End to end: a key POSTed to /ssh-keys (API guide "SSH keys") logs in at the
+// package's sftp_host, sftp_port and sftp_user once its job is done, and the login shows as its
+// last_used_at.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import net from 'node:net';
@@ -14,10 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caddyWebDriver } from '../../../src/provisioning/web/driver.js';
 import { authorizedKeysPath, writeAuthorizedKeys } from '../../../src/provisioning/web/ssh-keys.js';
 import { followSshdLog, sshKeyFingerprint, type SshKeyUse } from '../../../src/provisioning/web/sshd-log.js';
-import { ENGINES } from '../../helpers/app.js';
+import { startSftpLogins } from '../../../src/provisioning/web/sftp-logins.js';
+import { ENGINES, call } from '../../helpers/app.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { requirable } from '../../helpers/required.js';
 import { newKey, sftpBatch, sftpServerMissing, ssh, type ClientKey } from '../../helpers/sftp.js';
+import { postSshKey } from '../../helpers/ssh-keys-suite.js';
 import { stackMissing } from '../../helpers/stack.js';
 import { PHP_VERSION, browse, postSubdomain, useSubdomainsSuite } from '../../helpers/subdomains.js';
 import { pollUntil } from '../../helpers/wait.js';
@@ -190,6 +194,29 @@ requirable(stackMissing() ?? sftpServerMissing())('SFTP into a package\'s home o
       const fp = spawnSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${keyA.file}.pub`], { encoding: 'utf8' }).stdout.split(' ')[1];
       expect(seen[0].fingerprint).toBe(fp);
       expect(uses.every((u) => [a.linuxUser, b.linuxUser].includes(u.user))).toBe(true);
+    });
+
+    it('end to end: a key POSTed to /ssh-keys logs in at the package\'s sftp_host:sftp_port as sftp_user when its job is done; the login becomes its last_used_at', async () => {
+      const c = await s.customer();
+      const key = await newKey(keys, 'api');
+      const stop = startSftpLogins({ config: { webServer: 'local', webSftpLog: s.sftp!.log }, store: s.t.store, log: { info() {}, warn() {} } })!;
+      try {
+        const r = await postSshKey(s.t, c.token, { package_id: c.packageId, public_key: `${key.pub}\n`, description: 'sftp test' });
+        expect(r.status, r.body).toBe(202);
+        await jobDone(s.t, c.token, r);
+        const pkg = (await call(s.t.app, 'GET', `/packages/${c.packageId}`, { token: c.token })).json.data.attributes;
+        expect({ host: pkg.sftp_host, port: pkg.sftp_port, user: pkg.sftp_user }).toEqual({ host: '127.0.0.1', port: s.sftp!.port, user: c.linuxUser });
+        const login = await sftpBatch({ host: pkg.sftp_host, port: pkg.sftp_port, known_hosts: s.sftp!.known_hosts }, pkg.sftp_user, key, ['pwd']);
+        expect(login, login.stderr).toMatchObject({ code: 0, stdout: 'sftp> pwd\nRemote working directory: /\n' });
+        const shown = await pollUntil(
+          async () => (await call(s.t.app, 'GET', `/ssh-keys/${r.json.data.id}`, { token: c.token })).json.data.attributes,
+          (a) => a.last_used_at !== null,
+          'the key\'s last_used_at',
+        );
+        expect(shown).toMatchObject({ fingerprint: sshKeyFingerprint(key.pub), last_used_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/) });
+      } finally {
+        await stop();
+      }
     });
   });
 });
