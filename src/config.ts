@@ -60,6 +60,7 @@ const SETTINGS = {
   ACME_DIRECTORY: Str("the ACME directory of the web servers' certificates with WEB_TLS_ISSUER=acme [Let's Encrypt's]", { pattern: '^https://[^\\s]+$' }),
   WEB_API_UPSTREAM: Str("host:port of this host's API, which the web server's Caddy then also serves at PUBLIC_BASE_URL's host (one Caddy for sites and API) [none]", { pattern: '^[^\\s/]+:[0-9]{1,5}$' }),
   WEB_CREATE_USERS: OneOf(['on', 'off'], "the web worker, as root, creates a package's Linux user when it is missing (a web node) [off]"),
+  WEB_SFTP_LOG: Str("where the web worker reads sshd's logins of the packages' users, for the SSH keys' last use: journal (ssh.service's) or an absolute log file [none]", { pattern: '^(journal|/[^\\s]*)$' }),
   DEMO_DATA: OneOf(['auto', 'on', 'off'], 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]'),
   DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
 };
@@ -112,6 +113,8 @@ export interface Config {
   webApiUpstream: string | null;
   /** WEB_CREATE_USERS=on. */
   webCreateUsers: boolean;
+  /** WEB_SFTP_LOG: sshd's log the web worker follows (`journal` or a file); null: none. */
+  webSftpLog: string | null;
   /** A server the demo dataset registers as the default of its type and version, or null. */
   demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
@@ -239,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     acmeDirectory: e.ACME_DIRECTORY ?? null,
     webApiUpstream: e.WEB_API_UPSTREAM ?? null,
     webCreateUsers: e.WEB_CREATE_USERS === 'on',
+    webSftpLog: e.WEB_SFTP_LOG ?? null,
     demoMariadbUrl: e.DEMO_MARIADB_URL ?? null,
     jobs: {
       concurrency: positive('JOB_CONCURRENCY', num(e.JOB_CONCURRENCY, 4)),

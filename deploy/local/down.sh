@@ -6,7 +6,8 @@
 # Every process named in a pid file of the stack — <dir>/<component>/*.pid (caddy/caddy.pid), the
 # PHP-FPM masters hostplane's web worker started, <dir>/web/php/<version>/php-fpm.pid, and the
 # masters of Dovecot (<dir>/mail/run/master.pid), Postfix (<dir>/mail/spool/pid/master.pid) and
-# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them, the mail policy service
+# rspamd (<dir>/mail/rspamd/rspamd.pid), whose children end with them, the SFTP server (sshd,
+# <dir>/sftp/sshd.pid; its mount namespace ends with it), the mail policy service
 # (<dir>/mail/policy/policy.pid: node running `hostplane node mail-policy`) and Knot, the DNS secondary
 # (<dir>/dns/knot.pid) — gets SIGTERM, then SIGKILL
 # (with its child processes) after 10 s; only when it is alive and its /proc/<pid>/cmdline looks
@@ -215,11 +216,13 @@ fi
 shopt -s nullglob
 for file in "$dir"/*/*.pid "$dir"/web/php/*/*.pid; do
   case $file in
-    "$dir"/www/* | "$dir"/dns/*) continue ;;
+    "$dir"/www/* | "$dir"/dns/* | "$dir"/sftp/*) continue ;;
     *) if [[ -f $file ]]; then stop_one "$file"; fi ;;
   esac
 done
 shopt -u nullglob
+# The SFTP server: sshd, whose title becomes "sshd: /usr/sbin/sshd -D … [listener] …".
+if [[ -f $dir/sftp/sshd.pid ]]; then stop_one "$dir/sftp/sshd.pid" sshd; fi
 # The mail servers' masters: Postfix's first, so it hands nothing more to rspamd or Dovecot's LMTP.
 if [[ -f $dir/mail/spool/pid/master.pid ]]; then stop_one "$dir/mail/spool/pid/master.pid" master; fi
 # The mail policy service, once Postfix no longer asks it: node, and only with `node mail-policy` in its command line.

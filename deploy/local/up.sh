@@ -65,6 +65,21 @@
 # is down (milter_default_action = accept; submitted mail is deferred instead, as it must be checked
 # and signed).
 #
+# SFTP (docs/decisions/0023-sftp.md): a private sshd (/usr/sbin/sshd, Debian: openssh-server) on
+# 127.0.0.1:<port-base>+20, SFTP only, chrooted into each package's home, with the keys hostplane
+# writes (<dir>/web/ssh/authorized_keys/<user>); its own host key (made once), sshd_config
+# (written by `hostplane node render-sshd`), sshd.pid, sshd.log and known_hosts are in <dir>/sftp.
+# The packages' Linux users exist only for the stack: <dir>/web/users/passwd and group are copies of
+# the machine's files (the system part refreshed on every up.sh) to which hostplane's web worker
+# appends each package's user; sshd runs in a private mount namespace (unshare --mount) where those
+# copies are bind-mounted over /etc/passwd and /etc/group, a tmpfs is /run (sshd's /run/sshd) and the
+# homes are bind-mounted at /run/hostplane-sftp/www, a path whose every directory is root's (sshd's
+# chroot rule; <dir> may be below /tmp). Nothing of the machine's /etc changes. PHP-FPM runs each
+# package's pool as its user too (by ids). Needs root, unshare, setpriv and ssh-keygen, port-base+20,
+# and a <dir> every user can enter (each directory above it o+x: the packages' PHP and sshd, as the
+# user, read below it); without, up.sh starts the rest, says why SFTP is missing and leaves
+# "sftp" out of stack.json (the packages then have no users of their own, as before).
+#
 # A DNS secondary (docs/decisions/0013-dns-secondaries.md), on request only:
 #
 #   STACK_DNS_SECONDARY=knot DATABASE_URL=<store> deploy/local/up.sh <dir> <port-base>
@@ -132,6 +147,24 @@ else
   done
   for user in mail dovecot postfix; do
     [[ -n $mail_missing ]] || getent passwd "$user" >/dev/null || mail_missing="there is no system user $user (the Dovecot and Postfix packages make it)"
+  done
+fi
+
+# --- SFTP: why the private sshd cannot run here, or nothing (more once <dir> is known) ------------------
+sftp_missing=
+sftp_port=$((base + 20))
+if ((base + 20 > 65535)); then
+  sftp_missing="it needs port-base+20 to be a port (port-base at most 65515)"
+elif ((EUID != 0)); then
+  sftp_missing="sshd needs root (run up.sh as root)"
+elif [[ ! -x /usr/sbin/sshd ]]; then
+  sftp_missing="/usr/sbin/sshd is not installed (Debian: openssh-server)"
+else
+  for tool in unshare setpriv ssh-keygen mount; do
+    if ! command -v "$tool" >/dev/null; then
+      sftp_missing="$tool is not installed (Debian: util-linux, mount, openssh-client)"
+      break
+    fi
   done
 fi
 
@@ -229,6 +262,11 @@ live_as() {
   [[ ${argv0##*/} == "$name" ]]
 }
 
+# Whether <pid> is a live sshd: its title becomes "sshd: /usr/sbin/sshd -D … [listener] …" once it listens.
+sshd_live() {
+  live_as "$1" sshd || live_as "$1" sshd:
+}
+
 # Whether something accepts connections on 127.0.0.1:<port>.
 port_taken() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
@@ -280,6 +318,17 @@ for rel in "$dovecot_pid_rel:dovecot" "$postfix_pid_rel:master"; do
     fi
   fi
 done
+sftp_pid_rel=sftp/sshd.pid
+if [[ -f $dir_arg/$sftp_pid_rel ]]; then
+  old=$(head -n 1 -- "$dir_arg/$sftp_pid_rel" 2>/dev/null || true)
+  old=${old//[[:space:]]/}
+  if sshd_live "$old"; then
+    die "$dir_arg already has a running stack (sshd pid $old); stop it first with $here/down.sh $dir_arg"
+  fi
+fi
+if [[ -z $sftp_missing ]] && port_taken "$sftp_port"; then
+  sftp_missing="port $sftp_port on 127.0.0.1 (port-base+20) is in use"
+fi
 for p in "$admin_port" "$http_port" "$https_port"; do
   if port_taken "$p"; then
     die "port $p on 127.0.0.1 is in use; the stack needs $admin_port, $http_port and $https_port: pick another port-base."
@@ -421,10 +470,19 @@ stop_knot() {
       "$prog" "$secondary_name" "$secondary_name" >&2
   fi
 }
+# The private sshd, once this script has started it (our own child, as Caddy).
+sftp_pid=
+stop_sftp() {
+  [[ -n $sftp_pid ]] || return 0
+  terminate "$sftp_pid"
+  rm -f -- "$dir/$sftp_pid_rel"
+  sftp_pid=
+}
 # Whatever goes wrong before the stack is up, what was started here does not stay behind.
 on_exit() {
   local rc=$?
   if [[ -z $finished ]]; then
+    stop_sftp
     stop_knot
     stop_rspamd
     stop_mail
@@ -888,10 +946,66 @@ if [[ -n $dns_secondary && -z $knot_missing ]]; then
 fi
 # --- end of the DNS secondary ----------------------------------------------------------------------------
 
+# --- SFTP: the private sshd in a mount namespace of its own --------------------------------------------
+sftp_json=null
+sftp=$dir/sftp
+users=$state_dir/users
+if [[ -z $sftp_missing && ( $dir == /run || $dir == /run/* ) ]]; then
+  sftp_missing="<dir> is below /run, which sshd's namespace replaces"
+fi
+# As the package users do (PHP, sshd reading their key files): through every directory above <dir>.
+if [[ -z $sftp_missing ]] && ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$state_dir" 2>/dev/null; then
+  sftp_missing="users other than root cannot enter $dir (every directory above it needs o+x)"
+fi
+if [[ -z $sftp_missing ]]; then
+  mkdir -p -- "$sftp" "$users" "$state_dir/ssh/authorized_keys"
+  # sshd's chroot rule (root's, not group- or world-writable) for the homes' dir; the keys' dirs open to the users.
+  chmod 0755 -- "$home_root" "$state_dir" "$state_dir/ssh" "$state_dir/ssh/authorized_keys"
+  host_key=$sftp/ssh_host_ed25519_key
+  if [[ ! -f $host_key ]]; then
+    ssh-keygen -q -t ed25519 -N '' -C "hostplane local stack $name" -f "$host_key" || die "ssh-keygen could not make the stack's host key $host_key."
+  fi
+  # The machine's users and groups as they are now, then the packages' (ids from 2000000 on) as the web worker added them.
+  for f in passwd group; do
+    { cat "/etc/$f"; if [[ -f $users/$f ]]; then awk -F: '$3 >= 2000000' "$users/$f"; fi; } >"$users/$f.new"
+    # In place: a running sshd's bind mount would keep a file that was renamed over.
+    cat -- "$users/$f.new" >"$users/$f"
+    rm -f -- "$users/$f.new"
+  done
+  chmod 0644 -- "$users/passwd" "$users/group"
+  chroot_root=/run/hostplane-sftp/www
+  "${hostplane[@]}" node render-sshd --listen "127.0.0.1:$sftp_port" --host-key "$host_key" --pid-file "$dir/$sftp_pid_rel" \
+    --chroot-root "$chroot_root" --state-dir "$state_dir" --out "$sftp/sshd_config" >/dev/null ||
+    die "could not write $sftp/sshd_config (the CLI said why above)."
+  sftp_log=$sftp/sshd.log
+  rm -f -- "$dir/$sftp_pid_rel"
+  (
+    # unshare and sh exec: $! is sshd's own pid. The namespace ends with sshd's last process.
+    exec setsid nohup unshare --mount --propagation private -- /bin/sh -c '
+      set -e
+      mount -t tmpfs -o mode=0755 hostplane-sftp /run
+      mkdir -p /run/sshd "$5"
+      mount --bind "$1" "$5"
+      mount --bind "$2/passwd" /etc/passwd
+      mount --bind "$2/group" /etc/group
+      exec /usr/sbin/sshd -D -f "$3" -E "$4"' sh "$home_root" "$users" "$sftp/sshd_config" "$sftp_log" "$chroot_root" </dev/null >>"$sftp_log" 2>&1
+  ) &
+  sftp_pid=$!
+  printf '%s\n' "$sftp_pid" >"$dir/$sftp_pid_rel"
+  await_ready sshd sftp_pid "$dir/$sftp_pid_rel" "$sftp_log" 15 "sshd did not listen on 127.0.0.1:$sftp_port" port_taken "$sftp_port"
+  sshd_live "$sftp_pid" || die "sshd exited right after start (log: $sftp_log)."
+  # What clients check the host key with.
+  printf '[127.0.0.1]:%s %s\n' "$sftp_port" "$(cut -d' ' -f1-2 <"$host_key.pub")" >"$sftp/known_hosts"
+  host_fp=$(ssh-keygen -l -E sha256 -f "$host_key.pub" | cut -d' ' -f2)
+  sftp_json=$(jq -n --argjson p "$sftp_port" --arg fp "$host_fp" --arg kh "$sftp/known_hosts" --arg log "$sftp_log" \
+    '{host: "127.0.0.1", port: $p, host_key_fingerprint: $fp, known_hosts: $kh, log: $log}')
+fi
+# --- end of SFTP -----------------------------------------------------------------------------------------
+
 # --- stack.json and the printout ------------------------------------------------------------------------
 jq -n --arg name "$name" --arg http "$http_listen" --arg https "$https_listen" --arg admin "$admin_url" --arg home "$home_root" \
-  --argjson mail "$mail_json" --argjson dns "$dns_json" \
-  '{web: {name: $name, http: $http, https: $https, caddy_admin: $admin, home_root: $home}} + (if $mail then {mail: $mail} else {} end)
+  --argjson mail "$mail_json" --argjson dns "$dns_json" --argjson sftp "$sftp_json" \
+  '{web: ({name: $name, http: $http, https: $https, caddy_admin: $admin, home_root: $home} + (if $sftp then {sftp: $sftp} else {} end))} + (if $mail then {mail: $mail} else {} end)
     + (if $dns then {dns: $dns} else {} end)' \
   >"$dir/stack.json.tmp"
 mv -f -- "$dir/stack.json.tmp" "$dir/stack.json"
@@ -900,6 +1014,12 @@ if ((${#php_found[@]})); then
   php_line="PHP-FPM  ${php_found[*]}: hostplane's web worker starts one master per version on demand, under $state_dir/php"
 else
   php_line="PHP-FPM  none installed (no /usr/sbin/php-fpm<version>): webspaces serve files only"
+fi
+if [[ -n $sftp_missing ]]; then
+  sftp_line="SFTP     not started: $sftp_missing"
+else
+  sftp_line="SFTP     127.0.0.1:$sftp_port (sshd, pid $sftp_pid, log $sftp_log; host key $host_fp, known_hosts $sftp/known_hosts):
+           each package's user, chrooted into its home, with the keys of $state_dir/ssh/authorized_keys"
 fi
 if [[ -n $mail_missing ]]; then
   mail_lines="Mail     not started: $mail_missing"
@@ -947,6 +1067,9 @@ elif [[ -n $dns_secondary ]]; then
 fi
 port_env=
 if [[ -n ${PORT:-} ]]; then port_env=" PORT=$PORT"; fi
+# The worker follows sshd's log for the SSH keys' last use.
+sftp_env=
+if [[ -z $sftp_missing ]]; then sftp_env=" WEB_SFTP_LOG=$(printf '%q' "$sftp_log")"; fi
 # Where the mail part reaches the API (HOSTPLANE_URL), only when it runs.
 mail_use=
 if [[ -z $mail_missing ]]; then
@@ -964,11 +1087,12 @@ cat <<EOF
 hostplane local stack in $dir; $registration.
   Caddy    admin $admin_url, HTTP $http_listen, HTTPS $https_listen (pid $caddy_pid, log $log)
   $php_line
+  $sftp_line
   $mail_lines$dns_lines
   homes    $home_root/<linux user>; details in $dir/stack.json
 
 Use it:
-  WEB_SERVER=$(printf '%q' "$name") WEB_TLS_ISSUER=internal DATABASE_URL=$(printf '%q' "$DATABASE_URL")$port_env$dns_env npm start
+  WEB_SERVER=$(printf '%q' "$name") WEB_TLS_ISSUER=internal DATABASE_URL=$(printf '%q' "$DATABASE_URL")$port_env$dns_env$sftp_env npm start
       the API (npm run build first); its worker runs the jobs of web server "$name" (Caddy config,
       PHP-FPM pools); HTTPS certificates from Caddy's own CA, as ACME cannot reach 127.0.0.1$mail_use
   curl -s -H 'Host: <fqdn>' http://$http_listen/

@@ -2,7 +2,8 @@
 // `node render` writes a mail node's configuration files from a facts file, in the private profile
 // (the local stack: deploy/local/up.sh calls it) or the system profile (a Debian node); `node
 // render-knot` writes a Knot secondary's knot.conf (the local stack's; node setup renders its own);
-// `node mail-policy` runs a mail server's outbound limits (docs/decisions/0020-outbound-limits.md).
+// `node mail-policy` runs a mail server's outbound limits (docs/decisions/0020-outbound-limits.md);
+// `node render-sshd` writes the local stack's sshd_config for SFTP (docs/decisions/0023-sftp.md).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -40,6 +41,30 @@ export function nodeCommand(io: CliIo): Command {
       .option('--json', 'print {"path":…,"changed":…}')
       .action((o: KnotOptions) => renderKnot(io, o)),
   ).addCommand(
+    new Command('render-sshd')
+      .description("write the local stack's sshd_config: SFTP for the packages' users on loopback (node setup places its own drop-in)")
+      .requiredOption('--listen <addr:port>', 'a loopback address and port, e.g. 127.0.0.1:2222')
+      .requiredOption('--host-key <file>', "the stack's own host key")
+      .requiredOption('--pid-file <file>', "where sshd writes its pid")
+      .requiredOption('--chroot-root <dir>', 'the home root as sshd sees it (the packages chroot into <dir>/<user>)')
+      .requiredOption('--state-dir <dir>', "the web server's state dir (the keys: <dir>/ssh/authorized_keys/<user>)")
+      .requiredOption('--out <file>', 'the sshd_config to write, in an existing directory; left alone when it is right already')
+      .action(async (o: SshdOptions) => {
+        const { privateSshdConfig } = await import('../node/render/sshd.js');
+        let text: string;
+        try {
+          text = privateSshdConfig({ listen: o.listen, hostKey: o.hostKey, pidFile: o.pidFile, chrootRoot: o.chrootRoot, stateDir: o.stateDir });
+        } catch (err) {
+          throw new CliError((err as Error).message, 'invalid_input', 2);
+        }
+        const out = path.resolve(o.out);
+        if (!fs.statSync(path.dirname(out), { throwIfNoEntry: false })?.isDirectory()) {
+          throw new CliError(`--out: ${path.dirname(out)} is not a directory; create it first.`, 'invalid_input', 2);
+        }
+        const changed = (await placeFile({ path: out, text, mode: 0o644 })) === 'written';
+        output(io.stdout).text(changed ? `Wrote ${out}\n` : `${out} was up to date\n`);
+      }),
+  ).addCommand(
     new Command('mail-policy')
       .description("run this mail server's policy service for Postfix's submission services: recipients per mailbox and hour, as its plan says")
       .requiredOption('--config <file>', 'its config (JSON: name, listen, store), written by node render: /etc/hostplane/mail-policy.json on a node')
@@ -48,6 +73,15 @@ export function nodeCommand(io: CliIo): Command {
         await (await import('./mail-policy.js')).runMailPolicy(io, config);
       }),
   );
+}
+
+interface SshdOptions {
+  listen: string;
+  hostKey: string;
+  pidFile: string;
+  chrootRoot: string;
+  stateDir: string;
+  out: string;
 }
 
 interface KnotOptions {

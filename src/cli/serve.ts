@@ -19,6 +19,7 @@ import { Worker, workerSettings } from '../queue/worker.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
+import { startSftpLogins } from '../provisioning/web/sftp-logins.js';
 import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure, httpListenFailure, probeListen } from './listen.js';
 import { openConfiguredStore } from './context.js';
@@ -76,7 +77,16 @@ export async function serve(env: Record<string, string | undefined> = process.en
     worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
     await worker.start();
     // The web server of this host (WEB_SERVER) is held to its desired state between jobs.
-    if (config.webServer) stopReconciler = startWebReconciler({ store, web: drivers.web, name: config.webServer, log: app.log.child({ component: 'web' }) });
+    if (config.webServer) {
+      const webLog = app.log.child({ component: 'web' });
+      const stopWeb = startWebReconciler({ store, web: drivers.web, name: config.webServer, log: webLog });
+      // The SSH keys' last use: sshd's logins on this web server (decision 0023).
+      const stopLogins = startSftpLogins({ config, store, log: webLog });
+      stopReconciler = async () => {
+        await stopLogins?.();
+        await stopWeb();
+      };
+    }
   } catch (err) {
     await stopReconciler?.().catch(() => {});
     await worker?.stop().catch(() => {});

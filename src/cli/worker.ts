@@ -7,6 +7,7 @@ import { webQueue } from '../provisioning/web/servers.repository.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
+import { startSftpLogins } from '../provisioning/web/sftp-logins.js';
 import { runDaemon } from './daemon.js';
 
 /** Loaded on demand by src/main.ts, like serve: the operator commands do not need this stack. */
@@ -19,8 +20,11 @@ export function runWorker(env: Record<string, string | undefined> = process.env)
     const worker = new Worker({ store, jobs: buildJobs(), drivers, log, ...workerSettings(config), queues });
     await worker.start();
     const stopReconciler = config.webServer ? startWebReconciler({ store, web: drivers.web, name: config.webServer, log }) : null;
+    // The SSH keys' last use: sshd's logins on this web server (decision 0023).
+    const stopLogins = startSftpLogins({ config, store, log });
     return {
       stop: async (graceMs) => {
+        await stopLogins?.();
         await stopReconciler?.();
         await worker.stop({ graceMs });
         await closeDrivers(drivers);

@@ -30,7 +30,8 @@ export const NEEDS: Record<Role, RoleNeeds> = {
   },
   dns: { packages: [], ports: [tcp(53, ...HOSTPLANE), udp(53, ...HOSTPLANE)] },
   web: {
-    packages: ['caddy', 'php8.4-fpm', 'php8.4-mysql'],
+    // openssh-server: SFTP for the packages' users (decision 0023); port 22 is the operator's sshd too.
+    packages: ['caddy', 'php8.4-fpm', 'php8.4-mysql', 'openssh-server'],
     ports: [tcp(80, 'caddy'), tcp(443, 'caddy')],
   },
   mail: {

@@ -47,7 +47,7 @@ function ownedSettings(o: SetupOptions, storeUrl: string): Record<string, string
     NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt',
     ...(api ? { HOST: '127.0.0.1', PORT: API_UPSTREAM.split(':')[1], TRUST_PROXY: '127.0.0.1', REDIS_URL: 'redis://127.0.0.1:6379', DNS_LISTEN: 'off' } : {}),
     ...(api && o.roles.includes('web') ? { WEB_API_UPSTREAM: API_UPSTREAM } : {}),
-    ...(o.roles.includes('web') ? { WEB_CREATE_USERS: 'on' } : {}),
+    ...(o.roles.includes('web') ? { WEB_CREATE_USERS: 'on', WEB_SFTP_LOG: 'journal' } : {}),
   };
 }
 

@@ -59,8 +59,8 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13; rspamd (milter, controller) +14, +15; the DNS secondary (Knot, STACK_DNS_SECONDARY=knot) +16; submission +17, +18; the mail policy service +19. */
-const STACK_OFFSETS = [1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+/** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13; rspamd (milter, controller) +14, +15; the DNS secondary (Knot, STACK_DNS_SECONDARY=knot) +16; submission +17, +18; the mail policy service +19; SFTP (sshd) +20. */
+const STACK_OFFSETS = [1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20];
 
 /** A port-base whose other ports (STACK_OFFSETS) were free a moment ago too. */
 export async function freeBase(): Promise<number> {

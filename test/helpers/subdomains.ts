@@ -28,12 +28,18 @@ export interface SubdomainsSuite {
   web: WebServerConn;
   /** The stack dir (caddy/caddy.pid, www/<linux user>/…). */
   dir: string;
+  /** stack.json's web.sftp, with `{ sftp: true }`. */
+  sftp?: { host: string; port: number; host_key_fingerprint: string; known_hosts: string; log: string };
   /** A customer of its own with a package on a plan offering PHP_VERSION and a presence domain. */
   customer(o?: { maxSubdomains?: number; phpVersions?: string[]; databaseVersions?: string[]; linuxUser?: string }): Promise<{ token: string; domain: string; packageId: string; linuxUser: string; home: string }>;
 }
 
-/** `const s = useSubdomainsSuite(engine)`: the stack, the app and the DNS server for one engine. */
-export function useSubdomainsSuite(engine: EngineName): SubdomainsSuite {
+/**
+ * `const s = useSubdomainsSuite(engine)`: the stack, the app and the DNS server for one engine.
+ * `{ sftp: true }`: in a dir every user can enter, so the stack runs its SFTP server and the
+ * packages get users of their own (docs/decisions/0023-sftp.md); `s.sftp` then says where.
+ */
+export function useSubdomainsSuite(engine: EngineName, o: { sftp?: boolean } = {}): SubdomainsSuite {
   const s = {} as SubdomainsSuite;
   let ts: TestStore | undefined;
   let root: string | undefined;
@@ -41,9 +47,14 @@ export function useSubdomainsSuite(engine: EngineName): SubdomainsSuite {
   beforeAll(async () => {
     ts = await freshStore(engine);
     root = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-web-'));
+    if (o.sftp) await fs.chmod(root, 0o755);
     s.dir = path.join(root, 'stack');
     const up = await upOnFreePorts(s.dir, { DATABASE_URL: processUrl(ts) });
     expect(up.run, up.run.stderr).toMatchObject({ code: 0 });
+    if (o.sftp) {
+      s.sftp = JSON.parse(await fs.readFile(path.join(s.dir, 'stack.json'), 'utf8')).web.sftp;
+      expect(s.sftp, up.run.stdout).toBeDefined();
+    }
     s.web = webServerConn((await new WebServersRepository(ts.store.db).byName(WEB))!);
     const port = await freePort();
     s.base = `http://127.0.0.1:${port}`;

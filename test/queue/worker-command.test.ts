@@ -1,7 +1,11 @@
 // `hostplane worker` (docs/operator-guide.md "The worker"): the worker command runs jobs from
 // another process, woken by NOTIFY on PostgreSQL, holds its session lock there
-// (docs/decisions/0005-dead-workers.md), and exits 0 on SIGTERM.
+// (docs/decisions/0005-dead-workers.md), and exits 0 on SIGTERM. With --web-server and
+// WEB_SFTP_LOG it follows sshd's log and records each login by key (docs/decisions/0023-sftp.md).
 import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ENGINES, processUrl } from '../helpers/app.js';
@@ -70,4 +74,37 @@ describe.each(ENGINES)('job queue on %s', (engine) => {
     }
     expect(await exited).toBe(0);
   }, 30_000);
+
+  it('`hostplane worker --web-server web9` with WEB_SFTP_LOG hands each login sshd logs to the SSH keys\' store; its reader ends with it', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-sftp-log-'));
+    const log = path.join(dir, 'sshd.log');
+    await fs.writeFile(log, '');
+    const fp = 'SHA256:sOYcm6hiV7fdUqPxYE3sRfxnjQ513GRE7Bs2lo3n/vI';
+    const { child, output, exited } = startWorker(['--web-server', 'web9'], { JOB_POLL_MS: '50', WEB_SFTP_LOG: log });
+    const readers = async () => {
+      const found: string[] = [];
+      for (const pid of await fs.readdir('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        const cmd = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        if (cmd.split('\0').includes(log)) found.push(pid);
+      }
+      return found;
+    };
+    try {
+      await waitFor('worker ready', async () => output.text.includes('hostplane worker ready'), 20_000);
+      // tail starts at the end once it runs: login lines until one is seen (a user no package has: known false).
+      await waitFor('the login in the worker\'s log', async () => {
+        await fs.appendFile(log, `Accepted publickey for web_nobody from 127.0.0.1 port 4711 ssh2: ED25519 ${fp}\n`);
+        return output.text.includes('SFTP login by key');
+      }, 20_000);
+      const line = output.text.split('\n').find((l) => l.includes('SFTP login by key'))!;
+      expect(JSON.parse(line)).toMatchObject({ linuxUser: 'web_nobody', fingerprint: fp, known: false });
+      expect((await readers()).length).toBe(1);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(await readers()).toEqual([]);
+    await fs.rm(dir, { recursive: true, force: true });
+  }, 40_000);
 });

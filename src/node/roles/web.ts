@@ -1,13 +1,17 @@
 // The web role (decision 0018 "One command per node"; operator guide "Web servers"): Caddy on ports
 // 80 and 443 with hostplane's config, the web worker of this server (hostplane-web-worker@<name>,
 // as root: it makes the packages' Linux users, homes and PHP-FPM masters), PHP 8.4 from Debian,
-// and the web server registered as `admin web-server add` does.
+// and the web server registered as `admin web-server add` does; SFTP for the packages' users through
+// a drop-in of Debian's sshd (decision 0023, src/node/sftp.ts).
 import { WebServersService } from '../../admin/web-servers.service.js';
 import { CADDY_ADMIN, CADDY_LISTEN, caddyFacts, ensureCaddy } from '../caddy.js';
 import { withStore, type NodeContext } from '../context.js';
+import { ensureSftp } from '../sftp.js';
 import { enableUnit, run, type Log } from '../system.js';
 
 export const HOME_ROOT = '/srv/www';
+/** The state dir `admin web-server add` gives a server without --state-dir: `<home root>/.hostplane`. */
+export const STATE_DIR = `${HOME_ROOT}/.hostplane`;
 const PHP = ['8.4=/usr/sbin/php-fpm8.4'];
 
 export const webRole = {
@@ -17,7 +21,9 @@ export const webRole = {
     await ensureCaddy(caddyFacts(ctx), log);
     const registered = await withStore(ctx, async (store) => {
       const servers = new WebServersService(store.db);
-      if ((await servers.list()).some((s) => s.name === ctx.shortName)) return false;
+      const known = (await servers.list()).find((s) => s.name === ctx.shortName);
+      // sshd's rules name the dirs of the registration (an operator may have given others).
+      if (known) return { homeRoot: known.home_root, stateDir: known.state_dir, added: false };
       await servers.add({
         name: ctx.shortName,
         caddyAdmin: CADDY_ADMIN,
@@ -29,9 +35,10 @@ export const webRole = {
         // Caddy runs as Debian's caddy user: the PHP-FPM sockets are its group's.
         socketGroup: 'caddy',
       });
-      return true;
+      return { homeRoot: HOME_ROOT, stateDir: STATE_DIR, added: true };
     });
-    log(registered ? `registered web server ${ctx.shortName} (${ctx.addresses.join(', ')})` : `web server ${ctx.shortName} is registered already`);
+    log(registered.added ? `registered web server ${ctx.shortName} (${ctx.addresses.join(', ')})` : `web server ${ctx.shortName} is registered already`);
+    await ensureSftp(registered, log);
     await enableUnit(`hostplane-web-worker@${ctx.shortName}.service`, ctx.changed, log);
   },
 };

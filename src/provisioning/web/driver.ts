@@ -10,8 +10,8 @@ import { accepts } from './php-fpm-procs.js';
 import { PhpFpmRegistry } from './php-fpm-registry.js';
 import { probeSite, type ProbeAnswer } from './probe.js';
 import type { SiteSpec, WebServerConn } from './sites.js';
-import { ensureLinuxUser, ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
 import { authorizedKeysPath, writeAuthorizedKeys } from './ssh-keys.js';
+import { ensureLinuxUser, ensureWebspaceDir, removeMarker, writeMarker } from './webspace-dirs.js';
 import fs from 'node:fs/promises';
 
 export interface WebDriverOptions {
@@ -19,7 +19,7 @@ export interface WebDriverOptions {
   askUrl: string | null;
   /** Certificates for on-demand TLS: Let's Encrypt & co. (`acme`) or Caddy's own CA (`internal`, tests). */
   tls: 'acme' | 'internal';
-  /** Create a package's Linux user when it is missing (WEB_CREATE_USERS; only as root). */
+  /** Create a package's Linux user on the host when it is missing (WEB_CREATE_USERS; only as root). A local stack's private users are made either way. */
   createUsers?: boolean;
   /** The ACME directory of `acme`; null: Let's Encrypt. */
   acmeDirectory?: string | null;
@@ -47,7 +47,10 @@ export interface WebDriver {
   /** A marker file in a webspace directory for the probe: its URL path; and its removal. */
   writeMarker(dir: string, token: string): Promise<string>;
   removeMarker(dir: string, token: string): Promise<void>;
-  /** Makes the key file sshd reads for `linuxUser` hold exactly `keys` (API guide "SSH keys"). */
+  /**
+   * Makes the key file sshd reads for `linuxUser` hold exactly `keys` (API guide "SSH keys";
+   * docs/decisions/0023-sftp.md); the user and its home are made as ensureDir makes them.
+   */
   setSshKeys(server: WebServerConn, linuxUser: string, keys: string[]): Promise<void>;
   /** The keys in that file as sshd would read them (null: no file), to check a write. */
   sshKeys(server: WebServerConn, linuxUser: string): Promise<string[] | null>;
@@ -87,19 +90,23 @@ export function caddyWebDriver(opts: WebDriverOptions): WebDriver {
       return caddy(server).ensure(typeof sites === 'function' ? async () => config(await sites()) : config(sites));
     },
     ensurePool: async (server, user, version) => {
-      if (opts.createUsers) await ensureLinuxUser(server, user);
+      await ensureLinuxUser(server, user, { system: opts.createUsers });
       return php(server).ensurePool(user, version);
     },
     poolSocket: (server, user, version) => php(server).socketPath(version, user),
     poolAnswers: (server, user, version) => accepts(php(server).socketPath(version, user)),
     ensureDir: async (server, user, path) => {
-      if (opts.createUsers) await ensureLinuxUser(server, user);
+      await ensureLinuxUser(server, user, { system: opts.createUsers });
       return ensureWebspaceDir(server, user, path);
+    },
+    setSshKeys: async (server, user, keys) => {
+      await ensureLinuxUser(server, user, { system: opts.createUsers });
+      await ensureWebspaceDir(server, user, '/');
+      await writeAuthorizedKeys(server, user, keys);
     },
     probe: (server, host, path = '/', https = false) => probeSite(server, host, path, { https }),
     writeMarker,
     removeMarker,
-    setSshKeys: (server, user, keys) => writeAuthorizedKeys(server, user, keys),
     sshKeys: (server, user) => readKeys(authorizedKeysPath(server, user)),
     // Caddy and the PHP-FPM masters run on: they serve the sites whether a worker runs or not.
     close: async () => {

@@ -84,7 +84,9 @@ export function poolConfig(s: PoolSpec): string {
     `[${s.linuxUser}]`,
   ];
   // Without a user line the pool runs as the master's user (php-fpm's group default: the user's primary group).
-  if (s.owner) lines.push(`user = ${s.linuxUser}`);
+  // A private user (the local stack) is unknown to php-fpm's passwd: by ids, which php-fpm takes as they are.
+  if (s.owner?.private) lines.push(`user = ${s.owner.uid}`, `group = ${s.owner.gid}`);
+  else if (s.owner) lines.push(`user = ${s.linuxUser}`);
   lines.push(`listen = ${s.socket}`, 'listen.mode = 0660');
   if (s.listenGroup) lines.push(`listen.group = ${s.listenGroup}`);
   for (const [k, v] of Object.entries(POOL_SETTINGS)) lines.push(`${k} = ${v}`);

@@ -69,7 +69,7 @@ export class PhpFpmSupervisor {
     const master = this.master(version);
     return this.registry.serialise(this.stateDir, version, async () => {
       await fs.mkdir(p.pools, { recursive: true, mode: 0o755 });
-      const owner = await ownerFor(linuxUser);
+      const owner = await ownerFor(linuxUser, this.server);
       const tmp = await ensureTmpDir(this.stateDir, linuxUser, owner);
       const pool = poolConfig({
         serverName: this.server.name, linuxUser, version, owner, home: path.join(this.homeRoot, linuxUser), tmp, socket, listenGroup: this.opts.listenGroup,

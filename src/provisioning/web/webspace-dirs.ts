@@ -4,6 +4,12 @@
 // included. Also the marker file the probe asks the web server
 // for ("Done = live"), and the Linux user lookup the PHP-FPM pools share.
 //
+// Owners and modes (docs/decisions/0023-sftp.md "Owners and modes"), as root with the user known:
+// the home is root:<user's group> 0751 — sshd's ChrootDirectory rule (root's, not group- or
+// world-writable), listable by the package only; the dirs made inside it are the user's, group the
+// web server's (socketGroup: Caddy's) else the user's, mode 2750: Caddy reads, other packages
+// (their SFTP and their PHP) cannot enter. An older user-owned home is mended.
+//
 // Limits: the walk checks every component with realpath before going on and chowns with lchown, so
 // a symlink planted in the home can neither take the walk outside nor get a target chowned; a
 // customer who swaps a directory for a symlink between two steps of one walk is not stopped (Node
@@ -13,6 +19,7 @@ import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { addPrivateUser, hasPrivateUsers, privateGroupId, privateUserIds, SFTP_GROUP } from './private-users.js';
 import type { WebServerConn } from './sites.js';
 
 /** A Linux user name hostplane accepts (useradd's default rule, at most 32 characters). */
@@ -35,6 +42,8 @@ export function assertLinuxUser(linuxUser: string): void {
 export interface LinuxUserIds {
   uid: number;
   gid: number;
+  /** From the web server's private users (the local stack): known by id only outside its sshd. */
+  private?: boolean;
 }
 
 function parsePasswdLine(line: string, name: string): LinuxUserIds | null {
@@ -71,26 +80,71 @@ export async function linuxUserIds(name: string): Promise<LinuxUserIds | null> {
   return me.username === name ? { uid: me.uid, gid: me.gid } : null;
 }
 
-/** The ids to give new files of `linuxUser`: only when running as root and the user exists. */
-export async function ownerFor(linuxUser: string): Promise<LinuxUserIds | null> {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return null;
+const isRootNow = () => typeof process.getuid === 'function' && process.getuid() === 0;
+
+/**
+ * The ids to give new files of `linuxUser`: only when running as root and the user exists — in
+ * the server's private users when it has them (the local stack), else on this host.
+ */
+export async function ownerFor(linuxUser: string, server?: Pick<WebServerConn, 'stateDir'>): Promise<LinuxUserIds | null> {
+  if (!isRootNow()) return null;
+  if (server && (await hasPrivateUsers(server))) {
+    assertLinuxUser(linuxUser);
+    const ids = await privateUserIds(server, linuxUser);
+    return ids && { ...ids, private: true };
+  }
   return linuxUserIds(linuxUser);
 }
 
-/**
- * Creates a package's Linux user when it is missing (WEB_CREATE_USERS on a web node; root only):
- * its own group, home `<homeRoot>/<name>` (made by ensureWebspaceDir), no login shell.
- */
-export async function ensureLinuxUser(server: Pick<WebServerConn, 'homeRoot'>, name: string): Promise<void> {
-  assertLinuxUser(name);
-  if (process.getuid?.() !== 0 || (await linuxUserIds(name))) return;
-  await new Promise<void>((resolve, reject) => {
-    execFile('useradd', ['--home-dir', path.join(server.homeRoot, name), '--no-create-home', '--shell', '/usr/sbin/nologin', '--user-group', name], { timeout: 30_000 }, (err, _out, stderr) => {
-      // Exit 9: made meanwhile by a job running beside this one.
-      if (!err || (err as { code?: unknown }).code === 9) resolve();
-      else reject(new Error(`useradd ${name} failed: ${stderr.trim() || err.message}`));
+/** A group's id (the server's private groups first), or null. */
+async function groupId(name: string, server: Pick<WebServerConn, 'stateDir'>): Promise<number | null> {
+  if (await hasPrivateUsers(server)) {
+    const gid = await privateGroupId(server, name);
+    if (gid !== null) return gid;
+  }
+  const line = await command('getent', ['group', name]).catch(() => '');
+  const gid = Number(line.split(':')[2]);
+  return line && Number.isInteger(gid) ? gid : null;
+}
+
+function command(cmd: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 30_000 }, (err, stdout, stderr) => {
+      if (err) reject(Object.assign(new Error(`${cmd} ${args.join(' ')} failed: ${String(stderr).trim() || err.message}`), { code: (err as { code?: unknown }).code }));
+      else resolve(String(stdout));
     });
   });
+}
+
+/**
+ * Makes a package's Linux user exist (root only): in the server's private users when it has them
+ * (the local stack), else on this host when `system` (WEB_CREATE_USERS on a web node) — its own
+ * group, home `<homeRoot>/<name>` (made by ensureWebspaceDir), no login shell, in the group
+ * hostplane-sftp (the SFTP rules of sshd match it; an existing user is added to it).
+ */
+export async function ensureLinuxUser(server: Pick<WebServerConn, 'homeRoot' | 'stateDir'>, name: string, o: { system?: boolean } = { system: true }): Promise<void> {
+  assertLinuxUser(name);
+  if (!isRootNow()) return;
+  if (await hasPrivateUsers(server)) {
+    await addPrivateUser(server, name);
+    return;
+  }
+  if (!o.system) return;
+  // -f: success when it exists (also when a job beside this one made it meanwhile).
+  const sftpGroup = () => command('groupadd', ['-f', '--system', SFTP_GROUP]);
+  if (!(await linuxUserIds(name))) {
+    await sftpGroup();
+    await command('useradd', ['--home-dir', path.join(server.homeRoot, name), '--no-create-home', '--shell', '/usr/sbin/nologin', '--user-group', '--groups', SFTP_GROUP, name]).catch((err: { code?: unknown }) => {
+      // Exit 9: made meanwhile by a job running beside this one.
+      if (err.code !== 9) throw err;
+    });
+  }
+  // A user made before SFTP (or by the operator) joins the group sshd's rules match.
+  const groups = (await command('id', ['-nG', name])).trim().split(/\s+/);
+  if (!groups.includes(SFTP_GROUP)) {
+    await sftpGroup();
+    await command('usermod', ['-a', '-G', SFTP_GROUP, name]);
+  }
 }
 
 function isInside(root: string, p: string): boolean {
@@ -111,16 +165,32 @@ function pathSegments(apiPath: string): string[] {
   return segments;
 }
 
-/** Creates `dir` (mode 0755) unless it exists; chowns what it created without following a symlink. */
-async function mkdirOwned(dir: string, owner: LinuxUserIds | null): Promise<void> {
+/** Creates `dir` unless it exists; gives what it created `owner` and `mode` (0755 without an owner), without following a symlink. */
+async function mkdirOwned(dir: string, owner: { uid: number; gid: number; mode: number } | null): Promise<void> {
   try {
     await fs.mkdir(dir, { mode: 0o755 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
     throw err;
   }
-  if (owner) await fs.lchown(dir, owner.uid, owner.gid);
+  if (!owner) return;
+  await fs.lchown(dir, owner.uid, owner.gid);
+  // After the chown, and explicitly: mkdir(2) drops the setgid bit of a mode on Linux.
+  await fs.chmod(dir, owner.mode);
 }
+
+/** The home as sshd's ChrootDirectory needs it: root's, the package's group, 0751; mended when it is not. */
+async function mendHome(home: string, gid: number): Promise<void> {
+  const st = await fs.lstat(home);
+  if (!st.isDirectory()) throw new Error(`${home} is not a directory`);
+  if (st.uid !== 0 || st.gid !== gid) await fs.lchown(home, 0, gid);
+  if ((st.mode & 0o7777) !== HOME_MODE) await fs.chmod(home, HOME_MODE);
+}
+
+/** The home: traversable by Caddy, listable by the package (group), writable by nobody but root. */
+export const HOME_MODE = 0o751;
+/** Dirs made inside the home: the package's, its web server's group, setgid so uploads get that group too. */
+export const WEBSPACE_DIR_MODE = 0o2750;
 
 async function realpathOrNull(p: string): Promise<string | null> {
   try {
@@ -142,17 +212,21 @@ export async function ensureWebspaceDir(server: WebServerConn, linuxUser: string
   assertLinuxUser(linuxUser);
   if (!path.isAbsolute(server.homeRoot)) throw new Error(`web server ${server.name}: home root "${server.homeRoot}" is not absolute`);
   const segments = pathSegments(apiPath);
-  const owner = await ownerFor(linuxUser);
+  const owner = await ownerFor(linuxUser, server);
+  // Caddy's group where it runs as a user of its own (socketGroup), else the package's.
+  const webGid = owner && server.socketGroup ? ((await groupId(server.socketGroup, server)) ?? owner.gid) : owner?.gid;
 
   // The home root is the operator's: created when missing (root-owned), never chowned.
   await fs.mkdir(server.homeRoot, { recursive: true, mode: 0o755 });
   const homeRoot = await fs.realpath(server.homeRoot);
   const homePath = path.join(homeRoot, linuxUser);
-  await mkdirOwned(homePath, owner);
+  await mkdirOwned(homePath, owner && { uid: 0, gid: owner.gid, mode: HOME_MODE });
   const home = await fs.realpath(homePath);
   if (path.dirname(home) !== homeRoot) {
     throw new WebspaceEscapeError(`the home of ${linuxUser} is a symlink pointing outside ${homeRoot}`);
   }
+  if (owner) await mendHome(home, owner.gid);
+  const dirOwner = owner && { uid: owner.uid, gid: webGid!, mode: WEBSPACE_DIR_MODE };
 
   let current = home;
   for (const segment of segments) {
@@ -166,7 +240,7 @@ export async function ensureWebspaceDir(server: WebServerConn, linuxUser: string
         if (!isInside(home, target)) throw new WebspaceEscapeError(`"${apiPath}" leads through a symlink outside the home`);
         throw new Error(`"${apiPath}" leads through a symlink to a missing directory`);
       }
-      await mkdirOwned(next, owner);
+      await mkdirOwned(next, dirOwner);
       real = await fs.realpath(next);
     }
     if (!isInside(home, real)) throw new WebspaceEscapeError(`"${apiPath}" leads through a symlink outside the home`);

@@ -296,7 +296,8 @@ describeFpm('PHP-FPM supervisor (real php-fpm 8.2)', () => {
     const nobody = await linuxUserIds('nobody');
     expect(nobody).not.toBeNull();
     const home = await homeWithPhp(server, 'nobody');
-    expect((await fs.stat(home)).uid).toBe(nobody!.uid);
+    // The home is root's with the user's group (sshd's chroot rule, decision 0023); the pool still runs as the user.
+    expect(await fs.stat(home)).toMatchObject({ uid: 0, gid: nobody!.gid });
     const socket = await supervisor.ensurePool('nobody', '8.2');
     const pool = await fs.readFile(path.join(server.stateDir, 'php', '8.2', 'pools', 'nobody.conf'), 'utf8');
     expect(pool).toMatch(/^user = nobody$/m);

@@ -125,14 +125,29 @@ describe('webspace directories', () => {
     expect(await fs.readdir(path.join(root, 'www'))).toEqual([USER]);
   });
 
-  it.skipIf(!isRoot)('as root, the home and new dirs of an existing user are owned by it (nobody)', async () => {
+  it.skipIf(!isRoot)("as root, an existing user's home is root's with its group, 0751 (sshd's chroot rule), its new dirs its own, 2750 (decision 0023)", async () => {
     const nobody = await linuxUserIds('nobody');
     expect(nobody).not.toBeNull();
     const dir = await ensureWebspaceDir(server, 'nobody', '/site/public/');
-    for (const p of [path.join(root, 'www', 'nobody'), path.join(root, 'www', 'nobody', 'site'), dir]) {
-      const st = await fs.stat(p);
-      expect({ p, uid: st.uid, gid: st.gid, mode: st.mode & 0o777 }).toEqual({ p, uid: nobody!.uid, gid: nobody!.gid, mode: 0o755 });
-    }
+    const owners = async () => {
+      const seen = [];
+      for (const p of [path.join(root, 'www', 'nobody'), path.join(root, 'www', 'nobody', 'site'), dir]) {
+        const st = await fs.stat(p);
+        seen.push({ p, uid: st.uid, gid: st.gid, mode: st.mode & 0o7777 });
+      }
+      return seen;
+    };
+    const want = [
+      { p: path.join(root, 'www', 'nobody'), uid: 0, gid: nobody!.gid, mode: 0o751 },
+      { p: path.join(root, 'www', 'nobody', 'site'), uid: nobody!.uid, gid: nobody!.gid, mode: 0o2750 },
+      { p: dir, uid: nobody!.uid, gid: nobody!.gid, mode: 0o2750 },
+    ];
+    expect(await owners()).toEqual(want);
+    // A home of the older layout (the user's own, 0755) is mended; the dirs inside are left as they are.
+    await fs.chown(path.join(root, 'www', 'nobody'), nobody!.uid, nobody!.gid);
+    await fs.chmod(path.join(root, 'www', 'nobody'), 0o755);
+    expect(await ensureWebspaceDir(server, 'nobody', '/site/public/')).toBe(dir);
+    expect(await owners()).toEqual(want);
     // A user that does not exist: dirs stay the worker's.
     const st = await fs.stat(await ensureWebspaceDir(server, 'hp_nosuchuser', '/a/'));
     expect(st.uid).toBe(0);
