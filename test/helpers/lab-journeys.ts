@@ -4,6 +4,7 @@
 import { expect } from 'vitest';
 import type { Lab } from './lab.js';
 import type { DemoCustomer, labClient } from './lab-client.js';
+import { addSftpKey, sftpPut, type SftpKey } from './lab-sftp.js';
 
 type Client = ReturnType<typeof labClient>;
 
@@ -17,23 +18,28 @@ export function apiOverHttps(lab: Lab, c: Client, shop: DemoCustomer): void {
   expect(plain.stdout).toBe(`301 https://${host}/customers`);
 }
 
-/** A webspace `www` answering its PHP over HTTPS (certificate on demand), and a redirect subdomain `old`. */
-export async function webspaceAndRedirect(lab: Lab, c: Client, shop: DemoCustomer): Promise<void> {
+/**
+ * A webspace `www` answering its PHP over HTTPS (certificate on demand), its index.php uploaded over
+ * SFTP with a key added through the API (returned for the next steps), and a redirect subdomain `old`.
+ */
+export async function webspaceAndRedirect(lab: Lab, c: Client, shop: DemoCustomer): Promise<SftpKey> {
   const post = c.api('POST', '/subdomains', shop.token, {
     data: { type: 'subdomain', attributes: { subdomain_type: 'webspace', domain: shop.domain, subdomain: 'www', webspace: { path: '/htdocs/www/', php_version: '8.4' } } },
   });
   expect(post.status, JSON.stringify(post.body)).toBe(202);
   expect((await c.job(post, shop.token)).data.attributes.status).toBe('done');
-  // No upload path yet: the file is put in place on the web host, as the package's user.
-  const put = await lab.sh(c.j.role_hosts.web, `u=$(stat -c %U /srv/www/demo_shop/htdocs/www) && runuser -u "$u" -- sh -c 'echo "<?php echo \\"php \\" . PHP_VERSION . \\" as \\" . get_current_user();" > /srv/www/demo_shop/htdocs/www/index.php'`);
-  expect(put.code, put.stderr).toBe(0);
+  const key = await addSftpKey(c, shop, 'lab laptop');
+  sftpPut(lab, c, shop, key, '/htdocs/www/index.php', '<?php echo "php " . PHP_VERSION . " as " . posix_getpwuid(posix_geteuid())["name"];\n');
   expect(webspacePage(lab, c, shop)).toMatch(/^php 8\.4\.\d+ as demo_shop$/);
+  // The file is the package user's, as PHP runs.
+  expect((await lab.sh(c.j.role_hosts.web, 'stat -c %U /srv/www/demo_shop/htdocs/www/index.php')).stdout.trim()).toBe('demo_shop');
   const redirect = c.api('POST', '/subdomains', shop.token, {
     data: { type: 'subdomain', attributes: { subdomain_type: 'redirect', domain: shop.domain, subdomain: 'old', redirect: { target: `https://www.${shop.domain}/`, dynamic: true } } },
   });
   expect((await c.job(redirect, shop.token)).data.attributes.status).toBe('done');
   const r = lab.client('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{redirect_url}', ...c.resolve(`old.${shop.domain}`, 80, c.at('web')), `http://old.${shop.domain}/a?b=1`]);
   expect(r.stdout).toBe(`301 https://www.${shop.domain}/a?b=1`);
+  return key;
 }
 
 /** What https://www.<domain>/<file> answers (empty when nothing does within 5 s). */
@@ -41,8 +47,11 @@ export function webspacePage(lab: Lab, c: Client, shop: DemoCustomer, file = '')
   return lab.client('curl', ['-s', '--max-time', '5', '--cacert', c.j.ca, ...c.resolve(`www.${shop.domain}`, 443, c.at('web')), `https://www.${shop.domain}/${file}`]).stdout;
 }
 
-/** A database created through the API, logged in to from the client and from PHP in the webspace `www`. */
-export async function databaseFromClientAndPhp(lab: Lab, c: Client, shop: DemoCustomer): Promise<void> {
+/**
+ * A database created through the API, logged in to from the client; an application uploaded over
+ * SFTP with `key` makes a table in it, adds a row and prints it through mysqli over HTTPS.
+ */
+export async function databaseFromClientAndPhp(lab: Lab, c: Client, shop: DemoCustomer, key: SftpKey): Promise<void> {
   const plans = c.api('GET', '/plans', shop.token);
   // The plans offer the common default and what the registered server runs: the latter.
   const version: string = plans.body!.data[0].attributes.database_versions.at(-1);
@@ -54,10 +63,17 @@ export async function databaseFromClientAndPhp(lab: Lab, c: Client, shop: DemoCu
   const { name, password } = { name: post.body!.data.attributes.name as string, password: post.body!.data.attributes.password as string };
   const login = lab.client('mariadb', [`--host=${c.at('db')}`, `--user=${name}`, `--password=${password}`, '--batch', '--skip-column-names', '--skip-ssl-verify-server-cert', '-e', 'select database(), current_user()', name]);
   expect(login.stdout.trim(), login.stderr).toBe(`${name}\t${name}@%`);
-  const script = `<?php $m = new mysqli('${c.j.db.host}', '${name}', '${password}', '${name}'); echo $m->query('select 40 + 2')->fetch_row()[0];`;
-  const put = await lab.sh(c.j.role_hosts.web, `runuser -u demo_shop -- sh -c 'cat > /srv/www/demo_shop/htdocs/www/db.php' <<'PHP'\n${script}\nPHP`);
-  expect(put.code, put.stderr).toBe(0);
-  expect(webspacePage(lab, c, shop, 'db.php')).toBe('42');
+  const app = [
+    '<?php',
+    `$m = new mysqli('${c.j.db.host}', '${name}', '${password}', '${name}');`,
+    "$m->query('create table if not exists visits (id int auto_increment primary key, who varchar(40))');",
+    "$m->query(\"insert into visits (who) values ('lab')\");",
+    "foreach ($m->query('select id, who from visits order by id') as $r) echo $r['id'], ' ', $r['who'], \"\\n\";",
+    '',
+  ].join('\n');
+  sftpPut(lab, c, shop, key, '/htdocs/www/db.php', app);
+  expect(webspacePage(lab, c, shop, 'db.php')).toBe('1 lab\n');
+  expect(webspacePage(lab, c, shop, 'db.php')).toBe('1 lab\n2 lab\n');
 }
 
 /** A mailbox created through the API receiving mail at the domain's MX and read over IMAPS; no login without TLS. */

@@ -1,7 +1,8 @@
-// Mail on the lab beyond sending (API guide "Sending mail", "Sending limits", "Rotating a domain's
-// DKIM key", "E-mail addresses" antispam): what an incoming message's checks found, the hourly limit,
-// a key rotation seen by receivers, and a new mailbox's antispam mode live at `done`. From the client
-// namespace with Python's smtplib and curl, as a mail program and another mail server do it.
+// Mail on the lab beyond sending (API guide "Sending mail", "E-mail addresses"; operator guide
+// "Sending limits", "Sending: submission and DKIM"): what an incoming message's checks found, the
+// hourly limit, a key rotation seen by receivers, and a new mailbox's antispam mode live at `done`.
+// From the client namespace with Python's smtplib and curl, as a mail program and another mail
+// server do it.
 import { expect } from 'vitest';
 import type { Lab } from './lab.js';
 import type { DemoCustomer, labClient } from './lab-client.js';

@@ -13,6 +13,7 @@ import { useLab } from '../helpers/lab.js';
 import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect, webspacePage } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
+import { sftpKeyLife, type SftpKey } from '../helpers/lab-sftp.js';
 import { mailLeaves } from '../helpers/lab-mail-journeys.js';
 import { inboundChecked, LAB_SPAM_RULE, limitDefers, rotationSeenByReceivers, smtpSession, spamModeLiveAtDone, type Mailbox } from '../helpers/lab-mail-checks.js';
 import { setupCommand } from '../../src/lab/nodes.js';
@@ -22,6 +23,7 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
   const lab = useLab();
   let c: ReturnType<typeof labClient>;
   let shop: ReturnType<typeof demoCustomers>[number];
+  let key: SftpKey;
   /** The --store URL the api host printed for the other nodes. */
   const nodeStore = async () => {
     const password = (await lab.sh('api', 'cat /etc/hostplane/store.password')).stdout.trim();
@@ -83,9 +85,13 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
     expect(await pid()).toBe(before);
   }, 600_000);
 
-  it('a webspace answers its PHP over HTTPS with a certificate issued on demand; a redirect subdomain redirects', () => webspaceAndRedirect(lab, c, shop), 600_000);
+  it('a webspace answers its PHP over HTTPS with a certificate issued on demand; a redirect subdomain redirects', async () => {
+    key = await webspaceAndRedirect(lab, c, shop);
+  }, 600_000);
 
-  it('a database created through the API: its user logs in from the client and from PHP on the web host', () => databaseFromClientAndPhp(lab, c, shop), 600_000);
+  it('a database created through the API: its user logs in from the client and from PHP on the web host', () => databaseFromClientAndPhp(lab, c, shop, key), 600_000);
+
+  it('an SSH key logs in over SFTP where the package says, chrooted to its home, without a shell or forwarding; its login is its last use; deleted, it no longer logs in', () => sftpKeyLife(lab, c, shop, key), 300_000);
 
   let box: { address: string; password: string };
   it('a mailbox created through the API receives mail at its MX and is read over IMAPS; a login without TLS is refused', async () => {

@@ -11,6 +11,7 @@ import { useLab } from '../helpers/lab.js';
 import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
+import { sftpKeyLife, type SftpKey } from '../helpers/lab-sftp.js';
 
 /** The main process of each daemon of the server, by unit; Postfix's master by its pid file (its unit does not track it). */
 const DAEMONS = 'systemctl show -p MainPID --value caddy dovecot rspamd mariadb redis-server hostplane-serve hostplane-dns hostplane-web-worker@host $(systemctl list-units --plain --no-legend "postgresql@*" | cut -d" " -f1); cat /var/spool/postfix/pid/master.pid';
@@ -19,6 +20,7 @@ requirable(preflight())('the lab: one Debian 13 server with every role', () => {
   const lab = useLab({ oneServer: true });
   let c: ReturnType<typeof labClient>;
   let shop: ReturnType<typeof demoCustomers>[number];
+  let key: SftpKey;
 
   it('lab.json describes one server serving every role; the demo customers are loaded', () => {
     c = labClient(lab);
@@ -44,9 +46,13 @@ requirable(preflight())('the lab: one Debian 13 server with every role', () => {
 
   it('the API answers over HTTPS with a certificate the lab CA verifies; plain HTTP is redirected', () => apiOverHttps(lab, c, shop));
 
-  it('a webspace answers its PHP over HTTPS beside the API, on the same Caddy; a redirect subdomain redirects', () => webspaceAndRedirect(lab, c, shop), 600_000);
+  it('a webspace answers its PHP over HTTPS beside the API, on the same Caddy; a redirect subdomain redirects', async () => {
+    key = await webspaceAndRedirect(lab, c, shop);
+  }, 600_000);
 
-  it('a database created through the API: its user logs in from the client and from PHP', () => databaseFromClientAndPhp(lab, c, shop), 600_000);
+  it('a database created through the API: its user logs in from the client and from PHP', () => databaseFromClientAndPhp(lab, c, shop, key), 600_000);
+
+  it('an SSH key logs in over SFTP where the package says, chrooted to its home, without a shell or forwarding; its login is its last use; deleted, it no longer logs in', () => sftpKeyLife(lab, c, shop, key), 300_000);
 
   it('a mailbox created through the API receives mail and is read over IMAPS; a login without TLS is refused', () => mailboxReceivesAndReads(lab, c, shop).then(() => {}), 600_000);
 

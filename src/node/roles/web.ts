@@ -34,6 +34,8 @@ export const webRole = {
         php: PHP,
         // Caddy runs as Debian's caddy user: the PHP-FPM sockets are its group's.
         socketGroup: 'caddy',
+        // Customers connect by the node's name: the one its host key and certificate are for.
+        sftpHost: ctx.name,
       });
       return { homeRoot: HOME_ROOT, stateDir: STATE_DIR, added: true };
     });
