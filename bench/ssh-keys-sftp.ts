@@ -41,6 +41,8 @@ export interface SftpLoginResult {
   login: number[];
   /** POST → the job's finished_at (read after the login), ms. */
   job: number[];
+  /** One refused try (the key not yet POSTed), ms. */
+  refused: number[];
   /** sftp runs until the first success (1: the first try logged in). */
   tries: number[];
   /** Load averages at the start and the end of the timed part. */
@@ -121,7 +123,7 @@ export async function sftpLoginRun(engine: 'sqlite' | 'postgres', root: string, 
     };
     const check = () => stacks.check();
 
-    const result: SftpLoginResult = { engine, floor: [], login: [], job: [], tries: [], load: [loadAverage(), ''] };
+    const result: SftpLoginResult = { engine, floor: [], login: [], job: [], refused: [], tries: [], load: [loadAverage(), ''] };
     let pkg: { id: number; user: string; floorKey: ClientKey } | null = null;
     for (let i = 0; i < keys; i++) {
       check();
@@ -137,6 +139,12 @@ export async function sftpLoginRun(engine: 'sqlite' | 'postgres', root: string, 
       }
       if (!pkg) throw new Error('no package');
       const key = await newKey(keyDir, `k${i}`); // outside the timed part
+      // The loop's premise, checked: sshd refuses the key before its POST. How long a refusal takes
+      // (client start, key exchange, the key offered) is how long the job has to beat the first try.
+      const r0 = performance.now();
+      const before = await login(server, pkg.user, key);
+      if (before.ok || !/Permission denied \(publickey\)/.test(before.stderr)) throw new Error(`a key not yet POSTed: ${before.ok ? 'logged in' : before.stderr.trim()}`);
+      result.refused.push(performance.now() - r0);
       const f0 = performance.now();
       const f = await login(server, pkg.user, pkg.floorKey);
       if (!f.ok) throw new Error(`the floor's login as ${pkg.user} failed: ${f.stderr.trim()}`);
