@@ -14,7 +14,8 @@
 //   floor:   one login with a key already in place, what a login costs by itself.
 //
 // BENCH_SFTP_KEYS [27] keys, one at a time, floor and product alternating; 9 a package after an
-// untimed key in place (the floor's). BENCH_SSH_PARTS [file,sftp] picks the parts.
+// untimed key in place (the floor's). BENCH_SSH_PARTS [file,sftp] picks the parts; BENCH_JSON=1
+// prints the SFTP part's samples as JSON as well.
 //
 //   npm run bench:ssh-keys
 import { spawnSync } from 'node:child_process';
@@ -22,7 +23,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { benchHeader, fmt, jobFinishedAt, loadAverage, markdownTable, mean, pct, runBench, ACCEPT, JSONAPI, PG_URL, LOG_LEVEL } from './report.js';
+import { benchHeader, discard, fmt, jobFinishedAt, loadAverage, markdownTable, mean, pct, runBench, ACCEPT, JSONAPI, PG_URL, LOG_LEVEL } from './report.js';
 import { BenchStacks } from './stacks.js';
 import { sftpLoginRun, sftpPartMissing, type SftpLoginResult } from './ssh-keys-sftp.js';
 import { buildApp } from '../src/app.js';
@@ -57,7 +58,7 @@ async function engine(name: string, url: (dir: string) => string, schema?: strin
   try {
     await migrate(store);
     const config = loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1', RATE_LIMIT_MAX: '100000000', ERROR_BLOCK_MAX: '100000000', LOG_LEVEL, DNS_LISTEN: 'off', WEB_SERVER: 'web1' });
-    const app = await buildApp(config, { store, limiter: new MemoryLimiter(config) });
+    const app = await buildApp(config, { store, limiter: new MemoryLimiter(config), logStream: discard() });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
     const drivers = buildDrivers({ config, store });
@@ -111,7 +112,7 @@ function sftpRow(r: SftpLoginResult): string[] {
 }
 
 runBench(async () => {
-  console.log(benchHeader('SSH keys'));
+  console.log(`${benchHeader('SSH keys')}, load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`);
   const engines = (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as ('sqlite' | 'postgres')[];
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
   const log = (s: string) => console.error(s);
@@ -140,4 +141,5 @@ runBench(async () => {
       sftp.map(sftpRow), 1,
     ));
   }
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ file: fileRows, sftp }, null, 1));
 }, () => stacks.interrupted);
