@@ -28,8 +28,7 @@ import { BenchStacks } from './stacks.js';
 import { sftpLoginRun, sftpPartMissing, type SftpLoginResult } from './ssh-keys-sftp.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { openStore } from '../src/db/index.js';
-import { migrate } from '../src/db/migrate.js';
+import { freshBenchStore } from './store.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { buildAdmin } from '../src/admin/index.js';
 import { serviceDeps } from '../src/resources/service-deps.js';
@@ -52,11 +51,11 @@ function keyLine(): string {
   return `ssh-ed25519 ${Buffer.concat([str(Buffer.from('ssh-ed25519')), str(x)]).toString('base64')} bench`;
 }
 
-async function engine(name: string, url: (dir: string) => string, schema?: string) {
+async function engine(name: 'sqlite' | 'postgres') {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-ssh-'));
-  const store = await openStore(url(dir), schema ? { schema } : {});
+  // A fresh store, dropped at the end (a PostgreSQL schema too).
+  const { store, drop } = await freshBenchStore(name, PG_URL);
   try {
-    await migrate(store);
     const config = loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1', RATE_LIMIT_MAX: '100000000', ERROR_BLOCK_MAX: '100000000', LOG_LEVEL, DNS_LISTEN: 'off', WEB_SERVER: 'web1' });
     const app = await buildApp(config, { store, limiter: new MemoryLimiter(config), logStream: discard() });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -97,7 +96,7 @@ async function engine(name: string, url: (dir: string) => string, schema?: strin
     await app.close();
     return [name, fmt(pct(floor, 50), 2), fmt(pct(product, 50)), fmt(pct(product, 95)), fmt(pct(product, 50) / Math.max(pct(floor, 50), 0.01), 0)];
   } finally {
-    await store.close();
+    await drop();
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
@@ -126,8 +125,7 @@ runBench(async () => {
   await stacks.guard(root, log, async () => {
     if (PARTS.includes('file')) {
       const fileLoad = loadAverage();
-      fileRows.push(await engine('sqlite', (dir) => path.join(dir, 'bench.db')));
-      if (PG_URL) fileRows.push(await engine('postgres', () => PG_URL!, `bench_${crypto.randomBytes(4).toString('hex')}`));
+      for (const e of engines) fileRows.push(await engine(e));
       console.log(`\nPOST → job done: ${KEYS} keys, one at a time; load ${fileLoad} → ${loadAverage()}\n`);
       console.log(markdownTable(['store', 'floor p50 ms (file write)', 'POST → job done p50 ms', 'p95 ms', 'p50 / floor'], fileRows, 1));
     }
