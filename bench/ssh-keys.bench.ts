@@ -5,20 +5,30 @@
 //            web server holds the key): from sending the POST to the job's finished_at.
 //   floor:   the same key file written directly (writeAuthorizedKeys with the package's keys).
 //
-// The time to the first successful SFTP login adds sshd's side; it is measured with the sshd of
-// the local stack (deploy/local/up.sh), not here. BENCH_SSH_KEYS [40] keys, one at a time, floor
-// and product alternating; a package per 10 keys (the default plan limit).
+// BENCH_SSH_KEYS [40] keys, one at a time, floor and product alternating; a package per 10 keys
+// (the default plan limit). Then, on the local stack (deploy/local/up.sh, its own sshd; root,
+// caddy, php-fpm, openssh-server and -client; bench/ssh-keys-sftp.ts):
+//
+//   product: POST /ssh-keys, then `sftp -b -` with that key tried until it logs in: from sending
+//            the POST to the end of the first successful login (the goal: p50 under 1 s).
+//   floor:   one login with a key already in place, what a login costs by itself.
+//
+// BENCH_SFTP_KEYS [27] keys, one at a time, floor and product alternating; 9 a package after an
+// untimed key in place (the floor's). BENCH_SSH_PARTS [file,sftp] picks the parts; BENCH_JSON=1
+// prints the SFTP part's samples as JSON as well.
 //
 //   npm run bench:ssh-keys
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { benchHeader, fmt, jobFinishedAt, loadAverage, markdownTable, pct, runBench, ACCEPT, JSONAPI, PG_URL, LOG_LEVEL } from './report.js';
+import { benchHeader, discard, fmt, jobFinishedAt, loadAverage, markdownTable, mean, pct, runBench, ACCEPT, JSONAPI, PG_URL, LOG_LEVEL } from './report.js';
+import { BenchStacks } from './stacks.js';
+import { sftpLoginRun, sftpPartMissing, type SftpLoginResult } from './ssh-keys-sftp.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { openStore } from '../src/db/index.js';
-import { migrate } from '../src/db/migrate.js';
+import { freshBenchStore } from './store.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { buildAdmin } from '../src/admin/index.js';
 import { serviceDeps } from '../src/resources/service-deps.js';
@@ -29,8 +39,10 @@ import { WebServersService } from '../src/admin/web-servers.service.js';
 import { writeAuthorizedKeys } from '../src/provisioning/web/ssh-keys.js';
 
 const KEYS = Number(process.env.BENCH_SSH_KEYS ?? 40);
-let interrupted = false;
-process.on('SIGINT', () => (interrupted = true));
+const SFTP_KEYS = Number(process.env.BENCH_SFTP_KEYS ?? 27);
+const PARTS = (process.env.BENCH_SSH_PARTS ?? 'file,sftp').split(',').map((p) => p.trim());
+/** The stacks of the SFTP part, and Ctrl-C for both parts (bench/stacks.ts). */
+const stacks = new BenchStacks();
 
 /** A fresh Ed25519 public key line. */
 function keyLine(): string {
@@ -39,13 +51,13 @@ function keyLine(): string {
   return `ssh-ed25519 ${Buffer.concat([str(Buffer.from('ssh-ed25519')), str(x)]).toString('base64')} bench`;
 }
 
-async function engine(name: string, url: (dir: string) => string, schema?: string) {
+async function engine(name: 'sqlite' | 'postgres') {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-ssh-'));
-  const store = await openStore(url(dir), schema ? { schema } : {});
+  // A fresh store, dropped at the end (a PostgreSQL schema too).
+  const { store, drop } = await freshBenchStore(name, PG_URL);
   try {
-    await migrate(store);
     const config = loadConfig({ PUBLIC_BASE_URL: 'http://127.0.0.1', RATE_LIMIT_MAX: '100000000', ERROR_BLOCK_MAX: '100000000', LOG_LEVEL, DNS_LISTEN: 'off', WEB_SERVER: 'web1' });
-    const app = await buildApp(config, { store, limiter: new MemoryLimiter(config) });
+    const app = await buildApp(config, { store, limiter: new MemoryLimiter(config), logStream: discard() });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
     const drivers = buildDrivers({ config, store });
@@ -62,7 +74,7 @@ async function engine(name: string, url: (dir: string) => string, schema?: strin
     const floor: number[] = [];
     let packageId = 0;
     const floorKeys: string[] = [];
-    for (let i = 0; i < KEYS && !interrupted; i++) {
+    for (let i = 0; i < KEYS && !stacks.interrupted; i++) {
       if (i % 10 === 0) packageId = (await admin.packages.createPackage({ customerId, planId, name: `b${i}`, linuxUser: `bench_${i}` })).packageId;
       const line = keyLine();
       floorKeys.push(line);
@@ -84,15 +96,48 @@ async function engine(name: string, url: (dir: string) => string, schema?: strin
     await app.close();
     return [name, fmt(pct(floor, 50), 2), fmt(pct(product, 50)), fmt(pct(product, 95)), fmt(pct(product, 50) / Math.max(pct(floor, 50), 0.01), 0)];
   } finally {
-    await store.close();
+    await drop();
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
+/** The SFTP part's row: floor and product p50/p95, their ratios, the job's p50, a refusal's p50, the tries. */
+function sftpRow(r: SftpLoginResult): string[] {
+  const ratio = pct(r.login, 50) / pct(r.floor, 50);
+  return [
+    r.engine, String(r.login.length), fmt(pct(r.floor, 50)), fmt(pct(r.floor, 95)), fmt(pct(r.login, 50)), fmt(pct(r.login, 95)),
+    fmt(ratio, 1), fmt(pct(r.login, 95) / pct(r.floor, 50), 1), fmt(pct(r.job, 50)), fmt(pct(r.refused, 50)), `${fmt(mean(r.tries), 1)} (${Math.max(...r.tries)})`, `${r.load[0]} → ${r.load[1]}`,
+  ];
+}
+
 runBench(async () => {
-  console.log(benchHeader('SSH keys'));
-  const rows = [await engine('sqlite', (dir) => path.join(dir, 'bench.db'))];
-  if (PG_URL) rows.push(await engine('postgres', () => PG_URL!, `bench_${crypto.randomBytes(4).toString('hex')}`));
-  console.log(`${KEYS} keys, one at a time; load ${loadAverage()}\n`);
-  console.log(markdownTable(['store', 'floor p50 ms (file write)', 'POST → job done p50 ms', 'p95 ms', 'p50 / floor'], rows, 1));
-}, () => interrupted);
+  console.log(`${benchHeader('SSH keys')}, load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`);
+  const engines = (PG_URL ? ['sqlite', 'postgres'] : ['sqlite']) as ('sqlite' | 'postgres')[];
+  if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
+  const log = (s: string) => console.error(s);
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), 'hostplane-bench-sftp-'));
+  // sshd (as the package's user) and the stack's other users must enter the stack's dir.
+  await fs.chmod(root, 0o755);
+  const whyNot = PARTS.includes('sftp') ? sftpPartMissing() : null;
+  if (whyNot) console.log(`(SFTP part skipped: ${whyNot})`);
+  const fileRows: string[][] = [];
+  const sftp: SftpLoginResult[] = [];
+  await stacks.guard(root, log, async () => {
+    if (PARTS.includes('file')) {
+      const fileLoad = loadAverage();
+      for (const e of engines) fileRows.push(await engine(e));
+      console.log(`\nPOST → job done: ${KEYS} keys, one at a time; load ${fileLoad} → ${loadAverage()}\n`);
+      console.log(markdownTable(['store', 'floor p50 ms (file write)', 'POST → job done p50 ms', 'p95 ms', 'p50 / floor'], fileRows, 1));
+    }
+    if (PARTS.includes('sftp') && !whyNot) for (const e of engines) sftp.push(await sftpLoginRun(e, root, SFTP_KEYS, stacks, log));
+  });
+  if (sftp.length) {
+    const ssh = spawnSync('ssh', ['-V'], { encoding: 'utf8' }).stderr.trim();
+    console.log(`\nPOST → first SFTP login: ${SFTP_KEYS} keys, one at a time, sftp -b - tried again at once after each refusal (${ssh}, the stack's sshd)\n`);
+    console.log(markdownTable(
+      ['store', 'n', 'floor p50 ms (1 login, key in place)', 'floor p95', 'POST → login p50 ms', 'p95 ms', 'p50 / floor', 'p95 / floor p50', 'job done p50 ms', 'refused try p50 ms', 'tries mean (max)', 'load (1/5/15 min) start → end'],
+      sftp.map(sftpRow), 1,
+    ));
+  }
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ file: fileRows, sftp }, null, 1));
+}, () => stacks.interrupted);
