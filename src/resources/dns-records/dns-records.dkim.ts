@@ -167,14 +167,19 @@ export interface DkimVersions {
 }
 
 /**
- * In the transaction of a new address: when it brings its domain to `server`, bumps the server's DKIM
- * tables and answers their versions (the address's job waits for them: its mail is signed from
- * then on); undefined when the server lists the domain already.
+ * In the transaction of a new address: the versions of `server`'s DKIM tables its job waits for (its
+ * mail is signed from then on). When it brings its domain to the server, the tables are bumped;
+ * otherwise they list the domain already, and the job waits for the current versions all the same:
+ * a rspamd that has not fetched them yet (just started, or backing off after a failed request)
+ * would send the address's first mail unsigned. Undefined before the server ever had DKIM tables.
  */
 export async function bumpDkimForAddress(trx: Kysely<Database>, server: string, address: { id: number; domain: string }): Promise<DkimVersions | undefined> {
-  if (await new DkimKeysRepository(trx).domainOnServer(server, address.domain, address.id)) return undefined;
   const maps = new MapVersionsRepository(trx);
-  return { signing: await maps.bump(server, 'dkim-signing'), keys: await maps.bump(server, 'dkim-keys') };
+  if (!(await new DkimKeysRepository(trx).domainOnServer(server, address.domain, address.id))) {
+    return { signing: await maps.bump(server, 'dkim-signing'), keys: await maps.bump(server, 'dkim-keys') };
+  }
+  const [signing, keys] = [await maps.current(server, 'dkim-signing'), await maps.current(server, 'dkim-keys')];
+  return signing && keys && signing.version > 0 && keys.version > 0 ? { signing: signing.version, keys: keys.version } : undefined;
 }
 
 /**

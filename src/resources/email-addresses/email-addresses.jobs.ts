@@ -42,7 +42,7 @@ export const createEmailJob = defineJob({
   action: 'create',
   // settingsVersion: the version of the server's settings map that first has the address's mode;
   // absent when the address is in `reject`, which the map does not list.
-  // dkim: the versions of the server's DKIM tables that first list the address's domain (decision 0021).
+  // dkim: the versions of the server's DKIM tables the address's mail is signed from (decision 0021).
   payload: Type.Object({
     settingsVersion: Type.Optional(Type.Integer({ minimum: 1 })),
     dkim: Type.Optional(Type.Object({ signing: Type.Integer({ minimum: 1 }), keys: Type.Integer({ minimum: 1 }) })),

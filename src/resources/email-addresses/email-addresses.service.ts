@@ -182,7 +182,7 @@ export class EmailAddressesService {
         await dir.setAliases(address.ace, aliasesOf(type, address.ace, forwardTo), server);
         // Its job is done once the server's rspamd applies the mode too (decision 0019).
         const settingsVersion = await bumpSettings(trx, server, undefined, row);
-        // …and signs its mail, when it is the first of its domain there (decision 0021).
+        // …and signs its mail (decision 0021).
         const dkim = await bumpDkimForAddress(trx, server, row);
         const payload = { ...(settingsVersion === undefined ? {} : { settingsVersion }), ...(dkim === undefined ? {} : { dkim }) };
         // Made in this transaction: a worker of this process may take its job at commit (0010).
