@@ -90,3 +90,25 @@ export async function sftpKeyLife(lab: Lab, c: Client, shop: DemoCustomer, key: 
   expect(refused.code).not.toBe(0);
   expect(refused.stderr).toMatch(/Permission denied \(publickey\)/);
 }
+
+/**
+ * Two packages stay apart: `other`'s own PHP can read neither a file nor the home of `shop`'s
+ * package, `other`'s SFTP login sees only its own home, and `shop`'s key is no login of `other`'s.
+ */
+export async function packagesApart(lab: Lab, c: Client, shop: DemoCustomer, other: DemoCustomer, shopKey: SftpKey): Promise<void> {
+  const post = c.api('POST', '/subdomains', other.token, {
+    data: { type: 'subdomain', attributes: { subdomain_type: 'webspace', domain: other.domain, subdomain: 'www', webspace: { path: '/htdocs/www/', php_version: '8.4' } } },
+  });
+  expect(post.status, JSON.stringify(post.body)).toBe(202);
+  expect((await c.job(post, other.token)).data.attributes.status).toBe('done');
+  const key = await addSftpKey(c, other, 'lab other');
+  const home = `/srv/www/${sftpTarget(c, shop).user}`;
+  sftpPut(lab, c, other, key, '/htdocs/www/peek.php', `<?php var_dump(@file_get_contents('${home}/htdocs/www/db.php'), @scandir('${home}'));\n`);
+  const page = lab.client('curl', ['-s', '--max-time', '10', '--cacert', c.j.ca, ...c.resolve(`www.${other.domain}`, 443, c.at('web')), `https://www.${other.domain}/peek.php`]);
+  expect(page.stdout, page.stderr).toBe('bool(false)\nbool(false)\n');
+  const look = sftpAs(lab, c, other, key, `ls ${home}\nget ${home}/htdocs/www/db.php /dev/null\n`);
+  expect(look.code).not.toBe(0);
+  expect(look.stderr).toMatch(/not found|No such file/i);
+  const wrongKey = sftpAs(lab, c, other, shopKey, 'pwd\n');
+  expect(wrongKey.stderr).toMatch(/Permission denied \(publickey\)/);
+}

@@ -13,7 +13,7 @@ import { useLab } from '../helpers/lab.js';
 import { demoCustomers, labClient } from '../helpers/lab-client.js';
 import { apiOverHttps, databaseFromClientAndPhp, mailboxReceivesAndReads, webspaceAndRedirect, webspacePage } from '../helpers/lab-journeys.js';
 import { requirable } from '../helpers/required.js';
-import { sftpKeyLife, type SftpKey } from '../helpers/lab-sftp.js';
+import { packagesApart, sftpKeyLife, type SftpKey } from '../helpers/lab-sftp.js';
 import { mailLeaves } from '../helpers/lab-mail-journeys.js';
 import { inboundChecked, LAB_SPAM_RULE, limitDefers, rotationSeenByReceivers, smtpSession, spamModeLiveAtDone, type Mailbox } from '../helpers/lab-mail-checks.js';
 import { setupCommand } from '../../src/lab/nodes.js';
@@ -90,6 +90,8 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
   }, 600_000);
 
   it('a database created through the API: its user logs in from the client and from PHP on the web host', () => databaseFromClientAndPhp(lab, c, shop, key), 600_000);
+
+  it("two packages stay apart: another package's PHP and SFTP read nothing of this one's, and this one's key is no login there", () => packagesApart(lab, c, shop, demoCustomers(c.j).find((x) => x.domain === 'solo-demo.example')!, key), 600_000);
 
   it('an SSH key logs in over SFTP where the package says, chrooted to its home, without a shell or forwarding; its login is its last use; deleted, it no longer logs in', () => sftpKeyLife(lab, c, shop, key), 300_000);
 
