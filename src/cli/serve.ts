@@ -19,7 +19,7 @@ import { Worker, workerSettings } from '../queue/worker.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
-import { startSftpLogins } from '../provisioning/web/sftp-logins.js';
+import { startSftpLogins } from '../resources/ssh-keys/ssh-keys.logins.js';
 import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure, httpListenFailure, probeListen } from './listen.js';
 import { openConfiguredStore } from './context.js';

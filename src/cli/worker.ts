@@ -7,7 +7,7 @@ import { webQueue } from '../provisioning/web/servers.repository.js';
 import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
-import { startSftpLogins } from '../provisioning/web/sftp-logins.js';
+import { startSftpLogins } from '../resources/ssh-keys/ssh-keys.logins.js';
 import { runDaemon } from './daemon.js';
 
 /** Loaded on demand by src/main.ts, like serve: the operator commands do not need this stack. */

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { caddyWebDriver } from '../../../src/provisioning/web/driver.js';
 import { authorizedKeysPath, writeAuthorizedKeys } from '../../../src/provisioning/web/ssh-keys.js';
 import { followSshdLog, sshKeyFingerprint, type SshKeyUse } from '../../../src/provisioning/web/sshd-log.js';
-import { startSftpLogins } from '../../../src/provisioning/web/sftp-logins.js';
+import { startSftpLogins } from '../../../src/resources/ssh-keys/ssh-keys.logins.js';
 import { ENGINES, call } from '../../helpers/app.js';
 import { jobDone } from '../../helpers/jobs.js';
 import { requirable } from '../../helpers/required.js';

@@ -1,8 +1,8 @@
 // The web worker's side of the SSH keys' last use (docs/decisions/0023-sftp.md "Last use"): on the
 // host of WEB_SERVER, with WEB_SFTP_LOG set, sshd's log is followed and each login by key recorded.
 import type { Store } from '../../db/index.js';
-import { SshKeysService } from '../../resources/ssh-keys/ssh-keys.service.js';
-import { followSshdLog, type SshKeyUse } from './sshd-log.js';
+import { followSshdLog, type SshKeyUse } from '../../provisioning/web/sshd-log.js';
+import { SshKeysService } from './ssh-keys.service.js';
 
 export interface SftpLoginsLog {
   info(o: object, m: string): void;
