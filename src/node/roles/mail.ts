@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MailServersService } from '../../admin/mail-servers.service.js';
+import { MapVersionsRepository, type MailMap } from '../../provisioning/mail/map-versions.repository.js';
 import { mailFiles, systemFacts, type MailStore } from '../render/index.js';
 import { withStore, type NodeContext } from '../context.js';
 import { commandCheck, keptSecret, placeFiles, type NodeFile } from '../files.js';
@@ -175,7 +176,32 @@ export const mailRole = {
     const changed = new Set(files.filter((_, i) => placed[i] === 'written').map((f) => UNIT_OF(f.path)));
     // A newer hostplane (ctx.changed) restarts the policy service too: it is hostplane's own code.
     if (ctx.changed) changed.add(POLICY_UNIT);
-    for (const unit of [POLICY_UNIT, 'rspamd.service', 'dovecot.service', 'postfix.service']) await enableUnit(unit, changed.has(unit), log);
+    for (const unit of [POLICY_UNIT, 'dovecot.service', 'postfix.service']) await enableUnit(unit, changed.has(unit), log);
+    // Registered before rspamd asks for its maps: a refused first request (401) makes it wait 20
+    // intervals, and meanwhile new addresses' spam modes and DKIM keys would not apply.
     await registerMailServer(ctx, { doveadmUrl: `https://${ctx.name}:8080`, doveadmKey, ca: await fs.readFile(SYSTEM_ROOTS, 'utf8') }, log);
+    await enableUnit('rspamd.service', changed.has('rspamd.service'), log);
+    await rspamdFetched(ctx, log);
   },
 };
+
+/** Maps rspamd must hold before this server's jobs can rely on it (decision 0019). */
+const RSPAMD_MAPS: MailMap[] = ['settings', 'dkim-signing', 'dkim-keys'];
+
+/**
+ * Waits (up to 2 minutes) until this server's rspamd has fetched each of its maps from hostplane,
+ * so the setup ends with the spam modes and DKIM keys live; says so, or what is missing.
+ */
+async function rspamdFetched(ctx: NodeContext, log: Log, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const missing = await withStore(ctx, async (s) => {
+    const maps = new MapVersionsRepository(s.db);
+    for (;;) {
+      const left: MailMap[] = [];
+      for (const map of RSPAMD_MAPS) if ((await maps.hold(ctx.shortName, map, 0)).fetchedAt === null) left.push(map);
+      if (left.length === 0 || Date.now() > deadline) return left;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  });
+  log(missing.length === 0 ? 'rspamd has fetched its maps from hostplane' : `rspamd has not fetched its maps yet (${missing.join(', ')}): see /var/log/rspamd/rspamd.log`);
+}
