@@ -212,7 +212,7 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       for (const [v, bin] of Object.entries(PHP)) expect(out).toContain(`${v} (${bin})`);
       expect(out).toContain(`starts one master per version on demand, under ${dir}/web/php`);
       // The command line pastes as is: its DATABASE_URL is the store's, quoted for the shell.
-      const quoted = /\n {2}WEB_SERVER=local WEB_TLS_ISSUER=internal DATABASE_URL=(\S+) npm start\n/.exec(out)?.[1];
+      const quoted = /\n {2}WEB_SERVER=local WEB_TLS_ISSUER=internal DATABASE_URL=(\S+)(?: WEB_SFTP_LOG=\S+)? npm start\n/.exec(out)?.[1];
       expect(spawnSync('bash', ['-c', `printf %s ${quoted}`], { encoding: 'utf8' }).stdout).toBe(db.url);
       expect(out).toContain(`curl -s -H 'Host: <fqdn>' http://127.0.0.1:${base + 1}/`);
       expect(out).toContain(`${DOWN} ${dir}\n`);
@@ -348,7 +348,7 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       const { run } = await upOnFreePorts(other, { DATABASE_URL: db.url, PORT: '18123' });
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
       expect(run.stdout).toMatch(new RegExp(`^hostplane local stack in ${other}; registered web server "local" in this store\\.\n`));
-      expect(run.stdout).toMatch(/\n {2}WEB_SERVER=local WEB_TLS_ISSUER=internal DATABASE_URL=\S+ PORT=18123 npm start\n/);
+      expect(run.stdout).toMatch(/\n {2}WEB_SERVER=local WEB_TLS_ISSUER=internal DATABASE_URL=\S+ PORT=18123(?: WEB_SFTP_LOG=\S+)? npm start\n/);
       expect(await listServers(db.url)).toEqual([expect.objectContaining({ name: 'local', home_root: path.join(other, 'www') })]);
       const down = await script(DOWN, [other, '--purge'], {});
       expect(down.stdout).toMatch(/^down\.sh: stopped caddy \(pid [0-9]+\)\.\n/);

@@ -33,6 +33,8 @@ import { pollUntil } from '../helpers/wait.js';
 import { alive } from '../helpers/procs.js';
 
 const STEP_MS = 60_000;
+/** up.sh starts Caddy, Dovecot, Postfix, rspamd, the policy service and sshd: minutes on a busy CI machine. */
+const UP_MS = 240_000;
 /**
  * Whether up.sh starts rspamd here (docs/decisions/0011-antispam-and-autoresponder.md; its own
  * suite is rspamd-stack.test.ts).
@@ -104,13 +106,19 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       expect(up.run.code).toBe(0);
       imap = `127.0.0.1:${base + 11}`;
       smtp = `127.0.0.1:${base + 10}`;
-      expect(JSON.parse(await fs.readFile(path.join(dir, 'stack.json'), 'utf8'))).toEqual({
+      const stack = JSON.parse(await fs.readFile(path.join(dir, 'stack.json'), 'utf8'));
+      // SFTP runs where the stack's sshd can (decision 0023); its entry names port-base+20.
+      const sftp = stack.web?.sftp === undefined ? {} : {
+        sftp: { host: '127.0.0.1', port: base + 20, host_key_fingerprint: expect.stringMatching(/^SHA256:/), known_hosts: path.join(dir, 'sftp/known_hosts'), log: path.join(dir, 'sftp/sshd.log') },
+      };
+      expect(stack).toEqual({
         web: {
           name: 'local',
           http: `127.0.0.1:${base + 1}`,
           https: `127.0.0.1:${base + 2}`,
           caddy_admin: `http://127.0.0.1:${base}`,
           home_root: path.join(dir, 'www'),
+          ...sftp,
         },
         mail: {
           smtp,
@@ -139,7 +147,8 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       expect(await fs.readFile(path.join(dir, 'mail/dovecot/dovecot.conf'), 'utf8')).toContain(
         `\nauth_policy_server_url = http://127.0.0.1:${apiPort}/internal/mail-auth-report\n`,
       );
-      expect(up.run.stdout).toMatch(new RegExp(` DATABASE_URL=\\S+ PORT=${apiPort} npm start\n`));
+      // (with WEB_SFTP_LOG when the stack's sshd runs: the worker follows its log for the keys' last use)
+      expect(up.run.stdout).toMatch(new RegExp(` DATABASE_URL=\\S+ PORT=${apiPort}( WEB_SFTP_LOG=\\S+)? npm start\n`));
       expect(up.run.stdout).toContain(
         `\n      Dovecot reports logins to it${RSPAMD ? ' and rspamd asks it for the antispam modes' : ''} at http://127.0.0.1:${apiPort}\n` +
           '      (HOSTPLANE_URL, else port PORT or 8080): npm start must listen there\n',
@@ -153,7 +162,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
         // Its log names the settings map's URL with the report key: only rspamd reads it.
         expect((await fs.stat(path.join(dir, 'mail/rspamd/rspamd.log'))).mode & 0o777).toBe(0o600);
       }
-    }, STEP_MS);
+    }, UP_MS);
 
     it.runIf(engine === 'postgres')('the PostgreSQL role reads exactly the five mail tables and writes nothing', async () => {
       const grants = await sql<{ table_name: string; privilege_type: string }>`
@@ -287,6 +296,7 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       const caddyPid = await pidOf(path.join(dir, 'caddy/caddy.pid'));
       const rspamdPid = RSPAMD ? await pidOf(path.join(dir, 'mail/rspamd/rspamd.pid')) : 0;
       const policyPid = await pidOf(path.join(dir, 'mail/policy/policy.pid'));
+      const sshdPid = existsSync(path.join(dir, 'sftp/sshd.pid')) ? await pidOf(path.join(dir, 'sftp/sshd.pid')) : 0;
       if (RSPAMD) expect(await alive(rspamdPid)).toBe(true);
       expect(await alive(policyPid)).toBe(true);
       expect(await alive(dovecotPid)).toBe(true);
@@ -295,7 +305,9 @@ describeMailStack('deploy/local/up.sh: Dovecot and Postfix on the mail directory
       expect(down.stderr).toBe('');
       expect(down.code).toBe(0);
       expect(down.stdout).toBe(
-        `down.sh: stopped caddy (pid ${caddyPid}).\ndown.sh: stopped postfix (pid ${postfixPid}).\n` +
+        `down.sh: stopped caddy (pid ${caddyPid}).\n` +
+          (sshdPid ? `down.sh: stopped sshd (pid ${sshdPid}).\n` : '') +
+          `down.sh: stopped postfix (pid ${postfixPid}).\n` +
           `down.sh: stopped the mail policy service (pid ${policyPid}).\n` +
           (RSPAMD ? `down.sh: stopped rspamd (pid ${rspamdPid}).\n` : '') +
           `down.sh: stopped dovecot (pid ${dovecotPid}).\n` +
