@@ -121,7 +121,7 @@ requirable(preflight())('the lab: a hosting company of five Debian 13 nodes', ()
       await new Promise((r) => setTimeout(r, 2000));
       ready = smtpSession(lab, c, strict).end;
     }
-    expect(ready, 'the rule is active once rspamd reloaded').toEqual([554, expect.stringContaining('Spam message rejected')]);
+    expect(ready[0], `the rule is active once rspamd reloaded: ${ready[1]}`).toBe(554);
     await spamModeLiveAtDone(lab, c, shop);
   }, 600_000);
 
