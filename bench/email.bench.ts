@@ -50,7 +50,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
-import { benchConfig, freshBenchStore } from './store.js';
+import { benchConfig, freshBenchStore, processUrlOf } from './store.js';
 import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { ImapClient } from '../test/helpers/imap.js';
@@ -58,7 +58,6 @@ import { BenchStacks } from './stacks.js';
 import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
-import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { buildAdmin } from '../src/admin/index.js';
 import { serviceDeps } from '../src/resources/service-deps.js';
@@ -361,13 +360,8 @@ async function startInstance(engine: EngineName, root: string): Promise<Instance
   };
   try {
     // The CLI up.sh runs reaches this store: the schema of a PostgreSQL store goes into its URL.
-    schema = await currentSchema(store.db);
-    let processUrl = databaseUrl;
-    if (schema) {
-      const u = new URL(databaseUrl);
-      u.searchParams.set('schema', schema);
-      processUrl = u.toString();
-    }
+    let processUrl: string;
+    ({ url: processUrl, schema } = await processUrlOf(store, databaseUrl));
     // Dovecot reports every login to the app (application passwords' last_used_at): it listens there.
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;

@@ -9,14 +9,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import { benchConfig, freshBenchStore } from './store.js';
+import { benchConfig, freshBenchStore, processUrlOf } from './store.js';
 import { discard, jobFinishedAt, loadAverage, ACCEPT, JSONAPI, PG_URL } from './report.js';
 import type { BenchStacks } from './stacks.js';
 import { freePort } from '../test/helpers/ports.js';
 import { newKey, sftpBatch, sftpServerMissing, type ClientKey, type SftpServer } from '../test/helpers/sftp.js';
 import { stackMissing } from '../test/helpers/stack.js';
 import { buildApp } from '../src/app.js';
-import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { buildAdmin } from '../src/admin/index.js';
 import { serviceDeps } from '../src/resources/service-deps.js';
@@ -82,13 +81,7 @@ export async function sftpLoginRun(engine: 'sqlite' | 'postgres', root: string, 
   let drivers: Drivers | null = null;
   let worker: Worker | null = null;
   try {
-    const schema = await currentSchema(store.db);
-    let processUrl = databaseUrl;
-    if (schema) {
-      const u = new URL(databaseUrl);
-      u.searchParams.set('schema', schema);
-      processUrl = u.toString();
-    }
+    const processUrl = (await processUrlOf(store, databaseUrl)).url;
     const up = await stacks.up(stackDir, { DATABASE_URL: processUrl, STACK_RSPAMD: 'off' });
     const stackJson = JSON.parse(await fs.readFile(path.join(stackDir, 'stack.json'), 'utf8'));
     const sftp = stackJson.web?.sftp as (SftpServer & { log: string }) | undefined;

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { currentSchema } from '../src/db/dialect.js';
 import { openStore, type Store } from '../src/db/index.js';
 import { migrate } from '../src/db/migrate.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -50,4 +51,13 @@ export function benchConfig(databaseUrl: string, publicBaseUrl: string, extra: R
     DNS_LISTEN: 'off',
     ...extra,
   });
+}
+
+/** `databaseUrl` as another process (up.sh's CLI) reaches `store`: a PostgreSQL store's schema in its URL. */
+export async function processUrlOf(store: Store, databaseUrl: string): Promise<{ url: string; schema: string | null }> {
+  const schema = await currentSchema(store.db);
+  if (!schema) return { url: databaseUrl, schema: null };
+  const u = new URL(databaseUrl);
+  u.searchParams.set('schema', schema);
+  return { url: u.toString(), schema };
 }

@@ -39,7 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
-import { benchConfig, freshBenchStore } from './store.js';
+import { benchConfig, freshBenchStore, processUrlOf } from './store.js';
 import { discard, fmt, markdownTable, sleep, pct, mean, benchHeader, loadAverage, runBench, LOG_LEVEL, PG_URL, ACCEPT, JSONAPI, jobFinishedAt } from './report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { BenchStacks } from './stacks.js';
@@ -47,7 +47,6 @@ import { printServing, servingMissing, servingRun, servingSite, type ServingResu
 import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import type { Store } from '../src/db/index.js';
-import { currentSchema } from '../src/db/dialect.js';
 import { MemoryLimiter } from '../src/limits/limiter.js';
 import { buildAdmin } from '../src/admin/index.js';
 import { serviceDeps } from '../src/resources/service-deps.js';
@@ -216,13 +215,7 @@ async function startInstance(engine: EngineName, root: string, label: string): P
   };
   try {
     // The CLI up.sh runs reaches this store: the schema of a PostgreSQL store goes into its URL.
-    const schema = await currentSchema(store.db);
-    let processUrl = databaseUrl;
-    if (schema) {
-      const u = new URL(databaseUrl);
-      u.searchParams.set('schema', schema);
-      processUrl = u.toString();
-    }
+    const processUrl = (await processUrlOf(store, databaseUrl)).url;
     await stacks.up(stackDir, { DATABASE_URL: processUrl });
     const row = await new WebServersRepository(store.db).byName(WEB);
     if (!row) throw new Error(`up.sh did not register web server ${WEB}`);
