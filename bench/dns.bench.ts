@@ -343,8 +343,8 @@ async function listRuns(h: Instance, log: (s: string) => void): Promise<ListRow[
   const filler = new Filler(h, [h.data.customers.find((c) => c.role === 'end-customer' && c !== endCustomer(h.data))!, solo(h.data)]);
   const rows: ListRow[] = [];
   const actors: [string, DemoCustomer, Actor][] = [
-    ['end customer', endCustomer(h.data), { customerId: Number(endCustomer(h.data).id), isReseller: false, contactId: null }],
-    ['reseller', reseller(h.data), { customerId: Number(reseller(h.data).id), isReseller: true, contactId: null }],
+    ['end customer', endCustomer(h.data), { customerId: Number(endCustomer(h.data).id), isReseller: false, contactId: null, tokenId: null }],
+    ['reseller', reseller(h.data), { customerId: Number(reseller(h.data).id), isReseller: true, contactId: null, tokenId: null }],
   ];
   let rate = 0; // records per second of loading so far
   for (const size of SIZES) {

@@ -86,7 +86,7 @@ export class DomainsAdminService {
     const ace = aceOf(v.domain);
     const domain = ace === null ? undefined : await this.repo.domain(ace);
     if (!domain) throw new AppError('resource_not_found', `No domain ${v.domain}.`);
-    const owner = { customerId: domain.customer_id, isReseller: false, contactId: null };
+    const owner = { customerId: domain.customer_id, isReseller: false, contactId: null, tokenId: null };
     return this.subdomains.create(
       owner,
       {

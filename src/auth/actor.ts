@@ -13,6 +13,8 @@ export interface Actor {
   isReseller: boolean;
   /** null for a reseller authenticated with its legacy password. */
   contactId: number | null;
+  /** The API token the request carried (its row id, never the token); null for the legacy password and operator commands. */
+  tokenId: number | null;
 }
 
 export type AuthMode = 'token' | 'token-or-legacy';
@@ -32,7 +34,7 @@ export const tokenOf = (header: string | undefined): string | undefined => parse
 export const invalidToken = () => unauthorized('Invalid or revoked API token.');
 
 /** The caller whose token a read with the token found (src/auth/plugin.ts TokenRead). */
-export const ownerActor = (o: OwnerColumns): Actor => ({ customerId: o.owner_customer_id, isReseller: o.owner_is_reseller === 1, contactId: o.owner_contact_id });
+export const ownerActor = (o: OwnerColumns): Actor => ({ customerId: o.owner_customer_id, isReseller: o.owner_is_reseller === 1, contactId: o.owner_contact_id, tokenId: o.owner_token_id });
 
 function parseAuthorization(header: string | undefined): Credentials | null {
   if (!header) return null;
@@ -69,7 +71,7 @@ export function actorResolver(db: Kysely<Database>) {
     if (creds.token !== undefined) {
       const row = await repo.tokenOwner(hashToken(creds.token));
       if (!row) throw invalidToken();
-      return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId };
+      return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId, tokenId: row.tokenId };
     }
     if (mode !== 'token-or-legacy') throw unauthorized('Invalid credentials.');
     const legacy = creds.legacy!;
@@ -78,6 +80,6 @@ export function actorResolver(db: Kysely<Database>) {
     const stored = customerId === null ? null : await repo.resellerLegacyHash(customerId);
     const ok = await verifyLegacyPassword(legacy.password, stored ?? (await dummyHash));
     if (!stored || !ok || customerId === null) throw unauthorized('Invalid credentials.');
-    return { customerId, isReseller: true, contactId: null };
+    return { customerId, isReseller: true, contactId: null, tokenId: null };
   };
 }

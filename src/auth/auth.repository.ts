@@ -6,14 +6,14 @@ import { precompiled } from '../db/precompiled.js';
 
 /**
  * The owner of the active token with this hash, as a derived table `owner` (`customer_id`,
- * `is_reseller`, `contact_id`; no row when the token is unknown or revoked, or its contact is
+ * `is_reseller`, `contact_id`, `token_id`; no row when the token is unknown or revoked, or its contact is
  * deleted). A hot read joins its rows to it, so one statement both checks the token and reads in
  * its owner's scope (src/auth/plugin.ts TokenRead, docs/decisions/0012-request-path.md):
  * `db.selectFrom(tokenOwner(db, hash)).leftJoin('domains', (j) => j.on(visibleToOwner('owner', 'domains.customer_id')))`.
  */
 export function tokenOwner(db: Kysely<Database>, hash: string) {
   return activeTokens(db)
-    .select(['customers.id as customer_id', 'customers.is_reseller', 'contacts.id as contact_id'])
+    .select(['customers.id as customer_id', 'customers.is_reseller', 'contacts.id as contact_id', 'api_tokens.id as token_id'])
     .where('api_tokens.token_hash', '=', hash)
     .as('owner');
 }
@@ -23,6 +23,7 @@ export const OWNER_COLUMNS = [
   'owner.customer_id as owner_customer_id',
   'owner.is_reseller as owner_is_reseller',
   'owner.contact_id as owner_contact_id',
+  'owner.token_id as owner_token_id',
 ] as const;
 
 /** A row of a read with the token: the owner's columns beside the resource's (null where the owner sees nothing). */
@@ -30,6 +31,7 @@ export interface OwnerColumns {
   owner_customer_id: number;
   owner_is_reseller: 0 | 1;
   owner_contact_id: number;
+  owner_token_id: number;
 }
 
 /**
@@ -51,7 +53,7 @@ export class AuthRepository {
   constructor(private readonly db: Kysely<Database>) {
     this.byTokenHash = precompiled(db, (hash: string) =>
       activeTokens(db)
-        .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId'])
+        .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId', 'api_tokens.id as tokenId'])
         .where('api_tokens.token_hash', '=', hash),
     );
   }

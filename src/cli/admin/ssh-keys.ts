@@ -25,7 +25,7 @@ const keyView = (r: SshKeyRow) => ({
 /** The owner of package `id`, as whom the menu acts (the API's tenancy then holds as for the customer). */
 async function ownerOf(ctx: CommandContext, packageId: number) {
   const pkg = await ctx.admin.packages.package(packageId);
-  return { customerId: pkg.customer_id, isReseller: false, contactId: null };
+  return { customerId: pkg.customer_id, isReseller: false, contactId: null, tokenId: null };
 }
 
 export function sshKeyCommand(io: CliIo): Command {
