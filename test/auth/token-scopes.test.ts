@@ -187,6 +187,15 @@ describe.each(ENGINES)('scoped tokens on %s', { timeout: 60_000 }, (engine) => {
     }
   });
 
+  it('expiry needs no write to take effect: a hot read answered just before is not served to the token after its instant (docs/decisions/0028-token-scopes.md)', async () => {
+    const { token } = await t.admin.customers.issueToken(x.end1.contactId, 'short', { expires: new Date(Date.now() + 1500).toISOString() });
+    const url = '/domains/end1.example';
+    // Twice: the second is what SQLite keeps answering until the database changes (decision 0012).
+    expect([(await call(t.app, 'GET', url, { token })).status, (await call(t.app, 'GET', url, { token })).status]).toEqual([200, 200]);
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect((await call(t.app, 'GET', url, { token })).json).toEqual(unauthorized(url, 'This API token has expired.'));
+  });
+
   it('--allow-ip: from inside its networks it works (IPv4, IPv4-mapped, IPv6); from outside it answers exactly as an unknown token', async () => {
     const token = await issue({ allowIps: ['192.0.2.0/24', '2001:db8::/32'] });
     for (const remoteAddress of ['192.0.2.7', '::ffff:192.0.2.200', '2001:db8::5']) {
