@@ -6,6 +6,7 @@ export const ERRORS = {
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Forbidden' },
   record_not_deletable: { status: 403, title: 'Record cannot be deleted' },
+  token_scope: { status: 403, title: 'Outside the token\'s scope' },
   resource_not_found: { status: 404, title: 'Resource not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   not_acceptable: { status: 406, title: 'Not acceptable' },

@@ -2,6 +2,13 @@
 // customers, contacts, tokens, plans, packages and domains, which the API itself cannot create.
 import type { Kysely, Insertable, SelectQueryBuilder } from 'kysely';
 import type { Database, DmarcPolicy } from '../db/schema.js';
+import { visibleTo, type ScopeOwner } from '../db/scope.js';
+
+/** What `admin token list` shows of a token: never its hash. */
+const TOKEN_COLUMNS = [
+  'api_tokens.id', 'api_tokens.contact_id', 'contacts.customer_id', 'api_tokens.token_prefix', 'api_tokens.label', 'api_tokens.created_at', 'api_tokens.revoked_at',
+  'api_tokens.read_only', 'api_tokens.scope_domains', 'api_tokens.acme_challenge', 'api_tokens.expires_at', 'api_tokens.allow_ips', 'api_tokens.last_used_at',
+] as const;
 
 export class AdminRepository {
   constructor(readonly db: Kysely<Database>) {}
@@ -42,7 +49,7 @@ export class AdminRepository {
     let q = this.db
       .selectFrom('api_tokens')
       .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
-      .select(['api_tokens.id', 'api_tokens.contact_id', 'contacts.customer_id', 'api_tokens.token_prefix', 'api_tokens.label', 'api_tokens.created_at', 'api_tokens.revoked_at'])
+      .select(TOKEN_COLUMNS)
       .orderBy('api_tokens.id');
     if (contactId !== undefined) q = q.where('api_tokens.contact_id', '=', contactId);
     return q.execute();
@@ -100,9 +107,14 @@ export class AdminRepository {
     return this.db
       .selectFrom('api_tokens')
       .innerJoin('contacts', 'contacts.id', 'api_tokens.contact_id')
-      .select(['api_tokens.id', 'api_tokens.contact_id', 'contacts.customer_id', 'api_tokens.token_prefix', 'api_tokens.label', 'api_tokens.created_at', 'api_tokens.revoked_at'])
+      .select(TOKEN_COLUMNS)
       .where('api_tokens.id', '=', id)
       .executeTakeFirst();
+  }
+  /** Whether `owner` sees the domain `name` (ACE): a scoped token's domains must be its contact's. */
+  async domainVisibleTo(owner: ScopeOwner, name: string) {
+    const row = await this.db.selectFrom('domains').select('name').where('name', '=', name).where(visibleTo(owner, 'domains.customer_id')).executeTakeFirst();
+    return row !== undefined;
   }
   domain(name: string) {
     return this.db.selectFrom('domains').selectAll().where('name', '=', name).executeTakeFirst();

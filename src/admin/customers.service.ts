@@ -8,6 +8,7 @@ import { hashLegacyPassword } from '../auth/legacy-password.js';
 import { isEmailAddress } from '../email-address.js';
 import { randomAlnum } from '../security/password-generator.js';
 import { AdminRepository } from './admin.repository.js';
+import { storedScope, type TokenScopeOptions } from './token-options.js';
 
 export interface NewCustomer {
   organization?: string | null;
@@ -70,13 +71,18 @@ export class CustomersAdminService {
   }
 
   /**
-   * Issues a token for a contact (API guide "Authentication"); the token is returned once and
-   * stored only as a hash.
+   * Issues a token for a contact (API guide "Authentication"), limited as `scope` says (API guide
+   * "Scoped tokens"); the token is returned once and stored only as a hash.
    */
-  async issueToken(contactId: number, label: string | null = null) {
-    found(await this.repo.contact(contactId), `contact ${contactId}`);
+  async issueToken(contactId: number, label: string | null = null, scope: TokenScopeOptions = {}) {
+    const contact = found(await this.repo.contact(contactId), `contact ${contactId}`);
+    const customer = found(await this.repo.customer(contact.customer_id), `customer ${contact.customer_id}`);
+    const owner = { customerId: customer.id, isReseller: customer.is_reseller === 1 };
+    const limits = await storedScope(scope, (ace) => this.repo.domainVisibleTo(owner, ace), new Date());
     const token = generateToken();
-    const { id } = await this.repo.insertToken({ contact_id: contactId, token_hash: hashToken(token), token_prefix: tokenPrefix(token), label, created_at: nowIso(), revoked_at: null });
+    const { id } = await this.repo.insertToken({
+      contact_id: contactId, token_hash: hashToken(token), token_prefix: tokenPrefix(token), label, created_at: nowIso(), revoked_at: null, ...limits,
+    });
     return { tokenId: id, token };
   }
 

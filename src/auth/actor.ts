@@ -5,8 +5,10 @@ import { AppError } from '../errors.js';
 import { hashToken } from './tokens.js';
 import crypto from 'node:crypto';
 import { hashLegacyPassword, verifyLegacyPassword } from './legacy-password.js';
-import { AuthRepository, type OwnerColumns } from './auth.repository.js';
+import { AuthRepository, type OwnerColumns, type TokenLimits } from './auth.repository.js';
 import { parseNumericId } from '../db/ids.js';
+import { scopeOf, type TokenScope } from './token-scope.js';
+import { addressIn, parseCidr, type Cidr } from './cidr.js';
 
 export interface Actor {
   customerId: number;
@@ -15,6 +17,8 @@ export interface Actor {
   contactId: number | null;
   /** The API token the request carried (its row id, never the token); null for the legacy password and operator commands. */
   tokenId: number | null;
+  /** What the token is limited to (API guide "Scoped tokens"); absent when it is not limited. */
+  scope?: TokenScope;
 }
 
 export type AuthMode = 'token' | 'token-or-legacy';
@@ -33,8 +37,37 @@ export const tokenOf = (header: string | undefined): string | undefined => parse
 /** The answer to a token that is unknown, revoked, or of a deleted contact. */
 export const invalidToken = () => unauthorized('Invalid or revoked API token.');
 
-/** The caller whose token a read with the token found (src/auth/plugin.ts TokenRead). */
-export const ownerActor = (o: OwnerColumns): Actor => ({ customerId: o.owner_customer_id, isReseller: o.owner_is_reseller === 1, contactId: o.owner_contact_id, tokenId: o.owner_token_id });
+/**
+ * The caller of a token found with its limits, or 401: from an address outside its networks
+ * exactly as an unknown token (nothing tells whether it exists), once expired saying so
+ * (API guide "Scoped tokens").
+ */
+function tokenActor(owner: Omit<Actor, 'scope'>, limits: TokenLimits, ip: string): Actor {
+  if (limits.allow_ips !== null && !addressIn(ip, networks(limits.allow_ips))) throw invalidToken();
+  if (limits.expires_at !== null && Date.parse(limits.expires_at) <= Date.now()) throw unauthorized('This API token has expired.');
+  const scope = scopeOf(limits);
+  return scope ? { ...owner, scope } : owner;
+}
+
+/** Stored networks (canonical CIDRs, comma separated) parsed, remembered by their text. */
+const parsedNetworks = new Map<string, Cidr[]>();
+function networks(text: string): Cidr[] {
+  let n = parsedNetworks.get(text);
+  if (!n) {
+    if (parsedNetworks.size >= 1000) parsedNetworks.clear();
+    n = text.split(',').map((c) => parseCidr(c)).filter((c): c is Cidr => c !== null);
+    parsedNetworks.set(text, n);
+  }
+  return n;
+}
+
+/** The caller whose token a read with the token found (src/auth/plugin.ts TokenRead), or 401 when its limits refuse `ip`. */
+export const ownerActor = (o: OwnerColumns, ip: string): Actor =>
+  tokenActor(
+    { customerId: o.owner_customer_id, isReseller: o.owner_is_reseller === 1, contactId: o.owner_contact_id, tokenId: o.owner_token_id },
+    { read_only: o.owner_read_only, scope_domains: o.owner_scope_domains, acme_challenge: o.owner_acme_challenge, expires_at: o.owner_expires_at, allow_ips: o.owner_allow_ips },
+    ip,
+  );
 
 function parseAuthorization(header: string | undefined): Credentials | null {
   if (!header) return null;
@@ -55,8 +88,9 @@ function parseAuthorization(header: string | undefined): Credentials | null {
 }
 
 /**
- * Resolves the caller or throws 401; the legacy password is honoured only when `mode` allows it.
- * `const resolve = actorResolver(db); await resolve('token hp_…', 'token')`.
+ * Resolves the caller or throws 401; the legacy password is honoured only when `mode` allows it;
+ * `ip` is the client's address, which a token's networks may refuse.
+ * `const resolve = actorResolver(db); await resolve('token hp_…', 'token', request.ip)`.
  */
 export function actorResolver(db: Kysely<Database>) {
   const repo = new AuthRepository(db);
@@ -65,13 +99,13 @@ export function actorResolver(db: Kysely<Database>) {
   // "Authentication").
   const dummyHash = hashLegacyPassword(crypto.randomBytes(18).toString('base64'));
 
-  return async function resolveActor(header: string | undefined, mode: AuthMode): Promise<Actor> {
+  return async function resolveActor(header: string | undefined, mode: AuthMode, ip: string): Promise<Actor> {
     const creds = parseAuthorization(header);
     if (!creds) throw unauthorized(header ? 'Unsupported Authorization header; use "token <API_TOKEN>".' : 'Missing Authorization header.');
     if (creds.token !== undefined) {
       const row = await repo.tokenOwner(hashToken(creds.token));
       if (!row) throw invalidToken();
-      return { customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId, tokenId: row.tokenId };
+      return tokenActor({ customerId: row.customerId, isReseller: row.is_reseller === 1, contactId: row.contactId, tokenId: row.tokenId }, row, ip);
     }
     if (mode !== 'token-or-legacy') throw unauthorized('Invalid credentials.');
     const legacy = creds.legacy!;

@@ -6,13 +6,15 @@
 // read finds in the owner's scope, in one snapshot. The token is checked against the store on
 // every request as before — a revoked token is refused by the first request after the revoke's
 // commit, on every instance — but costs no round trip of its own.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { actorResolver, invalidToken, ownerActor, tokenOf, type Actor, type AuthMode } from './actor.js';
 import type { OwnerColumns } from './auth.repository.js';
 import { hashToken } from './tokens.js';
 import { parseNumericId } from '../db/ids.js';
+import { AuthRepository } from './auth.repository.js';
+import { routeRefusal } from './token-scope.js';
 
 /**
  * A read that checks the request's token in its own statement: the statement selects the owner's
@@ -48,6 +50,7 @@ export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
   app.decorateRequest('actor', null);
   app.decorateRequest('tokenReadResult', null);
   const resolveActor = actorResolver(db);
+  const used = usageRecorder(new AuthRepository(db), app.log);
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     // Unknown paths answer 404 without authentication; operational routes are open.
@@ -55,15 +58,45 @@ export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
     const read = config?.tokenRead;
     const args = read ? read.args(request) : null;
     const token = args ? tokenOf(request.headers.authorization) : undefined;
+    let actor: Actor;
     if (read && args && token !== undefined) {
       const rows = await read.run(hashToken(token), ...args);
       if (!rows.length) throw invalidToken();
-      request.actor = ownerActor(rows[0]);
+      actor = ownerActor(rows[0], request.ip);
       request.tokenReadResult = { args, rows: (rows as unknown as Record<string, unknown>[]).filter((r) => r[read.key] !== null) };
-      return;
+    } else {
+      actor = await resolveActor(request.headers.authorization, config?.auth ?? 'token', request.ip);
     }
-    request.actor = await resolveActor(request.headers.authorization, config?.auth ?? 'token');
+    request.actor = actor;
+    // Awaited only when it writes: an `await` of nothing would still cost every request a turn.
+    const noting = actor.tokenId === null ? undefined : used(actor.tokenId);
+    if (noting) await noting;
+    // A scoped token's route check, before the body is read: a refused write changes nothing.
+    const refusal = actor.scope && routeRefusal(actor.scope, request.method, request.routeOptions.url);
+    if (refusal) throw refusal;
   });
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * Notes a token's last use (`admin token list`) at most once a minute per token and process: the
+ * one request a minute that notes it waits for one small write, every other request issues no
+ * statement for it (docs/decisions/0028-token-scopes.md). A failed write is logged, never answered.
+ */
+function usageRecorder(repo: AuthRepository, log: FastifyBaseLogger) {
+  const noted = new Map<number, number>();
+  return (tokenId: number): Promise<void> | undefined => {
+    const now = Date.now();
+    const last = noted.get(tokenId);
+    if (last !== undefined && now - last < MINUTE_MS) return undefined;
+    // Bounded: forgetting only means one more write for a token.
+    if (noted.size >= 10_000) noted.clear();
+    noted.set(tokenId, now);
+    return repo
+      .touch(tokenId, new Date(now).toISOString(), new Date(now - MINUTE_MS).toISOString())
+      .catch((err: unknown) => log.warn({ err, tokenId }, "could not note the token's last use"));
+  };
 }
 
 /**

@@ -38,6 +38,15 @@ export interface ApiTokensTable {
   label: string | null;
   created_at: string;
   revoked_at: string | null;
+  /** Token scopes (migration 019, docs/decisions/0028-token-scopes.md). */
+  read_only: Generated<Bool>;
+  /** ACE names, comma separated; null: every domain the contact sees. */
+  scope_domains: string | null;
+  acme_challenge: Generated<Bool>;
+  expires_at: string | null;
+  /** Canonical CIDRs, comma separated; null: any address. */
+  allow_ips: string | null;
+  last_used_at: string | null;
 }
 
 export interface PlansTable {
@@ -128,6 +137,8 @@ export interface QueueJobsTable {
   progress: string | null;
   /** `web:<server>`: only that web server's worker runs it (migration 007); null: any worker. */
   queue: Generated<string | null>;
+  /** The API token whose request enqueued it (migration 019); null for the operator, the scheduler, the legacy password. */
+  token_id: Generated<number | null>;
 }
 
 export interface DnsRecordsTable {

@@ -33,12 +33,13 @@ export interface Enqueue {
  * writes, and the workers are woken once it has committed:
  * `const job = await withJobs(store, async (trx, enqueue) => { const id = await repo(trx).insert(…);
  *  return enqueue({ customerId, jobType: 'database', action: 'create', objectId: String(id), payload }) })`.
- * A transaction that enqueued nothing wakes nobody.
+ * A transaction that enqueued nothing wakes nobody. `by` is the API caller whose request this is:
+ * its token is noted on every job (a limited token sees only its own jobs, API guide "Scoped tokens").
  *
  * A `fresh` job goes to a worker of this process with a free slot, already leased, and runs at
  * commit (docs/decisions/0010-fresh-jobs.md).
  */
-export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, enqueue: Enqueue) => Promise<T>): Promise<T> {
+export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, enqueue: Enqueue) => Promise<T>, by?: { tokenId: number | null }): Promise<T> {
   let enqueued = 0;
   const taken: { slot: Reservation; row: QueueJobRow | null; prefetched: unknown }[] = [];
   let result: T;
@@ -46,7 +47,8 @@ export async function withJobs<T>(store: Store, work: (trx: Kysely<Database>, en
     result = await store.db.transaction().execute((trx) => {
       const queue = new QueueRepository(trx);
       // A fresh job that a worker of this process has a slot for is stored leased to it.
-      const through = async <R>(job: NewQueueJob, write: (stored: NewQueueJob) => Promise<{ job: QueueJobRow; prefetched?: unknown } | undefined>) => {
+      const through = async <R>(given: NewQueueJob, write: (stored: NewQueueJob) => Promise<{ job: QueueJobRow; prefetched?: unknown } | undefined>) => {
+        const job = by?.tokenId ? { ...given, tokenId: by.tokenId } : given;
         const slot = job.fresh && job.runAfter === undefined && (job.status ?? 'pending') === 'pending' ? reserveLocally(store, job) : null;
         if (!slot) {
           const r = await write(job);

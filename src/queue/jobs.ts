@@ -60,6 +60,8 @@ export interface NewQueueJob {
    * that run need not read it back. Never stored: any other run of the job reads the store.
    */
   prefetched?: unknown;
+  /** The API token whose request enqueues it (withJobs' `by`): a limited token sees only these (API guide "Scoped tokens"). */
+  tokenId?: number | null;
   /** Set by withJobs when a worker of this process takes the job as it is stored: its lease. */
   lease?: { owner: string; until: string };
   /** Defaults: a pending job created now, runnable at once. Tests set finished states directly. */

@@ -28,6 +28,7 @@ function jobValues(job: NewQueueJob): Insertable<QueueJobsTable> {
     created_at: createdAt,
     finished_at: job.finishedAt ?? null,
     queue: job.queue ?? null,
+    token_id: job.tokenId ?? null,
   };
 }
 

@@ -205,14 +205,17 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
       w.token = await json(['admin', 'token', 'create', '--contact', w.end.main_contact_id, '--label', 'ci'], env);
       expect(w.token).toEqual({
         id: ID, contact_id: w.end.main_contact_id, customer_id: w.end.id, prefix: w.token.token.slice(0, 9),
-        label: 'ci', created_at: ISO, revoked_at: null, token: TOKEN,
+        label: 'ci', scope: 'full', read_only: false, domains: null, acme_challenge: false, allow_ips: null, expires_at: null, last_used_at: null,
+        created_at: ISO, revoked_at: null, token: TOKEN,
       });
       const ok = await call(api.app, 'GET', `/customers/${w.end.id}`, { token: w.token.token });
       expect(ok.status).toBe(200);
       expect(ok.json.data).toMatchObject({ id: w.end.id, attributes: { name: 'Ed End', email: 'ed@end.example' } });
 
       const listRun = await run(['admin', 'token', 'list', '--contact', w.end.main_contact_id, '--json'], env);
-      const { token: _secret, ...listed } = w.token;
+      // The GET above was its first use (API guide "Scoped tokens": last_used_at).
+      const { token: _secret, ...created } = w.token;
+      const listed = { ...created, last_used_at: ISO };
       expect(JSON.parse(listRun.stdout)).toEqual([listed]);
       expect(listRun.stdout).not.toContain(w.token.token);
       expect(listRun.stdout).not.toMatch(/hash/);

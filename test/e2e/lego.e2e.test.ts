@@ -12,6 +12,9 @@
 // PostgreSQL the app reaches the server over its Unix socket (E2E_PG_SOCKET_DIR, default
 // /var/run/postgresql), as the namespace has no route to the host's 127.0.0.1.
 // A run's work directory (logs, exchanges.jsonl) is kept when a test fails, or always with E2E_KEEP=1.
+// Each engine runs twice: with the demo customer's own token, and with a token the operator made for
+// ACME clients (`--acme-challenge --domain shop-demo.example`, API guide "Scoped tokens"), which
+// must get the certificate all the same and be refused everything else.
 import { requirable } from '../helpers/required.js';
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -89,12 +92,12 @@ function diagnostics(ev: Evidence): string {
   ].join('\n');
 }
 
-function runHarness(dir: string, db: string): Promise<Evidence> {
+function runHarness(dir: string, db: string, tokenKind: TokenKind): Promise<Evidence> {
   // None of the test process's hostplane settings (REDIS_URL, DNS_LISTEN, …) leak into the run.
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(EnvSchema.properties)) delete env[key];
   return new Promise((resolve) => {
-    const child = spawn('bash', [RUNNER, dir, db], { cwd: ROOT, env });
+    const child = spawn('bash', [RUNNER, dir, db, 'lego', tokenKind], { cwd: ROOT, env });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -125,9 +128,13 @@ function runHarness(dir: string, db: string): Promise<Evidence> {
 
 const skip = unavailable();
 
-/** One run per engine; the PostgreSQL one needs the server's Unix socket. */
+/** The client's token: the demo customer's own, or one limited to ACME challenges. */
+type TokenKind = 'full' | 'acme-challenge';
+
+/** One run per engine and token kind; the PostgreSQL ones need the server's Unix socket. */
 interface EngineRun {
   engine: EngineName;
+  tokenKind: TokenKind;
   skip: string | null;
   db: string;
   schema: string | null;
@@ -136,20 +143,22 @@ interface EngineRun {
   /** A test failed: keep the work directory for reading its logs. */
   failed?: boolean;
 }
-const runs: EngineRun[] = ENGINES.map((engine) => {
-  if (engine === 'sqlite') return { engine, skip: null, db: 'sqlite', schema: null };
-  const schema = `e2e_${crypto.randomBytes(6).toString('hex')}`;
-  const pg = postgresUrl(schema);
-  return 'skip' in pg ? { engine, skip: pg.skip, db: '', schema: null } : { engine, skip: null, db: pg.url, schema };
-});
+const runs: EngineRun[] = ENGINES.flatMap((engine) =>
+  (['full', 'acme-challenge'] as const).map((tokenKind): EngineRun => {
+    if (engine === 'sqlite') return { engine, tokenKind, skip: null, db: 'sqlite', schema: null };
+    const schema = `e2e_${crypto.randomBytes(6).toString('hex')}`;
+    const pg = postgresUrl(schema);
+    return 'skip' in pg ? { engine, tokenKind, skip: pg.skip, db: '', schema: null } : { engine, tokenKind, skip: null, db: pg.url, schema };
+  }),
+);
 
 requirable(skip)('lego (variomedia provider) + pebble against hostplane', () => {
   beforeAll(() => {
     // The engines run at once: each run has its own network namespace, so the harness's fixed
     // ports never collide, and the suite takes the time of one run.
     for (const r of runs.filter((r) => !r.skip)) {
-      r.dir = fs.mkdtempSync(path.join(os.tmpdir(), `hostplane-e2e-${r.engine}-`));
-      r.evidence = runHarness(r.dir, r.db);
+      r.dir = fs.mkdtempSync(path.join(os.tmpdir(), `hostplane-e2e-${r.engine}-${r.tokenKind}-`));
+      r.evidence = runHarness(r.dir, r.db, r.tokenKind);
     }
   });
 
@@ -162,12 +171,12 @@ requirable(skip)('lego (variomedia provider) + pebble against hostplane', () => 
         await sql`drop schema if exists ${sql.id(r.schema)} cascade`.execute(store.db).catch(() => {});
         await store.close();
       }
-      if (r.failed || process.env.E2E_KEEP) process.stderr.write(`lego e2e (${r.engine}): work directory kept: ${ev.dir}\n`);
+      if (r.failed || process.env.E2E_KEEP) process.stderr.write(`lego e2e (${r.engine}, ${r.tokenKind} token): work directory kept: ${ev.dir}\n`);
       else fs.rmSync(ev.dir, { recursive: true, force: true });
     }
   }, RUN_TIMEOUT_MS);
 
-  describe.each(runs)('$engine', (r) => {
+  describe.each(runs)('$engine, $tokenKind token', (r) => {
     if (r.skip) {
       if (process.env.CI_REQUIRE_ALL === '1') it('runs in CI (CI_REQUIRE_ALL=1)', () => expect.fail(`required in CI but cannot run: ${r.skip}`));
       else it.skip(`skipped: ${r.skip}`, () => {});
@@ -297,6 +306,30 @@ requirable(skip)('lego (variomedia provider) + pebble against hostplane', () => 
         expect(dig).toMatch(/flags: qr aa[ ;]/);
         expect(dig).toMatch(/ANSWER: 0,/);
       }
+    });
+
+    it.runIf(r.tokenKind === 'acme-challenge')('lego worked with the ACME-challenge token, which is refused everything but DNS-01 records (API guide "Scoped tokens")', async () => {
+      const issued = JSON.parse(ev.file('acme-token.json') || '{}') as { id?: string; scope?: string };
+      expect(issued.scope, diagnostics(ev)).toBe(`acme-challenge; domains ${ZONE}`);
+      // Every DNS-01 job lego's requests made carries that token.
+      const store = await openStore(r.engine === 'sqlite' ? path.join(ev.dir, 'hostplane.db') : r.db);
+      try {
+        const jobs = await store.db.selectFrom('queue_jobs').select(['token_id']).where('job_type', '=', 'dns-record').execute();
+        expect(jobs.length).toBe(4);
+        expect(new Set(jobs.map((j) => String(j.token_id)))).toEqual(new Set([issued.id]));
+      } finally {
+        await store.close();
+      }
+      const probe = (name: string) => {
+        const [status, ...rest] = ev.file(`probe-${name}.txt`).split('\n');
+        return { status: Number(status), body: JSON.parse(rest.join('\n') || '{}') };
+      };
+      const acmeOnly = `This token may only change TXT records named _acme-challenge or _acme-challenge.<subdomain> of the domains ${ZONE}.`;
+      for (const name of ['a-record', 'txt-elsewhere', 'customers', 'databases']) {
+        expect(probe(name), name).toMatchObject({ status: 403, body: { errors: [{ id: 'token_scope', status: '403', detail: acmeOnly }] } });
+      }
+      // Another record of the zone is not found for it: it sees only _acme-challenge TXT records.
+      expect(probe('delete-a')).toMatchObject({ status: 404, body: { errors: [{ id: 'resource_not_found' }] } });
     });
   });
 });

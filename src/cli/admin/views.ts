@@ -6,6 +6,7 @@ import type { Database } from '../../db/schema.js';
 import { planAttributes } from '../../resources/plans/plans.schema.js';
 import type { Admin } from '../../admin/index.js';
 import { withStore, type CliIo, type Output } from '../context.js';
+import { describeStoredScope, type StoredScope } from '../../admin/token-options.js';
 
 type Row<T extends keyof Database> = Selectable<Database[T]>;
 const str = (id: number | null | undefined) => (id === null || id === undefined ? null : String(id));
@@ -41,15 +42,24 @@ export const contactView = (c: Row<'contacts'>) => ({
   created_at: c.created_at,
 });
 
-// Never the hash: the prefix is enough to recognise a token in a secret scanner's report.
+// Never the hash: the prefix is enough to recognise a token in a secret scanner's report. `scope`
+// says its limits in a word or a few (API guide "Scoped tokens"); the members after it, one each.
 export const tokenView = (t: {
   id: number; contact_id: number; customer_id: number; token_prefix: string; label: string | null; created_at: string; revoked_at: string | null;
-}) => ({
+  last_used_at: string | null;
+} & StoredScope) => ({
   id: String(t.id),
   contact_id: String(t.contact_id),
   customer_id: String(t.customer_id),
   prefix: t.token_prefix,
   label: t.label,
+  scope: describeStoredScope(t),
+  read_only: t.read_only === 1,
+  domains: t.scope_domains === null ? null : t.scope_domains.split(','),
+  acme_challenge: t.acme_challenge === 1,
+  allow_ips: t.allow_ips === null ? null : t.allow_ips.split(','),
+  expires_at: t.expires_at,
+  last_used_at: t.last_used_at,
   created_at: t.created_at,
   revoked_at: t.revoked_at,
 });

@@ -126,7 +126,7 @@ export class DatabasesService {
             );
           }
           return { row: created.row, job: created.job };
-        });
+        }, actor);
         return { row, job, password };
       } catch (e) {
         if (!isUniqueViolation(e) || attempt >= NAME_ATTEMPTS) throw e;
@@ -153,7 +153,7 @@ export class DatabasesService {
       if (row.state === 'deleting') throw new AppError('invalid_state', 'This database is being deleted.');
       const job = await enqueue({ customerId: row.customer_id, jobType: 'database', action: 'update', objectId: String(row.id), payload });
       return { row, job };
-    });
+    }, actor);
     return { row, job, password };
   }
 
@@ -169,6 +169,6 @@ export class DatabasesService {
       const underway = !(await repo.markDeleting(row.id));
       const job = { customerId: row.customer_id, jobType: 'database', action: 'delete', objectId: String(row.id), payload: {} } as const;
       return enqueue.unlessStanding(underway, job, () => enqueue(job));
-    });
+    }, actor);
   }
 }

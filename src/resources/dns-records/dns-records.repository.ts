@@ -5,6 +5,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, DnsRecordsTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
+import { acmeRecordsOnly, withinTokenDomains } from '../../auth/token-scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
 
@@ -39,7 +40,9 @@ export class DnsRecordsRepository {
       .selectFrom('dns_records')
       .innerJoin('domains', 'domains.name', 'dns_records.domain')
       .selectAll('dns_records')
-      .where(visibleTo(actor, 'domains.customer_id'));
+      .where(visibleTo(actor, 'domains.customer_id'))
+      .$call(withinTokenDomains(actor, 'dns_records.domain'))
+      .$call(acmeRecordsOnly(actor, 'dns_records'));
   }
 
   findVisible(actor: Actor, id: number) {
@@ -65,6 +68,7 @@ export class DnsRecordsRepository {
       .select(['name', 'customer_id', 'has_presence'])
       .where('name', '=', name)
       .where(visibleTo(actor, 'domains.customer_id'))
+      .$call(withinTokenDomains(actor, 'domains.name'))
       .executeTakeFirst();
   }
 
@@ -76,6 +80,7 @@ export class DnsRecordsRepository {
       .select('name')
       .where('name', 'in', names)
       .where(visibleTo(actor, 'domains.customer_id'))
+      .$call(withinTokenDomains(actor, 'domains.name'))
       .execute();
     return names.find((n) => rows.some((r) => r.name === n));
   }

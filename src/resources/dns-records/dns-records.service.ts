@@ -29,6 +29,7 @@ import { DMARC_NAME, dmarcRecord, isDmarc, spfHosts, spfRecord } from './dns-rec
 import { MailServersRepository } from '../../provisioning/mail/servers.repository.js';
 import type { DmarcPolicy } from '../../db/schema.js';
 import type { DnsRecordJobPayload } from './dns-records.jobs.js';
+import { checkRecordWrite } from '../../auth/token-scope.js';
 
 const fieldError = (p: FieldProblem) => invalidField(p.field, p.detail);
 
@@ -121,6 +122,7 @@ export class DnsRecordsService {
     const checked = normaliseRecord(input, this.settings.dnsDefaultTtl);
     if ('problems' in checked) throw new AppErrors(checked.problems.map(fieldError));
     const { record } = checked;
+    checkRecordWrite(actor, record.record_type, record.name.ace);
     const zone = await this.presenceZone(actor, input.domain, input.name ?? '');
     try {
       checkFqdnLength(record.name.ace, zone.name);
@@ -144,7 +146,7 @@ export class DnsRecordsService {
       });
       const payload: DnsRecordJobPayload = { domain: zone.name };
       return enqueue({ customerId: zone.customer_id, jobType: 'dns-record', action: 'create', objectId: String(id), payload });
-    });
+    }, actor);
   }
 
   /**
@@ -171,7 +173,7 @@ export class DnsRecordsService {
         const payload: DnsRecordJobPayload = { domain: row.domain };
         return enqueue({ ...key, customerId: await repo.domainOwner(row.domain), payload });
       });
-    });
+    }, actor);
   }
 
   // ---- operator actions (hostplane admin) ------------------------------------------------------

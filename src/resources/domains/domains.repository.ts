@@ -6,6 +6,7 @@ import type { Database, DomainsTable, Bool } from '../../db/schema.js';
 import { scopedPrecompiled, visibleTo, visibleToOwner } from '../../db/scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { precompiled } from '../../db/precompiled.js';
+import { limitedToDomains, withinTokenDomains } from '../../auth/token-scope.js';
 
 /**
  * What a domain's wire representation needs (domainResource), named: the hot reads are prepared
@@ -76,11 +77,11 @@ export class DomainsRepository {
   }
 
   async list(actor: Actor, f: DomainFilters, page: Page | null) {
-    if (!f.ownerIds && !f.packageIds && !page) {
+    if (!f.ownerIds && !f.packageIds && !page && !limitedToDomains(actor)) {
       const rows = await this.all.all(actor);
       return { rows, total: rows.length };
     }
-    let q = this.base(actor);
+    let q = this.base(actor).$call(withinTokenDomains(actor, 'domains.name'));
     if (f.ownerIds) q = q.where('domains.customer_id', 'in', f.ownerIds);
     if (f.packageIds) q = q.where('domains.package_id', 'in', f.packageIds);
     return fetchPage(q.orderBy('domains.name'), page);

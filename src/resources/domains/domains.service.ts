@@ -9,6 +9,7 @@ import { aceLabel, aceOf } from '../../domain-name.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { DomainsRepository, type DomainRow } from './domains.repository.js';
+import { seesDomain } from '../../auth/token-scope.js';
 import type { DomainUpdateBody } from './domains.schema.js';
 import type { ServiceDeps } from '../service-deps.js';
 
@@ -49,6 +50,8 @@ export class DomainsService {
   /** `withToken(ace)`: what the route's read with the token found for this name, if it ran for it. */
   async get(actor: Actor, name: string, withToken?: (ace: string) => DomainRow[] | undefined) {
     const ace = this.requireAce(name);
+    // A token limited to other domains does not see this one (API guide "Scoped tokens").
+    if (!seesDomain(actor, ace)) throw notFound('domain');
     const found = withToken?.(ace);
     const row = found ? found[0] : await this.repo.findVisible(actor, ace);
     if (!row) throw notFound('domain');

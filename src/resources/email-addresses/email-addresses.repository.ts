@@ -6,6 +6,7 @@ import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, EmailAddressesTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
+import { withinTokenDomains } from '../../auth/token-scope.js';
 import { lockedPackageRows } from '../../db/locks.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
@@ -49,7 +50,11 @@ export class EmailAddressesRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   private base(actor: Actor) {
-    return this.db.selectFrom('email_addresses').selectAll('email_addresses').where(visibleTo(actor, 'email_addresses.customer_id'));
+    return this.db
+      .selectFrom('email_addresses')
+      .selectAll('email_addresses')
+      .where(visibleTo(actor, 'email_addresses.customer_id'))
+      .$call(withinTokenDomains(actor, 'email_addresses.zone'));
   }
 
   findVisible(actor: Actor, id: number) {
@@ -90,6 +95,7 @@ export class EmailAddressesRepository {
       .select(['name', 'package_id', 'has_presence'])
       .where('name', '=', domain)
       .where(visibleTo(actor, 'domains.customer_id'))
+      .$call(withinTokenDomains(actor, 'domains.name'))
       .executeTakeFirst();
     if (own) return own.has_presence ? { kind: 'presence', zone: own.name, packageId: own.package_id } : { kind: 'registration-only', name: own.name };
     // Another customer's domain of that name: not a subdomain of the caller's (404, not theirs).
@@ -102,6 +108,7 @@ export class EmailAddressesRepository {
       .where((eb) => eb.or(splits.map((s) => eb.and([eb('subdomains.domain', '=', s.parent), eb('subdomains.name', '=', s.name)]))))
       .where('subdomains.state', '!=', 'deleting')
       .where(visibleTo(actor, 'subdomains.customer_id'))
+      .$call(withinTokenDomains(actor, 'subdomains.domain'))
       .executeTakeFirst();
     return subs ? { kind: 'subdomain', zone: subs.domain, packageId: subs.package_id } : { kind: 'none' };
   }

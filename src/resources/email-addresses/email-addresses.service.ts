@@ -188,7 +188,7 @@ export class EmailAddressesService {
         // Made in this transaction: a worker of this process may take its job at commit (0010).
         const job = await enqueue({ customerId: row.customer_id, jobType: 'email-address', action: 'create', objectId: String(row.id), payload, fresh: true });
         return { row, job };
-      });
+      }, actor);
       return { row, job, password: generated };
     } catch (e) {
       if (isUniqueViolation(e)) throw this.taken(address.unicode);
@@ -271,7 +271,7 @@ export class EmailAddressesService {
         await dir.setAliases(row.address, [], row.mail_server_name);
         return enqueue({ ...key, customerId: row.customer_id, payload: {} });
       });
-    });
+    }, actor);
   }
 
   /** POST …/forward-to/{target} (204): adds a target; one already there is a no-op. */

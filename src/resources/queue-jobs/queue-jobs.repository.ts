@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
+import { ownJobsOfNarrowToken } from '../../auth/token-scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 
 export class QueueJobsRepository {
@@ -15,7 +16,8 @@ export class QueueJobsRepository {
       .selectFrom('queue_jobs')
       .selectAll('queue_jobs')
       .where('queue_jobs.from_menu', '=', 0)
-      .where(visibleTo(actor, 'queue_jobs.customer_id'));
+      .where(visibleTo(actor, 'queue_jobs.customer_id'))
+      .$call(ownJobsOfNarrowToken(actor, 'queue_jobs.token_id'));
   }
 
   listPending(actor: Actor, page: Page | null) {

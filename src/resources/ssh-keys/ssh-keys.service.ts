@@ -91,7 +91,7 @@ export class SshKeysService {
         });
         const job = await enqueue({ customerId: pkg.customer_id, jobType: 'ssh-key', action: 'create', objectId: String(row.id), payload: {}, queue: webQueue(server), fromMenu: o.fromMenu });
         return { row, job };
-      });
+      }, actor);
     } catch (e) {
       // The same key sent twice at once: the unique index decides.
       if (isUniqueViolation(e)) throw duplicate();
@@ -111,7 +111,7 @@ export class SshKeysService {
       const target = await repo.targetOf(row.id);
       const job = { customerId: row.customer_id, jobType: 'ssh-key', action: 'delete', objectId: String(row.id), payload: {} } as const;
       return enqueue.unlessStanding(underway, job, () => enqueue({ ...job, queue: target?.serverName ? webQueue(target.serverName) : undefined, fromMenu: o.fromMenu }));
-    });
+    }, actor);
   }
 
   /**

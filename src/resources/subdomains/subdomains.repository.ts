@@ -5,6 +5,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Actor } from '../../auth/actor.js';
 import type { Database, SubdomainsTable } from '../../db/schema.js';
 import { visibleTo } from '../../db/scope.js';
+import { withinTokenDomains } from '../../auth/token-scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
 import type { SubdomainState } from './subdomains.rules.js';
@@ -36,7 +37,11 @@ export class SubdomainsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
   private base(actor: Actor) {
-    return this.db.selectFrom('subdomains').selectAll('subdomains').where(visibleTo(actor, 'subdomains.customer_id'));
+    return this.db
+      .selectFrom('subdomains')
+      .selectAll('subdomains')
+      .where(visibleTo(actor, 'subdomains.customer_id'))
+      .$call(withinTokenDomains(actor, 'subdomains.domain'));
   }
 
   findVisible(actor: Actor, id: number) {

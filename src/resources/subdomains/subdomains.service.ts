@@ -128,7 +128,7 @@ export class SubdomainsService {
         });
         const dnsChange = await this.syncRecords(trx, row, server, pkg);
         return { row, job: await this.enqueue(enqueue, row, server, 'create', dnsChange, o.fromMenu) };
-      });
+      }, actor);
     } catch (e) {
       if (isUniqueViolation(e)) throw this.taken(label.ace, zone.name);
       throw e;
@@ -159,7 +159,7 @@ export class SubdomainsService {
       const row = await repo.update(current.id, { ...next, ...(input.description !== undefined ? { description: input.description ?? '' } : {}) });
       const dnsChange = await this.syncRecords(trx, row, server, pkg);
       return { row, job: await this.enqueue(enqueue, row, server, 'update', dnsChange) };
-    });
+    }, actor);
   }
 
   /**
@@ -180,7 +180,7 @@ export class SubdomainsService {
         const dnsChange = await this.syncRecords(trx, deleting, server, pkg);
         return this.enqueue(enqueue, deleting, server, 'delete', dnsChange);
       });
-    });
+    }, actor);
   }
 
   /** Whether `host` is a subdomain with a site here (the on-demand TLS question). */
