@@ -369,6 +369,66 @@ export interface MailMapHoldsTable {
   held_at: string;
 }
 
+/** A customer's webhook (migration 018; API guide "Webhooks"). */
+export interface WebhooksTable {
+  id: Generated<number>;
+  customer_id: number;
+  url: string;
+  /** JSON array of event names, as given. */
+  events: string;
+  description: Generated<string>;
+  active: Bool;
+  /** The signing secret, sealed (src/resources/webhooks/webhooks.secrets.ts): never shown or logged. */
+  secret: string;
+  status: 'ok' | 'failing';
+  failing_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event for one webhook (migration 018): the outbox its sender claims under a lease. */
+export interface WebhookMessagesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  /** `msg_…`, the Standard Webhooks `webhook-id`: one per event, the same on every attempt. */
+  event_id: string;
+  event: string;
+  /** The object the event is about (`dns-record:42`): its messages go out in order. */
+  order_key: string;
+  /** JSON: the payload's `data`. */
+  data: string;
+  occurred_at: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  finished_at: string | null;
+}
+
+/** One attempt to deliver a message (migration 018; GET /webhooks/{id}/deliveries). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  event_id: string;
+  event: string;
+  attempt: number;
+  status: 'delivered' | 'failed';
+  response_status: number | null;
+  error: string | null;
+  occurred_at: string;
+  attempted_at: string;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+/** The store's own key that seals webhook secrets when WEBHOOK_SECRET_KEY is not set (migration 018). */
+export interface WebhookKeysTable {
+  id: string;
+  key: string;
+  created_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -397,4 +457,8 @@ export interface Database {
   mail_map_holds: MailMapHoldsTable;
   mail_sieve: MailSieveTable;
   ssh_keys: SshKeysTable;
+  webhooks: WebhooksTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_keys: WebhookKeysTable;
 }
