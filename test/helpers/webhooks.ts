@@ -30,7 +30,7 @@ export interface Answer {
 
 export type Responder = (r: Omit<Received, 'status'>) => Answer | Promise<Answer>;
 
-/** A receiver on 127.0.0.1: `const rx = await receiver(); rx.url('/a')`; answers 204 unless `rx.respond` says otherwise. */
+/** A receiver on 127.0.0.1: `const rx = await receiver(); rx.url('/a')`; answers 204 unless `rx.respond(…)` says otherwise. */
 export async function receiver() {
   const got: Received[] = [];
   let respond: Responder = () => ({ status: 204 });
@@ -52,9 +52,8 @@ export async function receiver() {
     got,
     port,
     url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
-    set respond(f: Responder) {
-      respond = f;
-    },
+    /** How it answers from now on. */
+    respond: (f: Responder) => void (respond = f),
     /** What arrived at `path`. */
     at: (path: string) => got.filter((r) => r.path === path),
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
@@ -76,9 +75,9 @@ export function verifies(secret: string, r: { headers: http.IncomingHttpHeaders;
   return String(r.headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
 }
 
-/** A sender on the app's store (or another store, as a second instance), polling every 20 ms, with `clock`. */
-export function startSender(t: TestApp, clock = testClock(), o: { store?: TestStore['store']; env?: TestApp['config'] } = {}) {
-  const sender = new WebhookDispatcher({ store: o.store ?? t.store, config: o.env ?? t.config, log: t.app.log, now: clock.now, pollMs: 20 });
+/** A sender on the app's store (or another store, as a second instance), polling every 20 ms and purging every 100 ms, with `clock`. */
+export function startSender(t: TestApp, clock = testClock(), o: { store?: TestStore['store'] } = {}) {
+  const sender = new WebhookDispatcher({ store: o.store ?? t.store, config: t.config, log: t.app.log, now: clock.now, pollMs: 20, purgeEveryMs: 100 });
   sender.start();
   return sender;
 }
