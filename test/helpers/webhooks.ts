@@ -75,9 +75,9 @@ export function verifies(secret: string, r: { headers: http.IncomingHttpHeaders;
   return String(r.headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
 }
 
-/** A sender on the app's store (or another store, as a second instance), polling every 20 ms and purging every 100 ms, with `clock`. */
-export function startSender(t: TestApp, clock = testClock(), o: { store?: TestStore['store'] } = {}) {
-  const sender = new WebhookDispatcher({ store: o.store ?? t.store, config: t.config, log: t.app.log, now: clock.now, pollMs: 20, purgeEveryMs: 100 });
+/** A sender on the app's store (or another store, as a second instance) with the app's settings (or others), polling every 20 ms and purging every 100 ms, with `clock`. */
+export function startSender(t: TestApp, clock = testClock(), o: { store?: TestStore['store']; concurrency?: number; config?: TestApp['config'] } = {}) {
+  const sender = new WebhookDispatcher({ store: o.store ?? t.store, config: o.config ?? t.config, log: t.app.log, now: clock.now, pollMs: 20, purgeEveryMs: 100, concurrency: o.concurrency });
   sender.start();
   return sender;
 }

@@ -9,8 +9,8 @@ import { judgeAddress, type AddressPolicy } from './webhooks.addresses.js';
 const OBJECT_EVENTS = {
   'dns-record': ['created', 'deleted'],
   database: ['created', 'updated', 'deleted'],
-  subdomain: ['created', 'updated', 'deleted'],
   'email-address': ['created', 'deleted'],
+  subdomain: ['created', 'updated', 'deleted'],
   'ssh-key': ['created', 'deleted'],
 } as const satisfies Record<keyof typeof JOB_TYPE_SEGMENTS, readonly string[]>;
 
