@@ -10,7 +10,7 @@ import { EXTENSION, ListQueryString, addDocumentSchemas, operation } from '../..
 import type { TypedApp } from '../../jsonapi/typed-app.js';
 import { updateRoute } from '../../jsonapi/update.js';
 import {
-  DELIVERY_FILTERS, WEBHOOK_FILTERS, WebhookCreateBody, WebhookDeliverySchemas, WebhookIdParam, WebhookSchemas, WebhookUpdateBody, deliveryResource,
+  DELIVERY_FILTERS, WEBHOOK_FILTERS, WebhookCreateBody, WebhookDeleteParam, WebhookDeliverySchemas, WebhookIdParam, WebhookSchemas, WebhookUpdateBody, deliveryResource,
   webhookResource,
 } from './webhooks.schema.js';
 import type { WebhooksService } from './webhooks.service.js';
@@ -69,7 +69,7 @@ export function webhooksRoutes(app: TypedApp, service: WebhooksService, links: L
     ...EXTENSION,
     tags: ['webhooks'],
     summary: 'Delete a webhook (204) with the events waiting for it and its attempts',
-    params: WebhookIdParam,
+    params: WebhookDeleteParam,
     success: { status: 204, description: 'Deleted: nothing more is sent to it' },
     errors: { resource_not_found: 'no such webhook among those you may see' },
   });

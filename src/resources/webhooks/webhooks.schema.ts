@@ -37,8 +37,9 @@ export const WebhookCreateBody = CreateBody(
   { url: EXAMPLE_URL, events: ['queue-job.done', 'queue-job.failed'], description: 'deploy bot' },
 );
 
-/** The example is the first webhook of a new store (the POST example creates it). */
+/** The examples read the first webhook of a store and delete the second, the one the POST example creates. */
 export const WebhookIdParam = idParam('1');
+export const WebhookDeleteParam = idParam('2');
 
 export const WebhookUpdateBody = UpdateBody(
   'webhook',
