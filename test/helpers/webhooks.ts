@@ -110,11 +110,11 @@ export function useWebhooksSuite(engine: EngineName, env: Record<string, string>
 }
 
 /** POST /webhooks as `token`: `await createWebhook(t, token, { url, events: ['*'] })`. */
-export const createWebhook = (t: TestApp, token: string, attributes: Record<string, unknown>) =>
+export const createWebhook = (t: Pick<TestApp, 'app'>, token: string, attributes: Record<string, unknown>) =>
   call(t.app, 'POST', '/webhooks', { token, body: { data: { type: 'webhook', attributes } } });
 
 /** A TXT record in `domain` through the API; returns the 202. */
-export const postTxt = (t: TestApp, token: string, domain: string, name: string, data = 'v') =>
+export const postTxt = (t: Pick<TestApp, 'app'>, token: string, domain: string, name: string, data = 'v') =>
   call(t.app, 'POST', '/dns-records', { token, body: { data: { type: 'dns-record', attributes: { record_type: 'TXT', name, domain, data, ttl: 300 } } } });
 
 /** Waits until `rx` has `n` requests at `path` (answered), and returns them. */
