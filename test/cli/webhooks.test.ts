@@ -1,5 +1,6 @@
-// `hostplane admin webhook list [--customer]` (API guide "Webhooks"): the operator sees every
-// customer's webhooks, or one customer's, with their state and never their secrets.
+// `hostplane admin webhook list [--customer]` and `reseal` (API guide "Webhooks"): the operator sees
+// every customer's webhooks, or one customer's, with their state and never their secrets, and seals
+// the secrets again under a new key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, testConfig } from '../helpers/app.js';
 import { apiOn, newDatabase, runCli, type TestDb } from '../helpers/cli.js';
@@ -8,6 +9,8 @@ import { createWebhook } from '../helpers/webhooks.js';
 import { migrate } from '../../src/db/migrate.js';
 import { buildAdmin } from '../../src/admin/index.js';
 import { serviceDeps } from '../../src/resources/service-deps.js';
+import { WebhooksRepository } from '../../src/resources/webhooks/webhooks.repository.js';
+import { secretBox } from '../../src/resources/webhooks/webhooks.secrets.js';
 
 describe.each(ENGINES)('hostplane admin webhook on %s', (engine) => {
   let db: TestDb;
@@ -47,5 +50,22 @@ describe.each(ENGINES)('hostplane admin webhook on %s', (engine) => {
     const table = await run([]);
     expect(table).toMatch(/^id\s+customer_id\s+url\s+events\s+active\s+status\s+failing_reason\n/);
     expect(table).toContain('https://two.example.net/');
+  });
+
+  it('reseal: every secret sealed again with the first key of WEBHOOK_SECRET_KEY, the same secret; once is enough', async () => {
+    const key = Buffer.alloc(32, 9).toString('base64');
+    const reseal = async () => {
+      const r = await runCli(['admin', 'webhook', 'reseal', '--json'], { DATABASE_URL: db.url, WEBHOOK_SECRET_KEY: key });
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+      return JSON.parse(r.stdout);
+    };
+    expect(await reseal()).toEqual({ resealed: 2 });
+    const rows = await db.store.db.selectFrom('webhooks').select(['id', 'secret']).orderBy('id').execute();
+    const box = secretBox([key], await new WebhooksRepository(db.store.db).storeKey());
+    expect(rows.map((w) => w.secret.split('.')[0])).toEqual([expect.stringMatching(/^k[0-9a-f]{12}$/), expect.stringMatching(/^k[0-9a-f]{12}$/)]);
+    expect(rows.map((w) => box.open(w.secret))).toEqual(secrets);
+    // Without the store's key now: the new key alone opens them.
+    expect(rows.map((w) => secretBox([key], Buffer.alloc(32).toString('base64')).open(w.secret))).toEqual(secrets);
+    expect(await reseal()).toEqual({ resealed: 0 });
   });
 });

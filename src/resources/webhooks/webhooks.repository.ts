@@ -79,6 +79,10 @@ export class WebhooksRepository {
     return this.db.updateTable('webhooks').set({ ...set, updated_at: nowIso() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
   }
 
+  async setSecret(id: number, sealed: string): Promise<void> {
+    await this.db.updateTable('webhooks').set({ secret: sealed }).where('id', '=', id).execute();
+  }
+
   /** Removes the webhook with its messages and attempts (they cascade). */
   async delete(id: number): Promise<void> {
     await this.db.deleteFrom('webhooks').where('id', '=', id).execute();

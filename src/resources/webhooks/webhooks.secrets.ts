@@ -36,6 +36,11 @@ export class SecretBox {
     return [id, iv, text, cipher.getAuthTag()].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
   }
 
+  /** `sealed` sealed again with the first key, or null when it is sealed with that key already. */
+  reseal(sealed: string): string | null {
+    return sealed.split('.')[0] === this.keys[0].id ? null : this.seal(this.open(sealed));
+  }
+
   /** The secret, or throws saying why it cannot be read (a key that is gone, a damaged value). */
   open(sealed: string): string {
     const [id, iv, text, tag] = sealed.split('.');

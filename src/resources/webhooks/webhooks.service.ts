@@ -117,6 +117,23 @@ export class WebhooksService {
     return this.repo.all(customerId);
   }
 
+  /**
+   * Seals every secret again with the first key of WEBHOOK_SECRET_KEY (`hostplane admin webhook
+   * reseal`, after a new key was put first); how many changed. Then the old key can go.
+   */
+  async reseal(): Promise<number> {
+    const repo = this.repo;
+    const box = secretBox(this.config.webhooks.secretKeys, await repo.storeKey());
+    let n = 0;
+    for (const w of await repo.all()) {
+      const again = box.reseal(w.secret);
+      if (again === null) continue;
+      await repo.setSecret(w.id, again);
+      n++;
+    }
+    return n;
+  }
+
   private checkedUrl(input: unknown): string {
     const checked = webhookUrl(input, this.policy);
     if (!checked.ok) throw invalidField('url', checked.detail);
