@@ -369,16 +369,14 @@ export interface MailMapHoldsTable {
   held_at: string;
 }
 
-/** A customer's webhook (migration 018; API guide "Webhooks"). */
+/** A customer's webhook (migration 018; API guide "Webhooks"); `events` a JSON array, `secret` sealed (never shown or logged). */
 export interface WebhooksTable {
   id: Generated<number>;
   customer_id: number;
   url: string;
-  /** JSON array of event names, as given. */
   events: string;
   description: Generated<string>;
   active: Bool;
-  /** The signing secret, sealed (src/resources/webhooks/webhooks.secrets.ts): never shown or logged. */
   secret: string;
   status: 'ok' | 'failing';
   failing_reason: string | null;
@@ -386,16 +384,13 @@ export interface WebhooksTable {
   updated_at: string;
 }
 
-/** One event for one webhook (migration 018): the outbox its sender claims under a lease. */
+/** One event for one webhook (migration 018): `event_id` is the `webhook-id`, `order_key` the object, `data` JSON. */
 export interface WebhookMessagesTable {
   id: Generated<number>;
   webhook_id: number;
-  /** `msg_…`, the Standard Webhooks `webhook-id`: one per event, the same on every attempt. */
   event_id: string;
   event: string;
-  /** The object the event is about (`dns-record:42`): its messages go out in order. */
   order_key: string;
-  /** JSON: the payload's `data`. */
   data: string;
   occurred_at: string;
   state: 'pending' | 'delivered' | 'failed';
@@ -422,7 +417,7 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: string | null;
 }
 
-/** The store's own key that seals webhook secrets when WEBHOOK_SECRET_KEY is not set (migration 018). */
+/** The store's own key sealing webhook secrets without WEBHOOK_SECRET_KEY (migration 018). */
 export interface WebhookKeysTable {
   id: string;
   key: string;
