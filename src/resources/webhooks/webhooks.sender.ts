@@ -61,14 +61,18 @@ export async function send(d: Delivery): Promise<SendResult> {
   const url = new URL(d.url);
   let timer: NodeJS.Timeout | undefined;
   let request: http.ClientRequest | undefined;
+  let over = false;
   const timeout = new Promise<SendResult>((resolve) => {
     timer = setTimeout(() => {
+      over = true;
       request?.destroy();
       resolve({ responseStatus: null, error: `no answer within ${d.timeoutMs / 1000} s` });
     }, d.timeoutMs);
   });
   const attempt = (async (): Promise<SendResult> => {
     const { address, family } = await checkedAddress(url, d.policy);
+    // A lookup that outlasted the time limit must not send after the attempt was given up.
+    if (over) throw new Error('timed out');
     return new Promise<SendResult>((resolve, reject) => {
       const options: https.RequestOptions = {
         method: 'POST',

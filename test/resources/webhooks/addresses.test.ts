@@ -1,7 +1,14 @@
 // Where deliveries may go, judged again when each is sent (API guide "Webhooks"; docs/decisions/
 // 0027-webhooks.md): a name is resolved and every address it has is judged before anything connects,
 // and a literal address the API once took is judged by the sending process's own settings. Here the
-// API allows loopback (WEBHOOK_ALLOW_CIDRS) and the sender does not: nothing reaches the receiver.
+// API allows loopback (WEBHOOK_ALLOW_CIDRS) and the first sender does not: nothing reaches the
+// receiver. Then a sender that allows loopback meets a receiver whose certificate nobody vouches for.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp, testConfig, type TestApp } from '../../helpers/app.js';
 import { seedTenants, type Tenants } from '../../helpers/tenants.js';
@@ -49,6 +56,33 @@ describe.each(ENGINES)('webhook addresses at delivery on %s', { timeout: 60_000 
     await sleep(200);
     expect(rx.got).toEqual([]);
     for (const w of [byName, byAddress]) await call(t.app, 'DELETE', `/webhooks/${w.json.data.id}`, { token });
+  });
+
+  it('TLS is verified: a receiver with a self-signed certificate gets nothing, and the attempt says why', async () => {
+    await sender.stop();
+    sender = startSender(t);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-webhook-tls-'));
+    const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    let reached = 0;
+    const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (_req, res) => {
+      reached++;
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const token = x.end2.token;
+    try {
+      const hook = await createWebhook(t, token, { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/tls`, events: ['queue-job.done'] });
+      await jobDone(t, token, await postTxt(t, token, 'end2.example', '_tls'));
+      const attempt = await waitFor('the attempt', async () => (await call(t.app, 'GET', `/webhooks/${hook.json.data.id}/deliveries`, { token })).json.data[0]);
+      expect(attempt.attributes).toMatchObject({ status: 'failed', response_status: null, error: 'could not deliver: self-signed certificate' });
+      expect(reached).toBe(0);
+      await call(t.app, 'DELETE', `/webhooks/${hook.json.data.id}`, { token });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the operator's own networks (WEBHOOK_DENY_CIDRS) are refused like the special ranges", async () => {

@@ -50,6 +50,7 @@ describe.each(ENGINES)('webhook deliveries on %s', { timeout: 60_000 }, (engine)
       expect(seen).toEqual(['done']);
       const job = (await call(s.t.app, 'GET', `/queue-jobs/${jobId}`, { token })).json.data.attributes;
       expect(got.headers['content-type']).toBe('application/json');
+      expect(got.headers.host).toBe(`127.0.0.1:${s.rx.port}`);
       expect(got.headers['webhook-id']).toMatch(/^msg_[A-Za-z0-9]{22}$/);
       expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
       expect(verifies(w.secret, got)).toBe(true);
