@@ -151,9 +151,11 @@ export class WebhookDispatcher {
 
   /** The sealing keys, read once from the store on first need. */
   private secrets(): Promise<SecretBox> {
-    this.box ??= new WebhooksRepository(this.opts.store.db).storeKey().then((key) => secretBox(this.opts.config.webhooks.secretKeys, key));
-    // A failed read is tried again at the next delivery.
-    this.box.catch(() => (this.box = null));
+    if (!this.box) {
+      this.box = new WebhooksRepository(this.opts.store.db).storeKey().then((key) => secretBox(this.opts.config.webhooks.secretKeys, key));
+      // A failed read is tried again at the next delivery.
+      this.box.catch(() => (this.box = null));
+    }
     return this.box;
   }
 
