@@ -63,6 +63,10 @@ const SETTINGS = {
   WEB_SFTP_LOG: Str("where the web worker reads sshd's logins of the packages' users, for the SSH keys' last use: journal (ssh.service's) or an absolute log file [none]", { pattern: '^(journal|/[^\\s]*)$' }),
   DEMO_DATA: OneOf(['auto', 'on', 'off'], 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]'),
   DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
+  WEBHOOK_ALLOW_CIDRS: Str("comma-separated addresses/CIDRs webhooks may be sent to although they are private, loopback or this host's; plain http:// is allowed there too [none]"),
+  WEBHOOK_DENY_CIDRS: Str("comma-separated addresses/CIDRs webhooks are never sent to, besides the special ranges and this host's own addresses: the operator's other networks [none]"),
+  WEBHOOK_SECRET_KEY: Str('comma-separated base64 keys of 32 bytes that seal the webhooks\' signing secrets in the store; the first seals, every one opens [a key kept in the store]'),
+  WEBHOOK_TIMEOUT_MS: Int('time a webhook receiver has to answer a delivery [10000]'),
 };
 
 /** Every setting, by name (the names are also what tests clear from an inherited environment). */
@@ -119,6 +123,8 @@ export interface Config {
   demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
   jobs: { concurrency: number; leaseMs: number | null; maxAttempts: number; pollMs: number };
+  /** Webhook deliveries (API guide "Webhooks"; docs/decisions/0027-webhooks.md). */
+  webhooks: { allowCidrs: string[]; denyCidrs: string[]; secretKeys: string[]; timeoutMs: number };
 }
 
 export class ConfigError extends Error {
@@ -213,7 +219,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl,
     apiVendor: e.API_VENDOR ?? 'hostplane',
     redisUrl: e.REDIS_URL ?? null,
-    trustProxy: parseTrustProxy(e.TRUST_PROXY, problems),
+    trustProxy: addressList('TRUST_PROXY', e.TRUST_PROXY, problems),
     rateLimit: {
       max: positive('RATE_LIMIT_MAX', num(e.RATE_LIMIT_MAX, 10)),
       windowMs: positive('RATE_LIMIT_WINDOW_S', num(e.RATE_LIMIT_WINDOW_S, 10)) * 1000,
@@ -250,6 +256,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxAttempts: positive('JOB_MAX_ATTEMPTS', num(e.JOB_MAX_ATTEMPTS, 10)),
       pollMs: positive('JOB_POLL_MS', num(e.JOB_POLL_MS, 200)),
     },
+    webhooks: {
+      allowCidrs: addressList('WEBHOOK_ALLOW_CIDRS', e.WEBHOOK_ALLOW_CIDRS, problems) ?? [],
+      denyCidrs: addressList('WEBHOOK_DENY_CIDRS', e.WEBHOOK_DENY_CIDRS, problems) ?? [],
+      secretKeys: secretKeys(e.WEBHOOK_SECRET_KEY, problems),
+      timeoutMs: positive('WEBHOOK_TIMEOUT_MS', num(e.WEBHOOK_TIMEOUT_MS, 10_000)),
+    },
   };
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
   if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');
@@ -269,8 +281,8 @@ function publicHost(url: string): string {
   }
 }
 
-/** Addresses or CIDR ranges of trusted proxies; each bad entry is reported with the rest. */
-function parseTrustProxy(raw: string | undefined, problems: string[]): string[] | null {
+/** Addresses or CIDR ranges (of trusted proxies, of webhook receivers); each bad entry is reported with the rest. */
+function addressList(name: keyof Env, raw: string | undefined, problems: string[]): string[] | null {
   if (!raw) return null;
   const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
   for (const entry of entries) {
@@ -278,9 +290,18 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): string[] 
     const family = isIP(addr);
     const maxBits = family === 6 ? 128 : 32;
     const bitsOk = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= maxBits);
-    if (!family || !bitsOk || extra !== undefined) problems.push(`TRUST_PROXY: "${entry}" is not an IP address or CIDR range`);
+    if (!family || !bitsOk || extra !== undefined) problems.push(`${name}: "${entry}" is not an IP address or CIDR range`);
   }
   return entries;
+}
+
+/** WEBHOOK_SECRET_KEY: base64 keys of 32 bytes (`openssl rand -base64 32`); each bad entry is reported. */
+function secretKeys(raw: string | undefined, problems: string[]): string[] {
+  const keys = (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  keys.forEach((k, i) => {
+    if (!/^[A-Za-z0-9+/]{43}=$/.test(k)) problems.push(`WEBHOOK_SECRET_KEY: key ${i + 1} is not 32 bytes in base64 (make one with: openssl rand -base64 32)`);
+  });
+  return keys;
 }
 
 export function isDefaultDatabase(config: Config): boolean {

@@ -20,6 +20,7 @@ import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
 import { startSftpLogins } from '../resources/ssh-keys/ssh-keys.logins.js';
+import { startWebhookDispatcher } from '../resources/webhooks/webhooks.dispatcher.js';
 import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure, httpListenFailure, probeListen } from './listen.js';
 import { openConfiguredStore } from './context.js';
@@ -38,6 +39,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
   let dns: DnsServer | null = null;
   let drivers: Drivers | null = null;
   let stopReconciler: (() => Promise<void>) | null = null;
+  let stopWebhooks: (() => Promise<void>) | null = null;
   try {
     await migrate(store);
     // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
@@ -76,6 +78,8 @@ export async function serve(env: Record<string, string | undefined> = process.en
     drivers = buildDrivers({ config, store });
     worker = new Worker({ store, jobs: buildJobs(), drivers, log: app.log.child({ component: 'worker' }), ...workerSettings(config) });
     await worker.start();
+    // Webhook deliveries, beside the worker whose job outcomes record them (decision 0027).
+    stopWebhooks = startWebhookDispatcher({ store, config, log: app.log.child({ component: 'webhooks' }) });
     // The web server of this host (WEB_SERVER) is held to its desired state between jobs.
     if (config.webServer) {
       const webLog = app.log.child({ component: 'web' });
@@ -89,6 +93,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
     }
   } catch (err) {
     await stopReconciler?.().catch(() => {});
+    await stopWebhooks?.().catch(() => {});
     await worker?.stop().catch(() => {});
     if (drivers) await closeDrivers(drivers);
     await dns?.stop().catch(() => {});
@@ -99,11 +104,12 @@ export async function serve(env: Record<string, string | undefined> = process.en
   }
 
   app.log.info({ database: store.where, listen: hostPort(config.host, config.port), baseUrl: config.publicBaseUrl, limiter: config.redisUrl ? 'redis' : 'memory' }, 'hostplane ready');
-  handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler);
+  handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler, stopWebhooks);
 }
 
 function handleSignals(
   app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, drivers: Drivers, dns: DnsServer | null, stopReconciler: (() => Promise<void>) | null,
+  stopWebhooks: (() => Promise<void>) | null,
 ) {
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -129,6 +135,7 @@ function handleSignals(
     // Running jobs get what is left of the grace period; unfinished ones are taken over by
     // another worker once their lease expires.
     await stopReconciler?.();
+    await stopWebhooks?.();
     await worker.stop({ graceMs: SHUTDOWN_GRACE_MS / 2 });
     await closeDrivers(drivers);
     // Last: jobs still finishing wait for it to answer their changes.

@@ -8,6 +8,7 @@ import { buildJobs } from '../resources/jobs.js';
 import { buildDrivers, closeDrivers } from '../provisioning/drivers.js';
 import { startWebReconciler } from '../resources/subdomains/subdomains.reconcile.js';
 import { startSftpLogins } from '../resources/ssh-keys/ssh-keys.logins.js';
+import { startWebhookDispatcher } from '../resources/webhooks/webhooks.dispatcher.js';
 import { runDaemon } from './daemon.js';
 
 /** Loaded on demand by src/main.ts, like serve: the operator commands do not need this stack. */
@@ -22,9 +23,12 @@ export function runWorker(env: Record<string, string | undefined> = process.env)
     const stopReconciler = config.webServer ? startWebReconciler({ store, web: drivers.web, name: config.webServer, log }) : null;
     // The SSH keys' last use: sshd's logins on this web server (decision 0023).
     const stopLogins = startSftpLogins({ config, store, log });
+    // Webhook deliveries beside the general jobs, whose outcomes record them (decision 0027).
+    const stopWebhooks = queues.general ? startWebhookDispatcher({ store, config, log: log.child({ component: 'webhooks' }) }) : null;
     return {
       stop: async (graceMs) => {
         await stopLogins?.();
+        await stopWebhooks?.();
         await stopReconciler?.();
         await worker.stop({ graceMs });
         await closeDrivers(drivers);

@@ -380,6 +380,61 @@ export interface MailMapHoldsTable {
   held_at: string;
 }
 
+/** A customer's webhook (migration 018; API guide "Webhooks"); `events` a JSON array, `secret` sealed (never shown or logged). */
+export interface WebhooksTable {
+  id: Generated<number>;
+  customer_id: number;
+  url: string;
+  events: string;
+  description: Generated<string>;
+  active: Bool;
+  secret: string;
+  status: 'ok' | 'failing';
+  failing_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event for one webhook (migration 018): `event_id` is the `webhook-id`, `order_key` the object, `data` JSON. */
+export interface WebhookMessagesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  event_id: string;
+  event: string;
+  order_key: string;
+  data: string;
+  occurred_at: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: Generated<number>;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  finished_at: string | null;
+}
+
+/** One attempt to deliver a message (migration 018; GET /webhooks/{id}/deliveries). */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  webhook_id: number;
+  event_id: string;
+  event: string;
+  attempt: number;
+  status: 'delivered' | 'failed';
+  response_status: number | null;
+  error: string | null;
+  occurred_at: string;
+  attempted_at: string;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+/** The store's own key sealing webhook secrets without WEBHOOK_SECRET_KEY (migration 018). */
+export interface WebhookKeysTable {
+  id: string;
+  key: string;
+  created_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -408,4 +463,8 @@ export interface Database {
   mail_map_holds: MailMapHoldsTable;
   mail_sieve: MailSieveTable;
   ssh_keys: SshKeysTable;
+  webhooks: WebhooksTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_keys: WebhookKeysTable;
 }

@@ -5,7 +5,7 @@ import type { Static, TObject } from 'typebox';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { LinkBuilder, ResourceObject } from './document.js';
 import { resourceDocument } from './respond.js';
-import { IdParam, operation, type ResourceSchemas } from './schema.js';
+import { EXTENSION, IdParam, operation, type ResourceSchemas } from './schema.js';
 import type { TypedApp } from './typed-app.js';
 
 /** Throws 409 `id_mismatch` unless the body names the resource of the URL. */
@@ -40,6 +40,8 @@ export interface UpdateRoute<R, B extends UpdateBodySchema> {
   /** Writes and returns the object as this write left it (read in the write's transaction). */
   update(request: FastifyRequest, key: string, attributes: Static<B>['data']['attributes']): Promise<R>;
   toResource(row: R): ResourceObject;
+  /** An addition to the original API (marked `x-hostplane-extension` in OpenAPI). */
+  extension?: boolean;
 }
 
 /**
@@ -51,6 +53,7 @@ export function updateRoute<R, B extends UpdateBodySchema>(app: TypedApp, links:
   const key = o.key ?? { name: 'id', schema: IdParam };
   const schema = operation('PATCH', {
     operationId: `update${o.schemas.name}`,
+    ...(o.extension ? EXTENSION : {}),
     tags: [o.segment],
     summary: o.summary,
     params: key.schema,

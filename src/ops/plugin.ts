@@ -46,6 +46,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'databases', description: 'Databases.' },
   { name: 'email-addresses', description: 'Mailboxes and forwarders.' },
   { name: 'ssh-keys', description: "SSH public keys a package's Linux user logs in with over SFTP (an addition to the original API)." },
+  { name: 'webhooks', description: 'URLs that events (jobs done or failed, objects created, changed, deleted) are sent to, signed (an addition to the original API).' },
 ];
 
 interface OpenApiDoc {

@@ -81,7 +81,8 @@ export class JobRunner {
     const now = Date.now();
     let kept: boolean;
     if (error === undefined && result!.status === 'done') {
-      kept = await ctx.repo.complete(job.id, token, new Date(now).toISOString());
+      const finishedAt = new Date(now).toISOString();
+      kept = await this.outcome({ ...job, status: 'done', finished_at: finishedAt, error: null }, (repo) => repo.complete(job.id, token, finishedAt));
       if (kept) log.debug({ ms: now - started }, 'job done');
     } else if (error === undefined && result!.status === 'wait') {
       const ms = Math.max(0, result!.ms);
@@ -115,9 +116,25 @@ export class JobRunner {
   }
 
   private async fail(job: QueueJobRow, token: string, attempts: number, message: string, log: FastifyBaseLogger) {
-    if (await this.ctx.repo.fail(job.id, token, attempts, message, nowIso())) {
+    const finishedAt = nowIso();
+    const failed = { ...job, status: 'failed', attempts, error: message, finished_at: finishedAt };
+    if (await this.outcome(failed, (repo) => repo.fail(job.id, token, attempts, message, finishedAt))) {
       log.error({ attempts, error: message }, 'job failed for good');
     }
+  }
+
+  /**
+   * Writes a job's outcome with `write` (false: the lease was lost, nothing written) and, in the
+   * same transaction, what the registry's outcome observers write about it.
+   */
+  private async outcome(after: QueueJobRow, write: (repo: QueueRepository) => Promise<boolean>): Promise<boolean> {
+    const observers = this.jobs.outcomeObservers;
+    if (!observers.length) return write(this.ctx.repo);
+    return this.ctx.store.db.transaction().execute(async (trx) => {
+      if (!(await write(new QueueRepository(trx)))) return false;
+      for (const observe of observers) await observe(trx, { ...after, lease_owner: null, lease_until: null });
+      return true;
+    });
   }
 }
 

@@ -88,9 +88,29 @@ export class LeaseLostError extends Error {
   }
 }
 
+/**
+ * Runs in the transaction that writes a job's outcome (done, or failed for good), with the job as
+ * that outcome leaves it: what it writes commits with the outcome or not at all (an outbox, e.g.
+ * the webhook events of docs/decisions/0027-webhooks.md). A throw rolls the outcome back; the job
+ * then runs again once its lease has run out.
+ */
+export type OutcomeObserver = (db: Kysely<Database>, job: QueueJobRow) => Promise<void>;
+
 /** Job definitions by job_type and action: `new JobRegistry().add(createRecord, deleteRecord)`. */
 export class JobRegistry {
   private readonly map = new Map<string, JobDefinition>();
+  private readonly observers: OutcomeObserver[] = [];
+
+  /** `registry.onOutcome(recordJobEvents)`: called for every job whose outcome a worker of this registry writes. */
+  onOutcome(observer: OutcomeObserver): this {
+    this.observers.push(observer);
+    return this;
+  }
+
+  get outcomeObservers(): readonly OutcomeObserver[] {
+    return this.observers;
+  }
+
   add(...definitions: JobDefinition<any>[]): this {
     for (const d of definitions) {
       const key = `${d.type}:${d.action}`;

@@ -68,10 +68,17 @@ const OPERATION_IDS = {
   'POST /ssh-keys': 'createSshKey',
   'GET /ssh-keys/{id}': 'getSshKey',
   'DELETE /ssh-keys/{id}': 'deleteSshKey',
+  'GET /webhooks': 'listWebhooks',
+  'POST /webhooks': 'createWebhook',
+  'GET /webhooks/{id}': 'getWebhook',
+  'PATCH /webhooks/{id}': 'updateWebhook',
+  'DELETE /webhooks/{id}': 'deleteWebhook',
+  'GET /webhooks/{id}/deliveries': 'listWebhookDeliveries',
 };
 
 /** Operations the original API does not have: each is marked `x-hostplane-extension: true` (API guide "Beyond the original API"). */
-const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}'];
+const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}',
+  'GET /webhooks', 'POST /webhooks', 'GET /webhooks/{id}', 'PATCH /webhooks/{id}', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries'];
 
 interface Operation {
   /** `PATCH /customers/{id}` */
@@ -236,7 +243,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('promises only what the server has: a tag per group with routes, every group of the API available, none named as to come', async () => {
-    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys'];
+    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys', 'webhooks'];
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(groups);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
     expect(doc.info.description).toContain(`Available: ${groups.join(', ')}.`);
@@ -250,7 +257,7 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('marks every addition to the original API with x-hostplane-extension: the ssh-keys operations, the attributes added to packages and plans', () => {
+  it('marks every addition to the original API with x-hostplane-extension: the ssh-keys and webhooks operations, the attributes added to packages and plans', () => {
     const marked = operations(doc).filter((o) => o.op['x-hostplane-extension'] === true).map((o) => o.key);
     expect(marked.sort()).toEqual([...EXTENSION_OPERATIONS].sort());
     const attributes = (name: string) => doc.components.schemas[name].properties.attributes.properties;
@@ -258,6 +265,8 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.Package.properties.relationships.properties['ssh-keys']['x-hostplane-extension']).toBe(true);
     expect(attributes('Plan').ssh_keys_per_package['x-hostplane-extension']).toBe(true);
     expect(doc.components.schemas.SshKey['x-hostplane-extension']).toBe(true);
+    expect(doc.components.schemas.Webhook['x-hostplane-extension']).toBe(true);
+    expect(doc.components.schemas.WebhookDelivery['x-hostplane-extension']).toBe(true);
     // The original attributes are not marked.
     for (const a of ['name', 'linux_user', 'created_at']) expect(attributes('Package')[a]['x-hostplane-extension'], a).toBeUndefined();
   });
@@ -341,6 +350,9 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     // The e-mail examples need a mail server to place the shop's package on; likewise never contacted.
     await placeholderMailServer(t.store);
     const reseller = demo.customers.find((c) => c.role === 'reseller')!.token;
+    // The webhook examples read webhook 1 and delete the one the POST example creates (2): a
+    // DELETE removes a webhook at once, and the lists of webhook 1 are read after it.
+    await call(t.app, 'POST', '/webhooks', { token: reseller, body: { data: { type: 'webhook', attributes: { url: 'https://hooks.example.net/first', events: ['*'] } } } });
     const shop = demo.customers.find((c) => c.domain === 'shop-demo.example')!.token;
     doc = (await call(t.app, 'GET', '/openapi.json')).json;
     const ops = operations(doc);
@@ -481,7 +493,7 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     expect(await schemaProblems(doc, samples)).toEqual([]);
     // A 204 is empty: no body, no content type.
     const empty = samples.filter((s) => s.status === 204);
-    expect(empty.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).filter((k) => /forward-to|DELETE .*application-passwords/.test(k)).sort());
+    expect(empty.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).filter((k) => /forward-to|DELETE .*application-passwords|DELETE \/webhooks/.test(k)).sort());
     for (const s of empty) expect([s.type, s.body], `${s.o.key} ${s.what}`).toEqual(['undefined', undefined]);
   });
 });
@@ -538,7 +550,7 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys.');
+    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys, webhooks.');
     expect(text).not.toContain('Not available yet');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);
