@@ -63,6 +63,7 @@ const SETTINGS = {
   WEB_SFTP_LOG: Str("where the web worker reads sshd's logins of the packages' users, for the SSH keys' last use: journal (ssh.service's) or an absolute log file [none]", { pattern: '^(journal|/[^\\s]*)$' }),
   DEMO_DATA: OneOf(['auto', 'on', 'off'], 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]'),
   DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
+  IDEMPOTENCY_KEY_TTL_S: Int('how long the first answer to a write with an Idempotency-Key is kept and replayed, in seconds [86400]'),
 };
 
 /** Every setting, by name (the names are also what tests clear from an inherited environment). */
@@ -119,6 +120,8 @@ export interface Config {
   demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
   jobs: { concurrency: number; leaseMs: number | null; maxAttempts: number; pollMs: number };
+  /** IDEMPOTENCY_KEY_TTL_S in ms (API guide "Safe retries"). */
+  idempotencyKeyTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -250,6 +253,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxAttempts: positive('JOB_MAX_ATTEMPTS', num(e.JOB_MAX_ATTEMPTS, 10)),
       pollMs: positive('JOB_POLL_MS', num(e.JOB_POLL_MS, 200)),
     },
+    idempotencyKeyTtlMs: positive('IDEMPOTENCY_KEY_TTL_S', num(e.IDEMPOTENCY_KEY_TTL_S, 86_400)) * 1000,
   };
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
   if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');

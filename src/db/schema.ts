@@ -369,6 +369,24 @@ export interface MailMapHoldsTable {
   held_at: string;
 }
 
+/** The first answer to a write sent with an Idempotency-Key (migration 017; API guide "Safe retries"). */
+export interface IdempotencyKeysTable {
+  /** `token:<api token id>` or `customer:<id>` (the legacy reseller password). */
+  scope: string;
+  idempotency_key: string;
+  /** Of the first request's method, path and body (src/http/idempotency-key.ts). */
+  fingerprint: string;
+  /** Random, per request that holds the key: only it stores the answer. */
+  claim: string;
+  /** The answer; null while the first request runs. */
+  status: number | null;
+  /** JSON object of the answer's headers (src/http/idempotency.ts says which). */
+  headers: string | null;
+  body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -397,4 +415,5 @@ export interface Database {
   mail_map_holds: MailMapHoldsTable;
   mail_sieve: MailSieveTable;
   ssh_keys: SshKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
