@@ -6,7 +6,8 @@ import { expect } from 'vitest';
 import { nowIso } from '../../src/db/time.js';
 import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
 import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
-import { BASE, call, type TestApp } from './app.js';
+import { openStore } from '../../src/db/index.js';
+import { BASE, call, createTestApp, type EngineName, type TestApp, type TestStore } from './app.js';
 import { placeholderMailServer } from './email.js';
 import { newKey } from './ssh-keys.js';
 import type { Tenant } from './tenants.js';
@@ -79,4 +80,26 @@ export const storedKeys = (t: TestApp) =>
 export async function countOf(t: TestApp, table: 'queue_jobs' | 'dns_records' | 'idempotency_keys'): Promise<number> {
   const { n } = await t.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(n);
+}
+
+/**
+ * Another API server on the database of `ts`, with a connection (SQLite) or pool (PostgreSQL) of
+ * its own, as a second instance or a restarted one has; its close() closes that connection too.
+ */
+export async function otherInstance(engine: EngineName, ts: TestStore, env: Record<string, string> = {}, opts: Parameters<typeof createTestApp>[2] = {}): Promise<TestApp> {
+  const own = await openStore(ts.url, { schema: ts.schema, poolSize: 2 });
+  const app = await createTestApp(engine, env, { ...opts, store: { store: own, url: ts.url, schema: ts.schema, drop: () => own.close() } });
+  return {
+    ...app,
+    async close() {
+      await app.close();
+      await own.close();
+    },
+  };
+}
+
+/** The parts of an answer a replay repeats: status, body, and the headers but those of the exchange itself. */
+export function answerOf(r: { status: number; headers: Record<string, unknown>; body: string }) {
+  const headers = Object.fromEntries(Object.entries(r.headers).filter(([name]) => !/^(x-request-id|date|connection|keep-alive|ratelimit-.*)$/i.test(name)));
+  return { status: r.status, headers, body: r.body };
 }
