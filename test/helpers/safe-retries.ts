@@ -1,28 +1,12 @@
-// What the safe-retries tests share (API guide "Safe retries"): servers registered as placeholders
-// (no worker runs, so nobody talks to them), one object of every kind an end customer changes, the
-// requests a client sends with an Idempotency-Key or a condition, and the store's view of the keys.
+// What the safe-retries tests share (API guide "Safe retries"): one object of every kind an end
+// customer changes, the requests a client sends with an Idempotency-Key or a condition, other
+// instances on the same store, and the store's view of the keys.
 import crypto from 'node:crypto';
 import { expect } from 'vitest';
-import { nowIso } from '../../src/db/time.js';
-import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
-import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
 import { openStore } from '../../src/db/index.js';
 import { BASE, call, createTestApp, type EngineName, type TestApp, type TestStore } from './app.js';
-import { placeholderMailServer } from './email.js';
 import { newKey } from './ssh-keys.js';
 import type { Tenant } from './tenants.js';
-
-/** A default database, web and mail server, registered only: POSTs can place objects on them. */
-export async function placeholderServers(t: TestApp): Promise<void> {
-  await new DatabaseServersRepository(t.store.db).add({
-    name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
-  });
-  await new WebServersRepository(t.store.db).add({
-    name: 'web1', caddy_admin: 'http://127.0.0.1:9', http_listen: '127.0.0.1:9', https_listen: null, addresses: '["192.0.2.10"]',
-    home_root: '/srv/www', state_dir: '/srv/www/.hostplane', php: '{}', is_default: 1, created_at: nowIso(),
-  });
-  await placeholderMailServer(t.store);
-}
 
 /** A JSON:API create document. */
 export const createDoc = (type: string, attributes: Record<string, unknown>) => ({ data: { type, attributes } });

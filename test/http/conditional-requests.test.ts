@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, type TestApp } from '../helpers/app.js';
 import { errorBody } from '../helpers/errors.js';
 import { filledLater } from '../helpers/suite.js';
+import { placeholderServers } from '../helpers/placeholder-servers.js';
 import { seedTenants, type Tenants } from '../helpers/tenants.js';
-import { countOf, createObjects, placeholderServers, txtRecord, updateDoc, type Objects } from '../helpers/safe-retries.js';
+import { countOf, createObjects, txtRecord, updateDoc, type Objects } from '../helpers/safe-retries.js';
 
 const TAG = /^"[A-Za-z0-9_-]{22}"$/;
 const preconditionFailed = (url: string) =>

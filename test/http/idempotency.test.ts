@@ -13,11 +13,12 @@ import { BASE, ENGINES, call, createTestApp, freshStore, type TestApp, type Test
 import { errorBody } from '../helpers/errors.js';
 import { WebServersService } from '../../src/admin/web-servers.service.js';
 import { filledLater } from '../helpers/suite.js';
+import { placeholderServers } from '../helpers/placeholder-servers.js';
 import { seedTenants, type Tenants } from '../helpers/tenants.js';
 import { newKey } from '../helpers/ssh-keys.js';
 import { waitFor } from '../helpers/wait.js';
 import {
-  answerOf, countOf, createDoc, createObjects, freshKey, otherInstance, placeholderServers, storedKeys, txtRecord, updateDoc, withKey, type Objects,
+  answerOf, countOf, createDoc, createObjects, freshKey, otherInstance, storedKeys, txtRecord, updateDoc, withKey, type Objects,
 } from '../helpers/safe-retries.js';
 
 const reused = (url: string) =>

@@ -14,11 +14,8 @@ import { BASE, ENGINES, call, createTestApp, type EngineName, type TestApp } fro
 import { filledLater } from '../helpers/suite.js';
 import { requirable } from '../helpers/required.js';
 import { seedTenants } from '../helpers/tenants.js';
-import { placeholderMailServer } from '../helpers/email.js';
+import { placeholderServers } from '../helpers/placeholder-servers.js';
 import { loadDemoData } from '../../src/admin/demo.js';
-import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
-import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
-import { nowIso } from '../../src/db/time.js';
 
 const VND = 'application/vnd.hostplane.v1+json';
 const METHODS = ['get', 'post', 'patch', 'delete', 'put'];
@@ -350,18 +347,10 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     Object.assign(t, await createTestApp(engine));
     // The examples name objects of the demo dataset; its reseller sees them all.
     const demo = (await loadDemoData(t.admin, BASE)).data;
-    // The database examples need a default mariadb 10.11 server; the demo dataset registers one only
-    // when DEMO_MARIADB_URL is set. No worker runs here, so this server is never contacted.
-    await new DatabaseServersRepository(t.store.db).add({
-      name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
-    });
-    // The subdomain examples need a web server; no worker runs here, so it is never contacted.
-    await new WebServersRepository(t.store.db).add({
-      name: 'web1', caddy_admin: 'http://127.0.0.1:9', http_listen: '127.0.0.1:9', https_listen: null, addresses: '["192.0.2.10"]',
-      home_root: '/srv/www', state_dir: '/srv/www/.hostplane', php: '{}', is_default: 1, created_at: nowIso(),
-    });
-    // The e-mail examples need a mail server to place the shop's package on; likewise never contacted.
-    await placeholderMailServer(t.store);
+    // The database examples need a default mariadb 10.11 server (the demo dataset registers one only
+    // when DEMO_MARIADB_URL is set), the subdomain examples a web server, the e-mail examples a mail
+    // server to place the shop's package on. No worker runs here, so none is ever contacted.
+    await placeholderServers(t);
     const reseller = demo.customers.find((c) => c.role === 'reseller')!.token;
     const shop = demo.customers.find((c) => c.domain === 'shop-demo.example')!.token;
     doc = (await call(t.app, 'GET', '/openapi.json')).json;
