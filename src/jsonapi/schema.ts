@@ -253,7 +253,7 @@ type Conditional = 'read' | 'write';
 const header = (description: string) => Type.Optional(Type.String({ ...EXTENSION, description }));
 const IDEMPOTENCY_KEY = {
   'Idempotency-Key': header(
-    'a key of your choice (1–255 visible ASCII characters, as a token or a quoted string) that makes a retry safe: a repeat of this request with it, by the same token within 24 hours, answers what the first answered and changes nothing again',
+    'a key of your choice (1–255 visible ASCII characters, as a token or a quoted string) that makes a retry safe: a repeat of this request with it, by the same token within 24 hours (an operator setting), answers what the first answered and changes nothing again',
   ),
 };
 const IF_MATCH = { 'If-Match': header("412 `precondition_failed` unless the object's current ETag is one of these (or `*`)") };

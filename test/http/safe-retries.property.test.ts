@@ -4,7 +4,7 @@
 // and the order in which conditions decide (RFC 9110 §13.2.2).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_KEY_LENGTH, parseIdempotencyKey, requestFingerprint } from '../../src/http/idempotency-key.js';
+import { MAX_KEY_LENGTH, keyScope, parseIdempotencyKey, requestFingerprint } from '../../src/http/idempotency-key.js';
 import { evaluate, parseTagCondition, type EntityTag } from '../../src/jsonapi/conditional.js';
 
 const chars = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String.fromCharCode(from + i));
@@ -56,6 +56,17 @@ describe('Idempotency-Key syntax', () => {
         if (key !== null) expect(key).toMatch(/^[\x20-\x7e]{1,255}$/);
       }),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe('whose key it is', () => {
+  it("a token's keys are the token's; the reseller's legacy password (no token) uses the customer's", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.boolean(), (customerId, tokenId, isReseller) => {
+        expect(keyScope({ customerId, isReseller, contactId: 1, tokenId })).toBe(`token:${tokenId}`);
+        expect(keyScope({ customerId, isReseller, contactId: null, tokenId: null })).toBe(`customer:${customerId}`);
+      }),
     );
   });
 });
