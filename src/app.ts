@@ -17,6 +17,7 @@ import { serviceDeps } from './resources/service-deps.js';
 import type { TypeBoxTypeProvider } from './jsonapi/typed-app.js';
 import { createHttpServer } from './http/server.js';
 import { redactUrl } from './http/log-url.js';
+import { registerSafeRetries } from './http/safe-retries.js';
 
 export interface AppDeps {
   store: Store;
@@ -94,7 +95,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       });
     },
     clientErrorHandler: (err, socket) => clientError(err as NodeJS.ErrnoException, socket),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true } },
+    // The extension mark (src/jsonapi/schema.ts EXTENSION) may stand in request schemas too: an annotation, not a rule.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true, keywords: ['x-hostplane-extension'] } },
   });
 
   // Response schemas document the API; the bytes come from JSON.stringify of documents whose key
@@ -116,6 +118,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerLimits(app, { limiter: deps.limiter, links });
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
+  registerSafeRetries(app, { store: deps.store, config });
   // Route handlers get params, query and body typed from their schemas (types only; Ajv validates).
   registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), serviceDeps(deps.store, config, deps.now), links);
   return app;

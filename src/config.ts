@@ -67,6 +67,7 @@ const SETTINGS = {
   WEBHOOK_DENY_CIDRS: Str("comma-separated addresses/CIDRs webhooks are never sent to, besides the special ranges and this host's own addresses: the operator's other networks [none]"),
   WEBHOOK_SECRET_KEY: Str('comma-separated base64 keys of 32 bytes that seal the webhooks\' signing secrets in the store; the first seals, every one opens [a key kept in the store]'),
   WEBHOOK_TIMEOUT_MS: Int('time a webhook receiver has to answer a delivery [10000]'),
+  IDEMPOTENCY_KEY_TTL_S: Int('how long the first answer to a write with an Idempotency-Key is kept and replayed, in seconds [86400]'),
 };
 
 /** Every setting, by name (the names are also what tests clear from an inherited environment). */
@@ -125,6 +126,8 @@ export interface Config {
   jobs: { concurrency: number; leaseMs: number | null; maxAttempts: number; pollMs: number };
   /** Webhook deliveries (API guide "Webhooks"; docs/decisions/0027-webhooks.md). */
   webhooks: { allowCidrs: string[]; denyCidrs: string[]; secretKeys: string[]; timeoutMs: number };
+  /** IDEMPOTENCY_KEY_TTL_S in ms (API guide "Safe retries"). */
+  idempotencyKeyTtlMs: number;
 }
 
 export class ConfigError extends Error {
@@ -262,6 +265,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       secretKeys: secretKeys(e.WEBHOOK_SECRET_KEY, problems),
       timeoutMs: positive('WEBHOOK_TIMEOUT_MS', num(e.WEBHOOK_TIMEOUT_MS, 10_000)),
     },
+    idempotencyKeyTtlMs: positive('IDEMPOTENCY_KEY_TTL_S', num(e.IDEMPOTENCY_KEY_TTL_S, 86_400)) * 1000,
   };
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
   if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');

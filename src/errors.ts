@@ -3,6 +3,7 @@
 export const ERRORS = {
   bad_request: { status: 400, title: 'Bad request' },
   invalid_parameter: { status: 400, title: 'Invalid query parameter' },
+  invalid_header: { status: 400, title: 'Invalid request header' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Forbidden' },
   record_not_deletable: { status: 403, title: 'Record cannot be deleted' },
@@ -16,12 +17,15 @@ export const ERRORS = {
   conflict: { status: 409, title: 'Conflict' },
   invalid_state: { status: 409, title: 'Not allowed in the current state' },
   limit_reached: { status: 409, title: 'Plan limit reached' },
+  idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
+  precondition_failed: { status: 412, title: 'Precondition failed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   headers_too_large: { status: 431, title: 'Request header fields too large' },
   invalid_api_data: { status: 422, title: 'Invalid data' },
   invalid_password: { status: 422, title: 'Invalid password' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_errors: { status: 429, title: 'Too many errors' },
   internal_error: { status: 500, title: 'Internal server error' },
@@ -33,6 +37,8 @@ export type ErrorCode = keyof typeof ERRORS;
 export interface ErrorSource {
   pointer?: string;
   parameter?: string;
+  /** The request header at fault (JSON:API 1.1), e.g. `Idempotency-Key`. */
+  header?: string;
 }
 
 /** One JSON:API error object; `new AppError('conflict', 'Address exists.', { pointer: '/data/attributes/address' })`. */

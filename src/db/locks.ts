@@ -1,5 +1,5 @@
 // Row locks that serialise check-then-write rules across resources (plan limits per package).
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema.js';
 import { isPostgres } from './dialect.js';
 
@@ -37,4 +37,35 @@ export async function lockedPackageRows<DB extends Database, TB extends keyof DB
   if (isPostgres(db)) return one.forNoKeyUpdate('packages' as never).execute();
   await lockPackage(db, id);
   return one.execute();
+}
+
+/**
+ * What a conditional write checks its object against inside its transaction (API guide "Safe
+ * retries"): throws (412) when the request's condition does not hold for the object as it is now.
+ * `checked` is set once it ran, so the route can tell a service that never called it.
+ */
+export interface Precondition<R> {
+  (current: R): void;
+  checked: boolean;
+}
+
+/** The tables whose rows conditional writes lock by lockForCheck. */
+type CheckedTable = 'customers' | 'domains' | 'databases' | 'ssh_keys';
+
+/**
+ * For a conditional write only: locks the object's row until the transaction ends, so no other
+ * writer changes it between the precondition's check and this write (`select … for no key update`
+ * on PostgreSQL; a SQLite transaction holds the write lock from its `begin immediate`, src/db/index.ts).
+ * Without a precondition it does nothing: a write without conditions costs what it did.
+ * `await lockForCheck(trx, precondition, 'databases', 'id', 7)`.
+ */
+export async function lockForCheck(
+  db: Kysely<Database>,
+  precondition: Precondition<never> | undefined,
+  table: CheckedTable,
+  column: 'id' | 'name',
+  value: number | string,
+): Promise<void> {
+  if (!precondition || !isPostgres(db)) return;
+  await sql`select 1 from ${sql.table(table)} where ${sql.ref(column)} = ${value} for no key update`.execute(db);
 }

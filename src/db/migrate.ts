@@ -18,6 +18,7 @@ import * as m013mailMapVersions from './migrations/013-mail-map-versions.js';
 import * as m014outboundLimits from './migrations/014-outbound-limits.js';
 import * as m015dkimKeys from './migrations/015-dkim-keys.js';
 import * as m016sshKeys from './migrations/016-ssh-keys.js';
+import * as m017idempotencyKeys from './migrations/017-idempotency-keys.js';
 import * as m018webhooks from './migrations/018-webhooks.js';
 import * as m019tokenScopes from './migrations/019-token-scopes.js';
 
@@ -32,6 +33,7 @@ const ALL = {
   '014-outbound-limits': m014outboundLimits,
   '015-dkim-keys': m015dkimKeys,
   '016-ssh-keys': m016sshKeys,
+  '017-idempotency-keys': m017idempotencyKeys,
   '018-webhooks': m018webhooks,
   '019-token-scopes': m019tokenScopes,
 };

@@ -380,6 +380,24 @@ export interface MailMapHoldsTable {
   held_at: string;
 }
 
+/** The first answer to a write sent with an Idempotency-Key (migration 017; API guide "Safe retries"). */
+export interface IdempotencyKeysTable {
+  /** `token:<api token id>` or `customer:<id>` (the legacy reseller password). */
+  scope: string;
+  idempotency_key: string;
+  /** Of the first request's method, path and body (src/http/idempotency-key.ts). */
+  fingerprint: string;
+  /** Random, per request that holds the key: only it stores the answer. */
+  claim: string;
+  /** The answer; null while the first request runs. */
+  status: number | null;
+  /** JSON object of the answer's headers (src/http/idempotency.ts says which). */
+  headers: string | null;
+  body: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 /** A customer's webhook (migration 018; API guide "Webhooks"); `events` a JSON array, `secret` sealed (never shown or logged). */
 export interface WebhooksTable {
   id: Generated<number>;
@@ -467,4 +485,5 @@ export interface Database {
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_keys: WebhookKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
 }

@@ -1,13 +1,14 @@
 // The read side every resource has (API guide "Filters and paging", "Endpoints"): `GET /<segment>`
 // with filters and paging, and `GET /<segment>/:<key>` for one object, answered in the same
-// document layout.
+// document layout, the one object with its ETag (API guide "Safe retries").
 import type { FastifyRequest } from 'fastify';
 import type { TObject } from 'typebox';
 import type { ErrorCode } from '../errors.js';
 import type { PageResult } from '../db/paging.js';
 import type { LinkBuilder, ResourceObject } from './document.js';
 import { parseListQuery, type ListQuery } from './query.js';
-import { listDocument, resourceDocument } from './respond.js';
+import { listDocument } from './respond.js';
+import { sendTagged } from './conditional.js';
 import { EXTENSION, IdParam, ListQueryString, addDocumentSchemas, operation, type ResourceSchemas } from './schema.js';
 import type { TypedApp } from './typed-app.js';
 import type { TokenRead } from '../auth/plugin.js';
@@ -69,11 +70,13 @@ export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R
     tags,
     summary: o.summaries.one,
     params: key.schema,
+    conditional: 'read',
     success: { status: 200, document: schemas.document, description: `The ${schemas.type}` },
     errors: { resource_not_found: `no such ${schemas.type} among those you may see`, ...o.oneErrors },
   });
-  app.get(`/${o.segment}/:${key.name}`, { schema: oneSchema, config: { tokenRead: o.tokenReads?.one } }, async (request) => {
+  // With its ETag; If-None-Match naming it answers 304 (API guide "Safe retries").
+  app.get(`/${o.segment}/:${key.name}`, { schema: oneSchema, config: { tokenRead: o.tokenReads?.one } }, async (request, reply) => {
     const value = (request.params as Record<string, string>)[key.name];
-    return resourceDocument(request, links, o.toResource(await o.get(request, value)));
+    return sendTagged(request, reply, links, o.toResource(await o.get(request, value)), { conditional: true });
   });
 }

@@ -201,6 +201,7 @@ export const ErrorDocument = Type.Object(
           Type.Object({
             pointer: Type.Optional(Type.String({ description: 'JSON Pointer to the body member at fault, e.g. /data/attributes/ttl' })),
             parameter: Type.Optional(Type.String({ description: 'the query or path parameter at fault' })),
+            header: Type.Optional(Type.String({ ...EXTENSION, description: 'the request header at fault, e.g. Idempotency-Key' })),
           }),
         ),
       }),
@@ -246,6 +247,43 @@ function sharedErrors(method: string, o: { params?: TSchema; querystring?: TSche
   };
 }
 
+/** How an operation takes part in safe retries (API guide "Safe retries"). */
+type Conditional = 'read' | 'write';
+
+const header = (description: string) => Type.Optional(Type.String({ ...EXTENSION, description }));
+const IDEMPOTENCY_KEY = {
+  'Idempotency-Key': header(
+    'a key of your choice (1–255 visible ASCII characters, as a token or a quoted string) that makes a retry safe: a repeat of this request with it, by the same token within 24 hours (an operator setting), answers what the first answered and changes nothing again',
+  ),
+};
+const IF_MATCH = { 'If-Match': header("412 `precondition_failed` unless the object's current ETag is one of these (or `*`)") };
+const IF_NONE_MATCH = {
+  'If-None-Match': header("on a read, 304 when the object's current ETag is one of these (or `*`); on a write, 412 then"),
+};
+const ETAG = { ETag: { type: 'string', description: 'the entity tag of the object as it is now; send it in If-Match to change it only while it stays so', ...EXTENSION } };
+
+/** The request headers an operation documents: the Idempotency-Key of every write, the conditions of conditional ones. */
+function conditionHeaders(method: string, conditional: Conditional | undefined) {
+  const write = method !== 'GET';
+  const fields = { ...(write ? IDEMPOTENCY_KEY : {}), ...(conditional ? { ...IF_MATCH, ...IF_NONE_MATCH } : {}) };
+  return Object.keys(fields).length ? Type.Object(fields) : undefined;
+}
+
+/** The errors of safe retries: a write's Idempotency-Key, and the conditions (of any write, and of conditional reads). */
+function retryErrors(method: string, conditional: Conditional | undefined): ErrorWhen {
+  if (method === 'GET') {
+    return conditional ? { invalid_header: 'If-Match or If-None-Match is malformed', precondition_failed: 'If-Match names none of the current entity tags' } : {};
+  }
+  return {
+    invalid_header: 'Idempotency-Key, If-Match or If-None-Match is malformed; `source.header` names it',
+    idempotency_key_in_use: 'the first request with this Idempotency-Key is still being answered',
+    precondition_failed: conditional
+      ? 'the object changed since the entity tag in If-Match (or If-None-Match names its current one)'
+      : 'If-Match names an entity tag, or If-None-Match is `*`: this operation has none, so the condition never holds',
+    idempotency_key_reused: 'this Idempotency-Key was sent before with another request (method, path or body)',
+  };
+}
+
 /** One response per status: the shared error document, its ids listed with when each happens. */
 function errorResponses(when: ErrorWhen) {
   const byStatus = new Map<number, string[]>();
@@ -279,6 +317,11 @@ export interface OperationDoc {
   errors?: ErrorWhen;
   /** `x-hostplane-extension: true`: the original API has no such operation (spread EXTENSION). */
   'x-hostplane-extension'?: true;
+  /**
+   * The operation reads (`read`: GET of one object) or changes (`write`: its PATCH and DELETE) an
+   * object with an ETag, and decides If-Match and If-None-Match on it (src/jsonapi/conditional.ts).
+   */
+  conditional?: Conditional;
 }
 
 /**
@@ -292,15 +335,29 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   o: S & OperationDoc,
 ) {
-  const { success, errors, ...schema } = o;
+  const { success, errors, conditional, ...schema } = o;
+  // The answer of a conditional read or PATCH carries the object's ETag.
+  const tagged = conditional !== undefined && method !== 'DELETE';
+  const successHeaders = { ...HEADERS[success.status], ...(tagged ? ETAG : {}) };
   const ok =
     success.status === 204
       ? { description: success.description, type: 'null' }
       : {
           $ref: (success.document as { $id?: string }).$id,
           description: success.description,
-          ...(HEADERS[success.status] ? { headers: HEADERS[success.status] } : {}),
+          ...(Object.keys(successHeaders).length ? { headers: successHeaders } : {}),
         };
+  const notModified =
+    conditional === 'read' ? { 304: { description: 'Not Modified: If-None-Match names the current entity tag; no body', headers: ETAG, type: 'null' } } : {};
+  const headers = conditionHeaders(method, conditional);
   // Operation-specific texts win over the shared ones (e.g. what a 422 means for this path).
-  return { ...schema, response: { [success.status]: ok, ...errorResponses({ ...sharedErrors(method, o), ...errors }) } as Record<string, unknown> };
+  return {
+    ...schema,
+    ...(headers ? { headers } : {}),
+    response: {
+      [success.status]: ok,
+      ...notModified,
+      ...errorResponses({ ...sharedErrors(method, o), ...retryErrors(method, conditional), ...errors }),
+    } as Record<string, unknown>,
+  };
 }

@@ -1,10 +1,13 @@
-// What every PATCH shares (API guide "Documents"): the body must name the resource of the URL, and
-// the answer is the whole resource as the write left it.
+// What every PATCH shares (API guide "Documents", "Safe retries"): the body must name the resource
+// of the URL, If-Match and If-None-Match are checked on the object in the write's transaction, and
+// the answer is the whole resource as the write left it, with its ETag.
 import type { FastifyRequest } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { LinkBuilder, ResourceObject } from './document.js';
 import { resourceDocument } from './respond.js';
+import { assertChecked, preconditionOf, sendTagged } from './conditional.js';
+import type { Precondition } from '../db/locks.js';
 import { EXTENSION, IdParam, operation, type ResourceSchemas } from './schema.js';
 import type { TypedApp } from './typed-app.js';
 
@@ -37,8 +40,12 @@ export interface UpdateRoute<R, B extends UpdateBodySchema> {
    * names in any spelling: `{ target: (name) => service.requireAce(name), same: sameDomainName }`.
    */
   match?: { target: (key: string) => string; same: (a: string, b: string) => boolean };
-  /** Writes and returns the object as this write left it (read in the write's transaction). */
-  update(request: FastifyRequest, key: string, attributes: Static<B>['data']['attributes']): Promise<R>;
+  /**
+   * Writes and returns the object as this write left it (read in the write's transaction). A
+   * `precondition` (If-Match, If-None-Match) goes to the service, which checks it in that
+   * transaction on the object as it is before the write (API guide "Safe retries").
+   */
+  update(request: FastifyRequest, key: string, attributes: Static<B>['data']['attributes'], precondition: Precondition<R> | undefined): Promise<R>;
   toResource(row: R): ResourceObject;
   /** An addition to the original API (marked `x-hostplane-extension` in OpenAPI). */
   extension?: boolean;
@@ -58,6 +65,7 @@ export function updateRoute<R, B extends UpdateBodySchema>(app: TypedApp, links:
     summary: o.summary,
     params: key.schema,
     body: o.body,
+    conditional: 'write',
     success: { status: 200, document: o.schemas.document, description: `The ${o.schemas.type} as this request left it` },
     errors: {
       resource_not_found: `no such ${o.schemas.type} among those you may see`,
@@ -65,11 +73,15 @@ export function updateRoute<R, B extends UpdateBodySchema>(app: TypedApp, links:
       ...o.errors,
     },
   });
-  app.patch(`/${o.segment}/:${key.name}`, { schema }, async (request) => {
+  app.patch(`/${o.segment}/:${key.name}`, { schema, config: { conditional: true } }, async (request, reply) => {
     const value = (request.params as Record<string, string>)[key.name];
     const { data } = request.body as { data: { type: string; id: string; attributes: Static<B>['data']['attributes'] } };
+    const precondition = preconditionOf(request, o.toResource);
     if (o.match) assertUpdateTarget(data, o.schemas.type, o.match.target(value), o.match.same);
     else assertUpdateTarget(data, o.schemas.type, value);
-    return resourceDocument(request, links, o.toResource(await o.update(request, value, data.attributes)));
+    const row = await o.update(request, value, data.attributes, precondition);
+    assertChecked(precondition);
+    // The answer's ETag is the one a GET answers next while nothing changes.
+    return sendTagged(request, reply, links, o.toResource(row));
   });
 }

@@ -10,6 +10,7 @@ import { EMAIL_JOBS } from './email-addresses/email-addresses.jobs.js';
 import { DKIM_JOBS } from './dns-records/dns-records.dkim.js';
 import { SSH_KEY_JOBS } from './ssh-keys/ssh-keys.jobs.js';
 import { recordJobEvents } from './webhooks/webhooks.events.js';
+import { IDEMPOTENCY_JOBS } from '../http/idempotency.jobs.js';
 
 /**
  * `const jobs = buildJobs()`. A job whose (job_type, action) has no definition here is marked
@@ -17,6 +18,6 @@ import { recordJobEvents } from './webhooks/webhooks.events.js';
  * (docs/decisions/0027-webhooks.md).
  */
 export function buildJobs(): JobRegistry {
-  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS).add(...SSH_KEY_JOBS)
+  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS).add(...SSH_KEY_JOBS).add(...IDEMPOTENCY_JOBS)
     .onOutcome(recordJobEvents);
 }

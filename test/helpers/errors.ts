@@ -5,6 +5,7 @@ import { BASE } from './app.js';
 export interface ErrorSourceShape {
   pointer?: string;
   parameter?: string;
+  header?: string;
 }
 
 /** `{ errors: [{ id, status, title, detail, source? }], links: { self } }` — one error. */

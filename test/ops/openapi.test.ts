@@ -14,11 +14,8 @@ import { BASE, ENGINES, call, createTestApp, type EngineName, type TestApp } fro
 import { filledLater } from '../helpers/suite.js';
 import { requirable } from '../helpers/required.js';
 import { seedTenants } from '../helpers/tenants.js';
-import { placeholderMailServer } from '../helpers/email.js';
+import { placeholderServers } from '../helpers/placeholder-servers.js';
 import { loadDemoData } from '../../src/admin/demo.js';
-import { DatabaseServersRepository } from '../../src/provisioning/databases/servers.repository.js';
-import { WebServersRepository } from '../../src/provisioning/web/servers.repository.js';
-import { nowIso } from '../../src/db/time.js';
 
 const VND = 'application/vnd.hostplane.v1+json';
 const METHODS = ['get', 'post', 'patch', 'delete', 'put'];
@@ -207,17 +204,17 @@ describe('the OpenAPI document', () => {
     }
     const statusesOf = (key: string) => Object.keys(operations(doc).find((o) => o.key === key)!.op.responses).map(Number);
     expect(statusesOf('GET /plans')).toEqual([200, 400, 401, 406, 429, 500]);
-    expect(statusesOf('PATCH /customers/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 404, 406, 409, 413, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /dns-records/{id}')).toEqual([202, 400, 401, 403, 404, 406, 413, 414, 415, 429, 500]);
-    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 404, 406, 409, 413, 415, 422, 429, 500]);
-    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 404, 406, 409, 413, 414, 415, 429, 500]);
-    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 404, 406, 413, 414, 415, 429, 500]);
-    expect(statusesOf('POST /email-addresses')).toEqual([202, 400, 401, 404, 406, 409, 413, 415, 422, 429, 500, 503]);
-    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 404, 406, 413, 414, 415, 429, 500]);
-    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 404, 406, 409, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('PATCH /customers/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /dns-records/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
+    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /email-addresses')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
     expect(doc.paths['/email-addresses'].post.responses[422].description).toContain('`invalid_password`');
     expect(doc.paths['/email-addresses'].post.responses[503].description).toContain('`service_unavailable`');
     const created = doc.paths['/dns-records'].post.responses[202];
@@ -269,6 +266,28 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.WebhookDelivery['x-hostplane-extension']).toBe(true);
     // The original attributes are not marked.
     for (const a of ['name', 'linux_user', 'created_at']) expect(attributes('Package')[a]['x-hostplane-extension'], a).toBeUndefined();
+  });
+
+  it('documents safe retries as extensions: Idempotency-Key on every write, ETag and 304 on every GET of one object, If-Match where an object has a tag', () => {
+    const headerParams = (o: Operation) => Object.fromEntries((o.op.parameters ?? []).filter((p: any) => p.in === 'header').map((p: any) => [p.name, p]));
+    const objectPaths = ['/customers/{id}', '/domains/{name}', '/packages/{id}', '/plans/{id}', '/queue-jobs/{id}', '/dns-records/{id}', '/databases/{id}', '/subdomains/{id}', '/email-addresses/{id}', '/ssh-keys/{id}'];
+    for (const o of operations(doc)) {
+      const params = headerParams(o);
+      for (const p of Object.values<any>(params)) expect(p.schema['x-hostplane-extension'], `${o.key} ${p.name}`).toBe(true);
+      const object = objectPaths.includes(o.path) && o.method !== 'POST';
+      expect(Object.keys(params).sort(), o.key).toEqual([...(o.method !== 'GET' ? ['Idempotency-Key'] : []), ...(object ? ['If-Match', 'If-None-Match'] : [])].sort());
+      const success = o.op.responses[successStatus(o.op)];
+      expect(success.headers?.ETag?.schema?.['x-hostplane-extension'] === true, o.key).toBe(object && o.method !== 'DELETE');
+      expect(o.op.responses[304] !== undefined, o.key).toBe(object && o.method === 'GET');
+      if (o.method !== 'GET') {
+        expect(o.op.responses[409].description, o.key).toContain('`idempotency_key_in_use`');
+        expect(o.op.responses[412].description, o.key).toContain('`precondition_failed`');
+        expect(o.op.responses[422].description, o.key).toContain('`idempotency_key_reused`');
+      }
+    }
+    expect(Object.keys(doc.paths['/plans/{id}'].get.responses).map(Number)).toEqual([200, 304, 400, 401, 404, 406, 412, 414, 429, 500]);
+    expect(doc.paths['/plans/{id}'].get.responses[304]).toEqual({ description: expect.any(String), headers: { ETag: expect.objectContaining({ schema: { type: 'string', 'x-hostplane-extension': true } }) } });
+    expect(doc.components.schemas.ErrorDocument.properties.errors.items.properties.source.properties.header['x-hostplane-extension']).toBe(true);
   });
 
   it('cites no file a client does not have (no section signs, no notes kept outside the repository)', () => {
@@ -337,18 +356,10 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     Object.assign(t, await createTestApp(engine));
     // The examples name objects of the demo dataset; its reseller sees them all.
     const demo = (await loadDemoData(t.admin, BASE)).data;
-    // The database examples need a default mariadb 10.11 server; the demo dataset registers one only
-    // when DEMO_MARIADB_URL is set. No worker runs here, so this server is never contacted.
-    await new DatabaseServersRepository(t.store.db).add({
-      name: 'db1', db_type: 'mariadb', version: '10.11', url: 'mysql://admin@127.0.0.1:9', access_hosts: '["%"]', is_default: 1, is_dedicated: 0, created_at: nowIso(),
-    });
-    // The subdomain examples need a web server; no worker runs here, so it is never contacted.
-    await new WebServersRepository(t.store.db).add({
-      name: 'web1', caddy_admin: 'http://127.0.0.1:9', http_listen: '127.0.0.1:9', https_listen: null, addresses: '["192.0.2.10"]',
-      home_root: '/srv/www', state_dir: '/srv/www/.hostplane', php: '{}', is_default: 1, created_at: nowIso(),
-    });
-    // The e-mail examples need a mail server to place the shop's package on; likewise never contacted.
-    await placeholderMailServer(t.store);
+    // The database examples need a default mariadb 10.11 server (the demo dataset registers one only
+    // when DEMO_MARIADB_URL is set), the subdomain examples a web server, the e-mail examples a mail
+    // server to place the shop's package on. No worker runs here, so none is ever contacted.
+    await placeholderServers(t);
     const reseller = demo.customers.find((c) => c.role === 'reseller')!.token;
     // The webhook examples read webhook 1 and delete the one the POST example creates (2): a
     // DELETE removes a webhook at once, and the lists of webhook 1 are read after it.

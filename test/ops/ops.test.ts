@@ -54,8 +54,11 @@ describe.each(ENGINES)('operational endpoints on %s', (engine) => {
       }
       expect(Object.keys(doc.paths['/customers'])).toEqual(['get']);
       expect(Object.keys(doc.paths['/customers/{id}']).sort()).toEqual(['get', 'patch']);
+      // The path parameter, then the conditions of safe retries (API guide "Safe retries").
       expect(doc.paths['/customers/{id}'].get.parameters).toEqual([
         { schema: { type: 'string' }, example: '10002', in: 'path', name: 'id', required: true },
+        { schema: { type: 'string', 'x-hostplane-extension': true }, in: 'header', name: 'If-Match', required: false, description: expect.any(String) },
+        { schema: { type: 'string', 'x-hostplane-extension': true }, in: 'header', name: 'If-None-Match', required: false, description: expect.any(String) },
       ]);
       expect(doc.paths['/customers'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['page[number]', 'page[size]']);
     });

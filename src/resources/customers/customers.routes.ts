@@ -35,7 +35,7 @@ export function customersRoutes(app: TypedApp, service: CustomersService, links:
       forbidden: "only the customer's reseller may change a customer",
       conflict: 'another customer of this reseller has this `external_customer_id`',
     },
-    update: (request, id, attributes) => service.update(actorOf(request), id, attributes),
+    update: (request, id, attributes, precondition) => service.update(actorOf(request), id, attributes, precondition),
     toResource,
   });
 }

@@ -7,6 +7,7 @@ import { findOr404 } from '../../db/ids.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { CustomersRepository, type CustomerRow } from './customers.repository.js';
+import { lockForCheck, type Precondition } from '../../db/locks.js';
 import type { ServiceDeps } from '../service-deps.js';
 
 export class CustomersService {
@@ -39,9 +40,10 @@ export class CustomersService {
   /**
    * Checks, writes and re-reads in one transaction, so the answer shows the state this write
    * produced even while other requests change the same customer (a concurrent write waits for
-   * this one's commit at the row lock its UPDATE takes).
+   * this one's commit at the row lock its UPDATE takes). A `precondition` (API guide "Safe
+   * retries") is checked there on the customer as it is, under that lock.
    */
-  async update(actor: Actor, id: string, attrs: { is_login_disabled?: boolean; external_customer_id?: string | null }) {
+  async update(actor: Actor, id: string, attrs: { is_login_disabled?: boolean; external_customer_id?: string | null }, precondition?: Precondition<CustomerRow>) {
     const target = await this.get(actor, id);
     if (target.reseller_id !== actor.customerId) {
       throw new AppError('forbidden', "Only the customer's reseller may change a customer.");
@@ -52,8 +54,10 @@ export class CustomersService {
     try {
       return await this.db.transaction().execute(async (trx) => {
         const repo = new CustomersRepository(trx);
+        await lockForCheck(trx, precondition, 'customers', 'id', target.id);
         const ext = values.external_customer_id;
         if (ext != null && (await repo.externalIdTaken(actor.customerId, ext, target.id))) throw externalIdConflict();
+        if (precondition) precondition(await findOr404('customer', id, (n) => repo.findVisible(actor, n)));
         await repo.update(target.id, values);
         return findOr404('customer', id, (n) => repo.findVisible(actor, n));
       });

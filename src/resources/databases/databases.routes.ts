@@ -32,7 +32,7 @@ export function databasesRoutes(app: TypedApp, service: DatabasesService, links:
     body: DatabaseUpdateBody,
     summary: 'Change the description of a database (null stores an empty one)',
     errors: { invalid_api_data: 'the description is not a string or null, or another attribute was sent' },
-    update: (request, id, attributes) => service.update(actorOf(request), id, attributes),
+    update: (request, id, attributes, precondition) => service.update(actorOf(request), id, attributes, precondition),
     toResource,
   });
 
@@ -87,6 +87,7 @@ export function databasesRoutes(app: TypedApp, service: DatabasesService, links:
     summary: 'Delete a database and its user: 202 with the queue-job',
     accepted: 'the job that removes database and user',
     errors: { resource_not_found: 'no such database among those you may see' },
-    remove: (request, id) => service.delete(actorOf(request), id),
+    remove: (request, id, precondition) => service.delete(actorOf(request), id, precondition),
+    representation: toResource,
   });
 }

@@ -9,7 +9,9 @@
 // The plaintext password exists only in the answer: the job carries the mysql_native_password
 // hash, and no table holds either.
 import type { Actor } from '../../auth/actor.js';
+import type { Kysely } from 'kysely';
 import type { Store } from '../../db/index.js';
+import type { Database } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { AppError, invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
@@ -21,6 +23,7 @@ import { generateDatabasePassword, nativePasswordHash } from '../../provisioning
 import { DatabasesRepository, type DatabaseRow, type DatabaseWithServer, type DefaultServer } from './databases.repository.js';
 import type { DatabaseJobPayload } from './databases.jobs.js';
 import { NAME_MAX, namePrefix } from './databases.rules.js';
+import { lockForCheck, type Precondition } from '../../db/locks.js';
 
 export interface DatabaseCreateInput {
   package_id: string;
@@ -134,11 +137,14 @@ export class DatabasesService {
     }
   }
 
-  /** Sets the description (null stores ""); answers the database as this write left it. */
-  async update(actor: Actor, id: string, attrs: { description?: string | null }): Promise<DatabaseRow> {
+  /**
+   * Sets the description (null stores ""); answers the database as this write left it. A
+   * `precondition` (API guide "Safe retries") is checked on the database as it is, locked.
+   */
+  async update(actor: Actor, id: string, attrs: { description?: string | null }, precondition?: Precondition<DatabaseRow>): Promise<DatabaseRow> {
     return this.store.db.transaction().execute(async (trx) => {
       const repo = new DatabasesRepository(trx);
-      const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
+      const row = await this.current(trx, actor, id, precondition);
       if (attrs.description !== undefined) await repo.setDescription(row.id, attrs.description ?? '');
       return (await repo.byId(row.id))!;
     });
@@ -161,14 +167,24 @@ export class DatabasesService {
    * Marks the database `deleting` and enqueues its delete job; returns the job. A database already
    * being deleted answers with its pending delete job, so a repeated DELETE is harmless.
    */
-  async delete(actor: Actor, id: string): Promise<QueueJobRow> {
+  async delete(actor: Actor, id: string, precondition?: Precondition<DatabaseRow>): Promise<QueueJobRow> {
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DatabasesRepository(trx);
-      const row = await findOr404('database', id, (n) => repo.findVisible(actor, n));
+      const row = await this.current(trx, actor, id, precondition);
       // Marked whatever its state now: the create job may have made it live since it was read.
       const underway = !(await repo.markDeleting(row.id));
       const job = { customerId: row.customer_id, jobType: 'database', action: 'delete', objectId: String(row.id), payload: {} } as const;
       return enqueue.unlessStanding(underway, job, () => enqueue(job));
     }, actor);
+  }
+
+  /** The database a write changes, read in its transaction `trx`; checked by a precondition, under its row lock. */
+  private async current(trx: Kysely<Database>, actor: Actor, id: string, precondition: Precondition<DatabaseRow> | undefined) {
+    const row = await findOr404('database', id, async (n) => {
+      await lockForCheck(trx, precondition, 'databases', 'id', n);
+      return new DatabasesRepository(trx).findVisible(actor, n);
+    });
+    precondition?.(row);
+    return row;
   }
 }

@@ -12,6 +12,7 @@ import { DNS_RECORD_FILTERS, DnsRecordCreateBody, DnsRecordIdParam, DnsRecordSch
 import type { DnsRecordsService } from './dns-records.service.js';
 
 export function dnsRecordsRoutes(app: TypedApp, service: DnsRecordsService, links: LinkBuilder) {
+  const toResource = (row: Parameters<typeof dnsRecordResource>[0]) => dnsRecordResource(row, links);
   readRoutes(app, links, {
     segment: 'dns-records',
     filters: DNS_RECORD_FILTERS,
@@ -20,7 +21,7 @@ export function dnsRecordsRoutes(app: TypedApp, service: DnsRecordsService, link
     key: { name: 'id', schema: DnsRecordIdParam },
     list: (request, q) => service.list(actorOf(request), q.filters, q.page),
     get: (request, id) => service.get(actorOf(request), id),
-    toResource: (row) => dnsRecordResource(row, links),
+    toResource,
   });
 
   // Both writes answer with the job (acceptedJob); its documents are the queue-jobs ones.
@@ -57,6 +58,7 @@ export function dnsRecordsRoutes(app: TypedApp, service: DnsRecordsService, link
       record_not_deletable: 'the record is managed by the service (e.g. the DKIM key)',
       resource_not_found: 'no such DNS record among those you may see',
     },
-    remove: (request, id) => service.delete(actorOf(request), id),
+    remove: (request, id, precondition) => service.delete(actorOf(request), id, precondition),
+    representation: toResource,
   });
 }

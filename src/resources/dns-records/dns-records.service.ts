@@ -23,6 +23,7 @@ import type { QueueJobRow } from '../../queue/jobs.js';
 import type { DnsDriver } from '../../provisioning/dns/driver.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { DnsRecordsRepository, type DnsRecordRow } from './dns-records.repository.js';
+import type { Precondition } from '../../db/locks.js';
 import { checkFqdnLength, conflictInZone, normaliseRecord, RecordInvalid, type FieldProblem, type RecordInput, type NormalisedRecord } from './dns-records.rules.js';
 import { checkTemplate, generateDkimKey, insertBaseRecords, insertDkimRecord, ownTemplate, planTemplate, type DkimKey, type TemplatePlan } from './dns-records.base-records.js';
 import { DMARC_NAME, dmarcRecord, isDmarc, spfHosts, spfRecord } from './dns-records.mail-records.js';
@@ -152,9 +153,10 @@ export class DnsRecordsService {
   /**
    * Enqueues the deletion of a record; returns the job. Managed records (the DKIM key) cannot be
    * deleted (403, API guide "DNS records"); base records can. A record already being deleted
-   * answers with its pending delete job, so a repeated DELETE is harmless.
+   * answers with its pending delete job, so a repeated DELETE is harmless. A `precondition` (API
+   * guide "Safe retries") is checked on the record as it is under the zone's lock.
    */
-  async delete(actor: Actor, id: string): Promise<QueueJobRow> {
+  async delete(actor: Actor, id: string, precondition?: Precondition<DnsRecordRow>): Promise<QueueJobRow> {
     const found = await this.get(actor, id);
     if (found.tag === 'managed') {
       throw new AppError('record_not_deletable', 'This record is managed by the service (e.g. the DKIM key) and cannot be deleted.');
@@ -165,6 +167,7 @@ export class DnsRecordsService {
       // Read again under the lock: a job or another DELETE may have changed it meanwhile.
       const row = await repo.byId(found.id);
       if (!row) throw notFound('dns-record');
+      precondition?.(row);
       const key = { jobType: 'dns-record', action: 'delete', objectId: String(row.id) } as const;
       return enqueue.unlessStanding(row.state === 'deleting', key, async () => {
         // A pending record was never served: it goes at once, and its job only confirms that.

@@ -50,7 +50,7 @@ export function domainsRoutes(app: TypedApp, service: DomainsService, links: Lin
     },
     // `data.id` may name the domain in any spelling (Unicode or ACE, any case).
     match: { target: (name) => service.requireAce(name), same: sameDomainName },
-    update: (request, name, attributes) => service.updatePresence(actorOf(request), name, attributes.presence),
+    update: (request, name, attributes, precondition) => service.updatePresence(actorOf(request), name, attributes.presence, precondition),
     toResource,
   });
 }

@@ -12,6 +12,7 @@ import { DomainsRepository, type DomainRow } from './domains.repository.js';
 import { seesDomain } from '../../auth/token-scope.js';
 import type { DomainUpdateBody } from './domains.schema.js';
 import type { ServiceDeps } from '../service-deps.js';
+import { lockForCheck, type Precondition } from '../../db/locks.js';
 
 export type PresenceUpdate = NonNullable<Static<typeof DomainUpdateBody>['data']['attributes']['presence']>;
 
@@ -63,8 +64,11 @@ export class DomainsService {
     return this.repo.findVisibleWithToken(hash, ace);
   }
 
-  /** Writes and re-reads in one transaction: the answer shows the flags this write produced. */
-  async updatePresence(actor: Actor, name: string, presence: PresenceUpdate | undefined) {
+  /**
+   * Writes and re-reads in one transaction: the answer shows the flags this write produced. A
+   * `precondition` (API guide "Safe retries") is checked there on the domain as it is, locked.
+   */
+  async updatePresence(actor: Actor, name: string, presence: PresenceUpdate | undefined, precondition?: Precondition<DomainRow>) {
     const domain = await this.get(actor, name);
     if (!domain.has_presence) {
       throw invalidField('presence', 'This domain is not assigned to a presence; it has no presence flags to change.', 'invalid_state');
@@ -74,10 +78,11 @@ export class DomainsService {
     if (presence?.dns_migration_mode?.enabled !== undefined) values.dns_migration_mode = presence.dns_migration_mode.enabled ? 1 : 0;
     return this.db.transaction().execute(async (trx) => {
       const repo = new DomainsRepository(trx);
+      const visible = async () => (await repo.findVisible(actor, domain.name)) ?? Promise.reject(notFound('domain'));
+      await lockForCheck(trx, precondition, 'domains', 'name', domain.name);
+      if (precondition) precondition(await visible());
       await repo.updatePresence(actor, domain.name, values);
-      const row = await repo.findVisible(actor, domain.name);
-      if (!row) throw notFound('domain');
-      return row;
+      return visible();
     });
   }
 }

@@ -43,7 +43,7 @@ export function emailAddressesRoutes(app: TypedApp, service: EmailAddressesServi
       invalid_password: 'the password breaks one or more password rules: one error per rule',
       invalid_state: 'the address is being deleted',
     },
-    update: (request, id, attributes) => service.update(actorOf(request), id, attributes),
+    update: (request, id, attributes, precondition) => service.update(actorOf(request), id, attributes, precondition),
     toResource,
   });
 
@@ -91,7 +91,8 @@ export function emailAddressesRoutes(app: TypedApp, service: EmailAddressesServi
     summary: 'Delete a mailbox (with its stored mail, permanently) or a forward: 202 with the queue-job; logins and deliveries stop at once',
     accepted: 'the job that removes the address and its mail from the mail server',
     errors: { resource_not_found: 'no such address among those you may see' },
-    remove: (request, id) => service.delete(actorOf(request), id),
+    remove: (request, id, precondition) => service.delete(actorOf(request), id, precondition),
+    representation: toResource,
   });
 
   const noContent = (description: string) => ({ status: 204 as const, description });

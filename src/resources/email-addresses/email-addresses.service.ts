@@ -21,6 +21,7 @@ import { MailServersRepository, mailReportKey } from '../../provisioning/mail/se
 import { checkPassword, passwordErrors, type PasswordProblem } from '../../security/password-policy.js';
 import { generatePassword, randomAlnum } from '../../security/password-generator.js';
 import { EmailAddressesRepository, type EmailAddressRow, type MailPackage } from './email-addresses.repository.js';
+import type { Precondition } from '../../db/locks.js';
 import { MailDirectoryRepository, type AppPasswordRow } from './email-addresses.mail-directory.repository.js';
 import { mailboxSieve } from './email-addresses.sieve.js';
 import { bumpSettings } from './email-addresses.rspamd-settings.js';
@@ -199,8 +200,9 @@ export class EmailAddressesService {
   /**
    * PATCH (200): password, description, antispam and one autoresponder key; live at commit, except
    * a change of antispam that rspamd must fetch: the answer waits until it applies (decision 0019).
+   * A `precondition` (API guide "Safe retries") is checked on the address as it is, locked.
    */
-  async update(actor: Actor, id: string, input: EmailUpdateInput): Promise<EmailAddressRow> {
+  async update(actor: Actor, id: string, input: EmailUpdateInput, precondition?: Precondition<EmailAddressRow>): Promise<EmailAddressRow> {
     rejectFixedAttributes(input as Record<string, unknown>);
     const found = await this.get(actor, id);
     const type = found.kind;
@@ -226,6 +228,7 @@ export class EmailAddressesService {
           autoresponder_text: next.text, autoresponder_active: next.active ? 1 : 0, autoresponder_activates: next.activates, autoresponder_expires: next.expires,
         });
       }
+      precondition?.(current);
       const dir = new MailDirectoryRepository(trx);
       if (passwordHash !== undefined) await dir.setPasswordHash(current.address, passwordHash);
       const row = await repo.update(current.id, change);
@@ -254,13 +257,14 @@ export class EmailAddressesService {
   }
 
   /** DELETE (202 with the job): logins and deliveries stop at commit; the job removes the mail. */
-  async delete(actor: Actor, id: string): Promise<QueueJobRow> {
+  async delete(actor: Actor, id: string, precondition?: Precondition<EmailAddressRow>): Promise<QueueJobRow> {
     const found = await this.get(actor, id);
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new EmailAddressesRepository(trx);
       await repo.lock(found.id);
       const row = await repo.byId(found.id);
       if (!row) throw notFound('email-address');
+      precondition?.(row);
       const key = { jobType: 'email-address', action: 'delete', objectId: String(row.id) } as const;
       return enqueue.unlessStanding(row.state === 'deleting', key, async () => {
         await repo.update(row.id, { state: 'deleting' });

@@ -56,7 +56,8 @@ export function sshKeysRoutes(app: TypedApp, service: SshKeysService, links: Lin
     summary: 'Remove an SSH key: 202 with the queue-job; it no longer logs in once the job is done',
     accepted: 'the job that writes the key file without the key',
     errors: { resource_not_found: 'no such ssh-key among those you may see' },
-    remove: (request, id) => service.delete(actorOf(request), id),
+    remove: (request, id, precondition) => service.delete(actorOf(request), id, { precondition }),
+    representation: toResource,
     extension: true,
   });
 }

@@ -8,6 +8,7 @@ import { readRoutes } from '../../jsonapi/read-routes.js';
 import { assertUpdateTarget } from '../../jsonapi/update.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
 import { acceptedResource, deleteRoute } from '../accepted.js';
+import { assertChecked, preconditionOf } from '../../jsonapi/conditional.js';
 import { SUBDOMAIN_FILTERS, SubdomainCreateBody, SubdomainIdParam, SubdomainSchemas, SubdomainUpdateBody, subdomainResource } from './subdomains.schema.js';
 import type { SubdomainsService } from './subdomains.service.js';
 
@@ -56,6 +57,7 @@ export function subdomainsRoutes(app: TypedApp, service: SubdomainsService, link
     summary: 'Change a subdomain: webspace.path makes it a webspace, redirect.target a redirect; 202 with the subdomain',
     params: SubdomainIdParam,
     body: SubdomainUpdateBody,
+    conditional: 'write',
     success: accepted,
     errors: {
       resource_not_found: 'no such subdomain among those you may see',
@@ -65,11 +67,14 @@ export function subdomainsRoutes(app: TypedApp, service: SubdomainsService, link
       invalid_api_data: 'a value is not allowed, or subdomain_type, domain or subdomain was sent (they cannot change)',
     },
   });
-  app.patch('/subdomains/:id', { schema: update }, async (request, reply) => {
+  // With If-Match only while the subdomain is as tagged; the answer carries its ETag (API guide "Safe retries").
+  app.patch('/subdomains/:id', { schema: update, config: { conditional: true } }, async (request, reply) => {
     const { data } = request.body;
+    const precondition = preconditionOf(request, toResource);
     assertUpdateTarget(data, 'subdomain', request.params.id);
-    const { row, job } = await service.update(actorOf(request), request.params.id, data.attributes);
-    return acceptedResource(request, reply, links, toResource(row), job);
+    const { row, job } = await service.update(actorOf(request), request.params.id, data.attributes, precondition);
+    assertChecked(precondition);
+    return acceptedResource(request, reply, links, toResource(row), job, { tagged: true });
   });
 
   deleteRoute(app, links, {
@@ -79,6 +84,7 @@ export function subdomainsRoutes(app: TypedApp, service: SubdomainsService, link
     summary: 'Delete a subdomain: its site and DNS records go, its files stay; 202 with the queue-job',
     accepted: 'the job that removes the site',
     errors: { resource_not_found: 'no such subdomain among those you may see' },
-    remove: (request, id) => service.delete(actorOf(request), id),
+    remove: (request, id, precondition) => service.delete(actorOf(request), id, precondition),
+    representation: toResource,
   });
 }

@@ -27,6 +27,7 @@ import { conflictInZone } from '../dns-records/dns-records.rules.js';
 import { isSpf } from '../dns-records/dns-records.mail-records.js';
 import { DnsRecordsService } from '../dns-records/dns-records.service.js';
 import { SubdomainsRepository, type SubdomainPackage, type SubdomainRow } from './subdomains.repository.js';
+import type { Precondition } from '../../db/locks.js';
 import {
   createState, hasAddressRecords, parseSubdomain, patchState, phpChoices, SUBDOMAIN_TYPES,
   type RedirectInput, type RuleContext, type SubdomainState, type SubdomainType, type WebspaceInput,
@@ -137,9 +138,10 @@ export class SubdomainsService {
 
   /**
    * PATCH: kind changes and the settings of the kind (API guide "Subdomains"); 202 with the row and
-   * its job.
+   * its job. A `precondition` (API guide "Safe retries") is checked on the subdomain as it is under
+   * the zone's lock, once the change proved valid.
    */
-  async update(actor: Actor, id: string, input: SubdomainUpdateInput): Promise<SubdomainWrite> {
+  async update(actor: Actor, id: string, input: SubdomainUpdateInput, precondition?: Precondition<SubdomainRow>): Promise<SubdomainWrite> {
     const found = await this.get(actor, id);
     if (input.subdomain_type !== undefined) {
       throw invalidField('subdomain_type', 'subdomain_type cannot be set: webspace.path makes a subdomain a webspace, redirect.target a redirect.');
@@ -156,6 +158,7 @@ export class SubdomainsService {
       const pkg = (await repo.packageOf(current.package_id))!;
       const server = await this.place(trx, pkg);
       const next = patchState(stateOf(current), input.webspace, input.redirect, this.ruleContext(pkg, server));
+      precondition?.(current);
       const row = await repo.update(current.id, { ...next, ...(input.description !== undefined ? { description: input.description ?? '' } : {}) });
       const dnsChange = await this.syncRecords(trx, row, server, pkg);
       return { row, job: await this.enqueue(enqueue, row, server, 'update', dnsChange) };
@@ -164,15 +167,17 @@ export class SubdomainsService {
 
   /**
    * DELETE (our extension, API guide "Subdomains"): the records go at once, the site through the
-   * job, then the row; the files stay. A repeated DELETE answers the pending delete job.
+   * job, then the row; the files stay. A repeated DELETE answers the pending delete job. A
+   * `precondition` is checked as for update.
    */
-  async delete(actor: Actor, id: string): Promise<QueueJobRow> {
+  async delete(actor: Actor, id: string, precondition?: Precondition<SubdomainRow>): Promise<QueueJobRow> {
     const found = await this.get(actor, id);
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new SubdomainsRepository(trx);
       await new DnsRecordsRepository(trx).lockDomain(found.domain);
       const row = await repo.byId(found.id);
       if (!row) throw notFound('subdomain');
+      precondition?.(row);
       return enqueue.unlessStanding(row.state === 'deleting', { jobType: 'subdomain', action: 'delete', objectId: String(row.id) }, async () => {
         const pkg = (await repo.packageOf(row.package_id))!;
         const server = await this.place(trx, pkg);

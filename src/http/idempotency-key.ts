@@ -1,0 +1,40 @@
+// The Idempotency-Key request header and what a key is bound to (API guide "Safe retries";
+// docs/decisions/0026-safe-retries.md): its syntax, the fingerprint of the request it was first
+// sent with, and whose key it is. Pure functions.
+import crypto from 'node:crypto';
+import type { Actor } from '../auth/actor.js';
+
+/** The longest key accepted, in characters. */
+export const MAX_KEY_LENGTH = 255;
+
+// A Structured Fields string (RFC 8941 §3.3.3): printable ASCII, `\` escaping only `"` and `\`.
+const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
+// A bare token: the characters of a Structured Fields token, also as its first one (UUIDs begin
+// with a digit, and clients send them unquoted).
+const BARE = /^[A-Za-z0-9!#$%&'*+.^_`|~:/-]+$/;
+
+/**
+ * The key an Idempotency-Key field value names: a quoted string (the header's syntax: `"…"`, with
+ * `\"` and `\\`) or a bare token, of 1 to MAX_KEY_LENGTH characters once unquoted; null for
+ * anything else (parameters, lists, control or non-ASCII characters, empty).
+ * `parseIdempotencyKey('"a\\"b"')` → `'a"b'`; `parseIdempotencyKey('8e03978e-40d5')` → `'8e03978e-40d5'`.
+ */
+export function parseIdempotencyKey(value: string): string | null {
+  const v = value.replace(/^[ \t]+|[ \t]+$/g, '');
+  const quoted = SF_STRING.exec(v);
+  const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : BARE.test(v) ? v : null;
+  return key !== null && key.length >= 1 && key.length <= MAX_KEY_LENGTH ? key : null;
+}
+
+/**
+ * What makes two requests "the same request" for a key: the method, the path and query as sent
+ * (runs of slashes as one, as the router reads them), and the body's JSON (white space aside).
+ * `requestFingerprint('POST', '/dns-records', { data: … })` → 43 base64url characters.
+ */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  const text = `${method}\n${path.replace(/\/{2,}/g, '/')}\n${body === undefined ? '' : JSON.stringify(body)}`;
+  return crypto.createHash('sha256').update(text).digest('base64url');
+}
+
+/** Whose keys a request uses: its API token's, or the customer's for the reseller's legacy password. */
+export const keyScope = (actor: Actor): string => (actor.tokenId !== null ? `token:${actor.tokenId}` : `customer:${actor.customerId}`);
