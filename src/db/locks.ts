@@ -50,7 +50,7 @@ export interface Precondition<R> {
 }
 
 /** The tables whose rows conditional writes lock by lockForCheck. */
-type CheckedTable = 'customers' | 'domains' | 'databases' | 'ssh_keys';
+type CheckedTable = 'customers' | 'domains' | 'databases' | 'ssh_keys' | 'webhooks';
 
 /**
  * For a conditional write only: locks the object's row until the transaction ends, so no other

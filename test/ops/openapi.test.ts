@@ -270,7 +270,7 @@ describe('the OpenAPI document', () => {
 
   it('documents safe retries as extensions: Idempotency-Key on every write, ETag and 304 on every GET of one object, If-Match where an object has a tag', () => {
     const headerParams = (o: Operation) => Object.fromEntries((o.op.parameters ?? []).filter((p: any) => p.in === 'header').map((p: any) => [p.name, p]));
-    const objectPaths = ['/customers/{id}', '/domains/{name}', '/packages/{id}', '/plans/{id}', '/queue-jobs/{id}', '/dns-records/{id}', '/databases/{id}', '/subdomains/{id}', '/email-addresses/{id}', '/ssh-keys/{id}'];
+    const objectPaths = ['/customers/{id}', '/domains/{name}', '/packages/{id}', '/plans/{id}', '/queue-jobs/{id}', '/dns-records/{id}', '/databases/{id}', '/subdomains/{id}', '/email-addresses/{id}', '/ssh-keys/{id}', '/webhooks/{id}'];
     for (const o of operations(doc)) {
       const params = headerParams(o);
       for (const p of Object.values<any>(params)) expect(p.schema['x-hostplane-extension'], `${o.key} ${p.name}`).toBe(true);

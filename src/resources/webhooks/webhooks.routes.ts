@@ -9,6 +9,7 @@ import { listDocument, resourceDocument } from '../../jsonapi/respond.js';
 import { EXTENSION, ListQueryString, addDocumentSchemas, operation } from '../../jsonapi/schema.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
 import { updateRoute } from '../../jsonapi/update.js';
+import { assertChecked, preconditionOf } from '../../jsonapi/conditional.js';
 import {
   DELIVERY_FILTERS, WEBHOOK_FILTERS, WebhookCreateBody, WebhookDeleteParam, WebhookDeliverySchemas, WebhookIdParam, WebhookSchemas, WebhookUpdateBody, deliveryResource,
   webhookResource,
@@ -59,7 +60,7 @@ export function webhooksRoutes(app: TypedApp, service: WebhooksService, links: L
     body: WebhookUpdateBody,
     summary: 'Change a webhook (200): url, events, description, active; switching it off drops the events waiting for it',
     errors: { invalid_api_data: URL_OR_EVENTS },
-    update: (request, id, attributes) => service.update(actorOf(request), id, attributes),
+    update: (request, id, attributes, precondition) => service.update(actorOf(request), id, attributes, precondition),
     toResource,
     extension: true,
   });
@@ -70,11 +71,14 @@ export function webhooksRoutes(app: TypedApp, service: WebhooksService, links: L
     tags: ['webhooks'],
     summary: 'Delete a webhook (204) with the events waiting for it and its attempts',
     params: WebhookDeleteParam,
+    conditional: 'write',
     success: { status: 204, description: 'Deleted: nothing more is sent to it' },
     errors: { resource_not_found: 'no such webhook among those you may see' },
   });
-  app.delete('/webhooks/:id', { schema: remove }, async (request, reply) => {
-    await service.delete(actorOf(request), request.params.id);
+  app.delete('/webhooks/:id', { schema: remove, config: { conditional: true } }, async (request, reply) => {
+    const precondition = preconditionOf(request, toResource);
+    await service.delete(actorOf(request), request.params.id, precondition);
+    assertChecked(precondition);
     return reply.code(204).send();
   });
 

@@ -5,6 +5,9 @@
 // the answer of POST and kept sealed.
 import type { Actor } from '../../auth/actor.js';
 import type { Store } from '../../db/index.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { lockForCheck, type Precondition } from '../../db/locks.js';
 import type { Config } from '../../config.js';
 import { invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
@@ -81,12 +84,12 @@ export class WebhooksService {
   }
 
   /** Changes what is given; switching a webhook off drops the events still waiting for it. */
-  async update(actor: Actor, id: string, input: WebhookUpdateInput): Promise<WebhookRow> {
+  async update(actor: Actor, id: string, input: WebhookUpdateInput, precondition?: Precondition<WebhookRow>): Promise<WebhookRow> {
     const url = input.url === undefined ? undefined : this.checkedUrl(input.url);
     const events = input.events === undefined ? undefined : JSON.stringify(checkedEvents(input.events));
     return this.store.db.transaction().execute(async (trx) => {
       const repo = new WebhooksRepository(trx);
-      const row = await findOr404('webhook', id, (n) => repo.findVisible(actor, n));
+      const row = await current(trx, actor, id, precondition);
       if (input.active === false) await repo.dropPending(row.id);
       return repo.update(row.id, {
         ...(url === undefined ? {} : { url }),
@@ -98,11 +101,10 @@ export class WebhooksService {
   }
 
   /** Removes the webhook, its waiting events and its attempts. */
-  async delete(actor: Actor, id: string): Promise<void> {
+  async delete(actor: Actor, id: string, precondition?: Precondition<WebhookRow>): Promise<void> {
     await this.store.db.transaction().execute(async (trx) => {
-      const repo = new WebhooksRepository(trx);
-      const row = await findOr404('webhook', id, (n) => repo.findVisible(actor, n));
-      await repo.delete(row.id);
+      const row = await current(trx, actor, id, precondition);
+      await new WebhooksRepository(trx).delete(row.id);
     });
   }
 
@@ -149,4 +151,14 @@ function checkedEvents(input: unknown): string[] {
   const problem = eventsProblem(input);
   if (problem) throw invalidField(problem.at, problem.detail);
   return input as string[];
+}
+
+/** The webhook a write changes, read in its transaction; checked by a precondition (API guide "Safe retries"), under its row lock. */
+async function current(trx: Kysely<Database>, actor: Actor, id: string, precondition: Precondition<WebhookRow> | undefined): Promise<WebhookRow> {
+  const row = await findOr404('webhook', id, async (n) => {
+    await lockForCheck(trx, precondition, 'webhooks', 'id', n);
+    return new WebhooksRepository(trx).findVisible(actor, n);
+  });
+  precondition?.(row);
+  return row;
 }

@@ -79,6 +79,28 @@ describe.each(ENGINES)('webhooks on %s', { timeout: 60_000 }, (engine) => {
     }
   });
 
+  it('If-Match (API guide "Safe retries"): a stale tag → 412 and nothing changed, the current one → the PATCH or DELETE goes through', async () => {
+    const token = x.end2.token;
+    const id = (await createWebhook(t, token, { url: 'https://c.example.net/', events: ['*'] })).json.data.id;
+    const before = await call(t.app, 'GET', `/webhooks/${id}`, { token });
+    const tag = String(before.headers.etag);
+    expect(tag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    const patch = (ifMatch: string, description: string) =>
+      call(t.app, 'PATCH', `/webhooks/${id}`, { token, headers: { 'if-match': ifMatch }, body: { data: { type: 'webhook', id, attributes: { description } } } });
+    const first = await patch(tag, 'one');
+    expect(first.status, first.body).toBe(200);
+    expect(first.headers.etag).not.toBe(tag);
+    const stale = await patch(tag, 'two');
+    expect(stale.status).toBe(412);
+    expect(stale.json.errors[0].id).toBe('precondition_failed');
+    expect((await call(t.app, 'GET', `/webhooks/${id}`, { token })).json.data.attributes.description).toBe('one');
+    expect((await call(t.app, 'DELETE', `/webhooks/${id}`, { token, headers: { 'if-match': tag } })).status).toBe(412);
+    expect((await call(t.app, 'GET', `/webhooks/${id}`, { token })).status).toBe(200);
+    const gone = await call(t.app, 'DELETE', `/webhooks/${id}`, { token, headers: { 'if-match': String(first.headers.etag) } });
+    expect(gone.status).toBe(204);
+    expect((await call(t.app, 'GET', `/webhooks/${id}`, { token })).status).toBe(404);
+  });
+
   it('a bad url or events → 422 pointing at it (an entry of events by its index), nothing stored', async () => {
     const before = await stored();
     const ok = { url: 'https://hooks.example.net/', events: ['*'] };
