@@ -87,3 +87,12 @@ export async function freeSessionLocks(db: Kysely<any>, names: string[]): Promis
     select name from unnest(${names}::text[]) as name where pg_try_advisory_xact_lock(hashtextextended(name, 0))`.execute(db);
   return rows.map((r) => r.name);
 }
+
+/**
+ * A column for a write's RETURNING that, on PostgreSQL, lets the statement's own transaction commit
+ * without waiting for its WAL to reach the disk (synchronous_commit off for it alone); the next
+ * synchronous commit of anyone, or the WAL writer within ~0.6 s, flushes it. SQLite (WAL,
+ * synchronous=NORMAL) never waits at commit: a constant there. Only for a statement run alone.
+ * `db.updateTable('t').set(…).returning(commitUnflushed(db).as('unflushed'))`.
+ */
+export const commitUnflushed = (db: Kysely<any>) => (isPostgres(db) ? sql<string>`set_config('synchronous_commit', 'off', true)` : sql<string>`''`);

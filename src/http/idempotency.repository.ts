@@ -2,6 +2,7 @@
 // the caller's clock (src/db/time.ts), compared as text like every timestamp of the store.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { commitUnflushed } from '../db/dialect.js';
 
 /** A key and the request that holds it. */
 export interface KeyClaim {
@@ -61,7 +62,8 @@ export class IdempotencyRepository {
             ]),
           ),
       )
-      .returning('claim')
+      // Unflushed: the write it guards commits after it, synchronously, which flushes it too.
+      .returning(['claim', commitUnflushed(this.db).as('unflushed')])
       .executeTakeFirst();
     return row !== undefined;
   }
@@ -77,8 +79,17 @@ export class IdempotencyRepository {
 
   /** Stores the answer, if `c.claim` still holds the key (false: it was taken for abandoned meanwhile). */
   async answer(c: KeyClaim, a: KeyAnswer): Promise<boolean> {
-    const r = await this.db.updateTable('idempotency_keys').set(a).where('scope', '=', c.scope).where('idempotency_key', '=', c.key).where('claim', '=', c.claim).executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    // Unflushed (docs/decisions/0026): lost only if PostgreSQL itself crashes within a second; the
+    // key then counts as abandoned, as after an instance that died before storing its answer.
+    const rows = await this.db
+      .updateTable('idempotency_keys')
+      .set(a)
+      .where('scope', '=', c.scope)
+      .where('idempotency_key', '=', c.key)
+      .where('claim', '=', c.claim)
+      .returning(commitUnflushed(this.db).as('unflushed'))
+      .execute();
+    return rows.length > 0;
   }
 
   /** Frees the key (its request failed with a 5xx): the next request with it runs anew. */
