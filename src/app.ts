@@ -17,6 +17,7 @@ import { serviceDeps } from './resources/service-deps.js';
 import type { TypeBoxTypeProvider } from './jsonapi/typed-app.js';
 import { createHttpServer } from './http/server.js';
 import { redactUrl } from './http/log-url.js';
+import { registerAuditTrail } from './resources/audit-events/audit-events.recorder.js';
 
 export interface AppDeps {
   store: Store;
@@ -116,6 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerLimits(app, { limiter: deps.limiter, links });
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
+  registerAuditTrail(app, { store: deps.store, config });
   // Route handlers get params, query and body typed from their schemas (types only; Ajv validates).
   registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), serviceDeps(deps.store, config, deps.now), links);
   return app;

@@ -63,6 +63,8 @@ const SETTINGS = {
   WEB_SFTP_LOG: Str("where the web worker reads sshd's logins of the packages' users, for the SSH keys' last use: journal (ssh.service's) or an absolute log file [none]", { pattern: '^(journal|/[^\\s]*)$' }),
   DEMO_DATA: OneOf(['auto', 'on', 'off'], 'load the demo dataset on a new database: auto = only for the embedded SQLite default [auto]'),
   DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
+  AUDIT_LOG: OneOf(['on', 'off'], 'record the audit trail of writes and refused authentications; off records nothing (for measurements) [on]'),
+  AUDIT_RETENTION_DAYS: Int('days an audit event is kept, at least 1 [90]'),
 };
 
 /** Every setting, by name (the names are also what tests clear from an inherited environment). */
@@ -119,6 +121,8 @@ export interface Config {
   demoMariadbUrl: string | null;
   /** `leaseMs` null: the worker's default for the engine (src/queue/worker.ts DEFAULT_LEASE_MS; docs/decisions/0005-dead-workers.md). */
   jobs: { concurrency: number; leaseMs: number | null; maxAttempts: number; pollMs: number };
+  /** The audit trail (docs/decisions/0029-audit-trail.md): AUDIT_LOG, AUDIT_RETENTION_DAYS. */
+  audit: { enabled: boolean; retentionDays: number };
 }
 
 export class ConfigError extends Error {
@@ -250,7 +254,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxAttempts: positive('JOB_MAX_ATTEMPTS', num(e.JOB_MAX_ATTEMPTS, 10)),
       pollMs: positive('JOB_POLL_MS', num(e.JOB_POLL_MS, 200)),
     },
+    audit: { enabled: e.AUDIT_LOG !== 'off', retentionDays: num(e.AUDIT_RETENTION_DAYS, 90) },
   };
+  // 0 could mean "keep none" or "keep all": neither is said by a number; AUDIT_LOG=off records nothing.
+  if (!(config.audit.retentionDays >= 1 && config.audit.retentionDays <= 36500)) {
+    problems.push('AUDIT_RETENTION_DAYS: must be 1..36500 (AUDIT_LOG=off records nothing)');
+  }
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
   if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {

@@ -18,6 +18,7 @@ import * as m013mailMapVersions from './migrations/013-mail-map-versions.js';
 import * as m014outboundLimits from './migrations/014-outbound-limits.js';
 import * as m015dkimKeys from './migrations/015-dkim-keys.js';
 import * as m016sshKeys from './migrations/016-ssh-keys.js';
+import * as m020auditEvents from './migrations/020-audit-events.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -30,6 +31,7 @@ const ALL = {
   '014-outbound-limits': m014outboundLimits,
   '015-dkim-keys': m015dkimKeys,
   '016-ssh-keys': m016sshKeys,
+  '020-audit-events': m020auditEvents,
 };
 
 /** Every migration's name, in order. */

@@ -12,6 +12,8 @@ import type { TypedApp } from '../jsonapi/typed-app.js';
 import { QueueJobSchemas, queueJobResource } from './queue-jobs/queue-jobs.schema.js';
 
 function accept(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, job: QueueJobRow, data: ResourceObject) {
+  // The audit trail records the job with the request (API guide "Audit events").
+  request.queueJobId = job.id;
   reply.code(202).header('content-location', links.to('/queue-jobs/', String(job.id)));
   return resourceDocument(request, links, data);
 }

@@ -30,6 +30,8 @@ import { autoconfigRoute } from './email-addresses/email-addresses.autoconfig.js
 import { tlsAllowedRoute } from './tls-allowed.js';
 import { SshKeysService } from './ssh-keys/ssh-keys.service.js';
 import { sshKeysRoutes } from './ssh-keys/ssh-keys.routes.js';
+import { AuditEventsService } from './audit-events/audit-events.service.js';
+import { auditEventsRoutes } from './audit-events/audit-events.routes.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -52,4 +54,5 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   autoconfigRoute(app, email);
   sshKeysRoutes(app, new SshKeysService(deps), links);
   tlsAllowedRoute(app, [(host) => subdomains.servesHost(host), (host) => email.servesAutoconfig(host)]);
+  auditEventsRoutes(app, new AuditEventsService(deps), links);
 }

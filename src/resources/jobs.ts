@@ -9,11 +9,12 @@ import { SUBDOMAIN_JOBS } from './subdomains/subdomains.jobs.js';
 import { EMAIL_JOBS } from './email-addresses/email-addresses.jobs.js';
 import { DKIM_JOBS } from './dns-records/dns-records.dkim.js';
 import { SSH_KEY_JOBS } from './ssh-keys/ssh-keys.jobs.js';
+import { AUDIT_EVENT_JOBS } from './audit-events/audit-events.jobs.js';
 
 /**
  * `const jobs = buildJobs()`. A job whose (job_type, action) has no definition here is marked
  * failed by the worker.
  */
 export function buildJobs(): JobRegistry {
-  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS).add(...SSH_KEY_JOBS);
+  return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS).add(...SSH_KEY_JOBS).add(...AUDIT_EVENT_JOBS);
 }
