@@ -20,10 +20,11 @@ import { mailServerCommand } from './mail-servers.js';
 import { emailCommand } from './email.js';
 import { dnsSecondaryCommand } from './dns-secondaries.js';
 import { sshKeyCommand } from './ssh-keys.js';
+import { auditCommand } from './audit.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, SSH keys, mail servers, e-mail, DNS secondaries')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, SSH keys, mail servers, e-mail, DNS secondaries, the audit trail')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -38,5 +39,6 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(sshKeyCommand(io))
     .addCommand(mailServerCommand(io))
     .addCommand(emailCommand(io))
-    .addCommand(dnsSecondaryCommand(io));
+    .addCommand(dnsSecondaryCommand(io))
+    .addCommand(auditCommand(io));
 }

@@ -58,24 +58,27 @@ Object.assign(AuditEventSchemas.resource, EXTENSION);
 
 const str = (id: number | null) => (id === null ? null : String(id));
 
+/** The attributes of an event, in their order; also what `hostplane admin audit --json` prints. */
+export const auditEventAttributes = (row: AuditEventRow) => ({
+  created_at: row.created_at,
+  method: row.method,
+  path: row.path,
+  status: row.status,
+  customer_id: str(row.customer_id),
+  contact_id: str(row.contact_id),
+  token_id: str(row.token_id),
+  client_ip: row.client_ip,
+  request_id: row.request_id,
+  queue_job_id: str(row.queue_job_id),
+  idempotency_key: row.idempotency_key,
+});
+
 export function auditEventResource(row: AuditEventRow, links: LinkBuilder): ResourceObject {
   const id = String(row.id);
   return {
     type: 'audit-event',
     id,
-    attributes: {
-      created_at: row.created_at,
-      method: row.method,
-      path: row.path,
-      status: row.status,
-      customer_id: str(row.customer_id),
-      contact_id: str(row.contact_id),
-      token_id: str(row.token_id),
-      client_ip: row.client_ip,
-      request_id: row.request_id,
-      queue_job_id: str(row.queue_job_id),
-      idempotency_key: row.idempotency_key,
-    },
+    attributes: auditEventAttributes(row),
     relationships: { customer: ref('customer', row.customer_id), 'queue-job': ref('queue-job', row.queue_job_id) },
     links: { self: links.to('/audit-events/', id) },
   };
