@@ -68,10 +68,12 @@ const OPERATION_IDS = {
   'POST /ssh-keys': 'createSshKey',
   'GET /ssh-keys/{id}': 'getSshKey',
   'DELETE /ssh-keys/{id}': 'deleteSshKey',
+  'GET /audit-events': 'listAuditEvents',
+  'GET /audit-events/{id}': 'getAuditEvent',
 };
 
 /** Operations the original API does not have: each is marked `x-hostplane-extension: true` (API guide "Beyond the original API"). */
-const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}'];
+const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}', 'GET /audit-events', 'GET /audit-events/{id}'];
 
 interface Operation {
   /** `PATCH /customers/{id}` */
@@ -236,7 +238,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('promises only what the server has: a tag per group with routes, every group of the API available, none named as to come', async () => {
-    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys'];
+    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys', 'audit-events'];
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(groups);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
     expect(doc.info.description).toContain(`Available: ${groups.join(', ')}.`);
@@ -258,6 +260,7 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.Package.properties.relationships.properties['ssh-keys']['x-hostplane-extension']).toBe(true);
     expect(attributes('Plan').ssh_keys_per_package['x-hostplane-extension']).toBe(true);
     expect(doc.components.schemas.SshKey['x-hostplane-extension']).toBe(true);
+    expect(doc.components.schemas.AuditEvent['x-hostplane-extension']).toBe(true);
     // The original attributes are not marked.
     for (const a of ['name', 'linux_user', 'created_at']) expect(attributes('Package')[a]['x-hostplane-extension'], a).toBeUndefined();
   });
@@ -538,7 +541,7 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys.');
+    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys, audit-events.');
     expect(text).not.toContain('Not available yet');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);
