@@ -39,7 +39,7 @@ describe.each(ENGINES)('hostplane admin audit on %s', { timeout: 60_000 }, (engi
   afterAll(() => db?.drop());
 
   it('lists every event, newest first, with the attributes of the API; the refused authentication too', async () => {
-    const stored = await auditRows(db.store);
+    const stored = await auditRows(db);
     expect(stored).toHaveLength(4);
     const all = await json();
     expect(ids(all)).toEqual(stored.map((r) => r.id).reverse());
@@ -53,7 +53,7 @@ describe.each(ENGINES)('hostplane admin audit on %s', { timeout: 60_000 }, (engi
   });
 
   it('filters: --customer, --token, --status (codes and classes), --path, --since/--until, --limit', async () => {
-    const stored = await auditRows(db.store);
+    const stored = await auditRows(db);
     const [crafted, post, invalid, unauthenticated] = stored.map((r) => r.id);
     expect(ids(await json('--customer', x.end1.customerId))).toEqual([post]);
     expect(ids(await json('--token', String(await tokenIdOf(db.store, x.end2.contactId))))).toEqual([invalid]);

@@ -1,19 +1,29 @@
 // What the audit-event tests share (API guide "Audit events"): the stored rows, the token id of a
 // tenant, the resource object a client sees for a row, and events written straight through the
 // service for the read tests (filters, paging, retention) that need exact times and paths.
+import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../src/db/index.js';
 import type { AuditEventRow, NewAuditEvent } from '../../src/resources/audit-events/audit-events.repository.js';
 import { AuditEventsService } from '../../src/resources/audit-events/audit-events.service.js';
 import { BASE } from './app.js';
 
-/** Every stored event, oldest first. */
-export const auditRows = (store: Store): Promise<AuditEventRow[]> => store.db.selectFrom('audit_events').selectAll().orderBy('id').execute();
+/** A store, and the app whose events it holds (its events waiting to be written are written first). */
+export interface AuditSource {
+  store: Store;
+  app?: FastifyInstance;
+}
+
+/** Every stored event, oldest first, once the app's waiting events are written. */
+export async function auditRows(t: AuditSource): Promise<AuditEventRow[]> {
+  await t.app?.auditTrail.settled();
+  return t.store.db.selectFrom('audit_events').selectAll().orderBy('id').execute();
+}
 
 /** The events stored after `since` (an event id; 0 for all), oldest first. */
-export const auditRowsAfter = async (store: Store, since: number) => (await auditRows(store)).filter((r) => r.id > since);
+export const auditRowsAfter = async (t: AuditSource, since: number) => (await auditRows(t)).filter((r) => r.id > since);
 
 /** The id of the newest event, 0 when there is none: what a test remembers before its requests. */
-export const lastAuditId = async (store: Store) => (await auditRows(store)).at(-1)?.id ?? 0;
+export const lastAuditId = async (t: AuditSource) => (await auditRows(t)).at(-1)?.id ?? 0;
 
 /** The api_tokens id of the (one) token of contact `contactId`. */
 export async function tokenIdOf(store: Store, contactId: number): Promise<number> {
@@ -22,7 +32,7 @@ export async function tokenIdOf(store: Store, contactId: number): Promise<number
 
 /** Stores `event` with the defaults of a plain POST answered 202 by nobody in particular. */
 export async function storeEvent(store: Store, event: Partial<NewAuditEvent>): Promise<void> {
-  await new AuditEventsService({ store }).record({
+  await new AuditEventsService({ store }).record([{
     created_at: '2026-11-22T03:00:00.000Z',
     expires_at: '2999-01-01T00:00:00.000Z',
     customer_id: null,
@@ -36,7 +46,7 @@ export async function storeEvent(store: Store, event: Partial<NewAuditEvent>): P
     queue_job_id: null,
     idempotency_key: null,
     ...event,
-  });
+  }]);
 }
 
 const str = (n: number | null) => (n === null ? null : String(n));

@@ -2,6 +2,7 @@
 // the API (an event is visible when its customer is in the caller's scope, src/db/scope.ts; one
 // without a customer never is), the operator's unscoped read and the purge.
 import { sql, type ExpressionBuilder, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { jsonRowsInsert } from '../../db/dialect.js';
 import type { AuditEventsTable, Database } from '../../db/schema.js';
 import { visibleTo, type ScopeOwner } from '../../db/scope.js';
 import { fetchPage, type Page, type PageResult } from '../../db/paging.js';
@@ -11,6 +12,15 @@ export type AuditEventRow = Selectable<AuditEventsTable>;
 export type NewAuditEvent = Insertable<AuditEventsTable>;
 
 type Where = ExpressionBuilder<Database, 'audit_events'>;
+
+/** The columns an insert sets, in the order of each row's values. */
+const INSERT_COLUMNS = [
+  ['created_at', 'text'], ['expires_at', 'text'], ['customer_id', 'integer'], ['contact_id', 'integer'], ['token_id', 'integer'], ['client_ip', 'text'],
+  ['method', 'text'], ['path', 'text'], ['status', 'integer'], ['request_id', 'text'], ['queue_job_id', 'integer'], ['idempotency_key', 'text'],
+] as const satisfies readonly (readonly [keyof NewAuditEvent, 'text' | 'integer'])[];
+
+/** The insert of a batch, built once per store. */
+const inserts = new WeakMap<Kysely<Database>, ReturnType<typeof jsonRowsInsert>>();
 
 /** The conditions of `f`, ANDed: `q.where((eb) => matching(eb, f))`. */
 function matching(eb: Where, f: AuditFilters) {
@@ -38,8 +48,14 @@ function matching(eb: Where, f: AuditFilters) {
 export class AuditEventsRepository {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async insert(event: NewAuditEvent): Promise<void> {
-    await this.db.insertInto('audit_events').values(event).execute();
+  /**
+   * Stores a batch of events in one statement, which on PostgreSQL commits without waiting for
+   * the disk (docs/decisions/0029-audit-trail.md). Not in a transaction.
+   */
+  async insert(events: NewAuditEvent[]): Promise<void> {
+    let insert = inserts.get(this.db);
+    if (!insert) inserts.set(this.db, (insert = jsonRowsInsert(this.db, 'audit_events', INSERT_COLUMNS, { unflushed: true })));
+    await this.db.executeQuery(insert(events.map((e) => INSERT_COLUMNS.map(([c]) => e[c] ?? null))));
   }
 
   /** Events in `scope` (null: every event, for the operator) that match `f`, newest (last recorded) first. */

@@ -20,9 +20,9 @@ export class AuditEventsService {
     return new AuditEventsRepository(this.store.db);
   }
 
-  /** Stores one event. */
-  record(event: NewAuditEvent): Promise<void> {
-    return this.repo.insert(event);
+  /** Stores events, in one statement. */
+  record(events: NewAuditEvent[]): Promise<void> {
+    return this.repo.insert(events);
   }
 
   /** The caller's events (a reseller's: its end customers' too), newest first; 400 on a bad filter value. */

@@ -16,12 +16,12 @@ describe.each(ENGINES)('GET /audit-events on %s', { timeout: 60_000 }, (engine) 
   const { t, x } = useSeededApp(engine);
 
   it("tenancy: a customer sees its own events, newest first; a reseller its end customers' too; an event without a customer nobody", async () => {
-    const before = await lastAuditId(t.store);
+    const before = await lastAuditId(t);
     for (const [tenant, name] of [[x.end1, 'e1a'], [x.end2, 'e2'], [x.end1, 'e1b'], [x.reseller, 'r'], [x.solo, 's']] as const) {
       expect((await call(t.app, 'POST', '/dns-records', { token: tenant.token, body: txt(tenant.domain, name) })).status).toBe(202);
     }
     expect((await call(t.app, 'GET', '/domains', { token: 'hp_wrong' })).status).toBe(401);
-    const events = await auditRowsAfter(t.store, before);
+    const events = await auditRowsAfter(t, before);
     const of = (customerId: string) => events.filter((e) => e.customer_id === Number(customerId)).map((e) => e.id).reverse();
 
     const mine = await call(t.app, 'GET', '/audit-events', { token: x.end1.token });
@@ -56,11 +56,11 @@ describe.each(ENGINES)('GET /audit-events on %s', { timeout: 60_000 }, (engine) 
       ['PATCH', '/dns-recordsX', 500, null],
       ['PUT', '/Dns-records/1', 409, null],
     ];
-    const before = await lastAuditId(t.store);
+    const before = await lastAuditId(t);
     for (const [i, [method, path, status, tokenId]] of rows.entries()) {
       await storeEvent(t.store, { customer_id: customerId, token_id: tokenId, method, path, status, created_at: `2026-01-0${i + 1}T00:00:00.000Z` });
     }
-    const stored = (await auditRowsAfter(t.store, before)).map((r) => r.id);
+    const stored = (await auditRowsAfter(t, before)).map((r) => r.id);
     // Row n (1-based, in the order above), newest first as the list answers.
     const pick = (...n: number[]) => n.sort((p, q) => q - p).map((i) => stored[i - 1]);
     const get = (query: string) => call(t.app, 'GET', `/audit-events?${query}`, { token });
@@ -111,9 +111,9 @@ describe.each(ENGINES)('GET /audit-events on %s', { timeout: 60_000 }, (engine) 
   it('paging: page[size] up to 1000 with meta.total and links; without page[…] the first 100', async () => {
     const { customerId, contactId } = await t.admin.customers.createCustomer({ organization: 'Pages AG', contact: { name: 'p', email: 'p@pages.example', phone: '+49 30 1234567' } });
     const { token } = await t.admin.customers.issueToken(contactId, 'reader');
-    const before = await lastAuditId(t.store);
+    const before = await lastAuditId(t);
     for (let i = 0; i < 105; i++) await storeEvent(t.store, { customer_id: customerId, path: `/dns-records/${i}` });
-    const stored = (await auditRowsAfter(t.store, before)).map((r) => r.id).reverse();
+    const stored = (await auditRowsAfter(t, before)).map((r) => r.id).reverse();
     const all = await call(t.app, 'GET', '/audit-events', { token });
     expect(ids(all)).toEqual(stored.slice(0, 100));
     expect(all.json.links).toEqual({
@@ -146,8 +146,8 @@ describe.each(ENGINES)('the purge of expired audit events on %s', { timeout: 60_
       await storeEvent(ts.store, { path: '/kept-too' });
       const app = await createTestApp(engine, { JOB_POLL_MS: '50' }, { store: ts, worker: true });
       try {
-        await waitFor('the purge', async () => (await auditRows(ts.store)).length === 2);
-        expect((await auditRows(ts.store)).map((e) => e.path)).toEqual(['/kept', '/kept-too']);
+        await waitFor('the purge', async () => (await auditRows(ts)).length === 2);
+        expect((await auditRows(ts)).map((e) => e.path)).toEqual(['/kept', '/kept-too']);
         const job = await ts.store.db.selectFrom('queue_jobs').selectAll().where('job_type', '=', 'audit-event').executeTakeFirstOrThrow();
         expect(job).toMatchObject({ action: 'purge', customer_id: null, object_id: null });
         await waitFor('the purge job done', async () => (await ts.store.db.selectFrom('queue_jobs').select('status').where('id', '=', job.id).executeTakeFirstOrThrow()).status === 'done');

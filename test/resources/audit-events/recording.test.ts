@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { BASE, ENGINES, call, createTestApp } from '../../helpers/app.js';
+import { BASE, ENGINES, call, createTestApp, freshStore } from '../../helpers/app.js';
 import { useSeededApp } from '../../helpers/suite.js';
 import { seedTenants } from '../../helpers/tenants.js';
 import { recordIdOf } from '../../helpers/dns-records.js';
@@ -21,7 +21,7 @@ const txt = (domain: string, name: string) => ({ data: { type: 'dns-record', att
 
 describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_000 }, (engine) => {
   const { t, x } = useSeededApp(engine);
-  const since = () => lastAuditId(t.store);
+  const since = () => lastAuditId(t);
 
   it('POST, PATCH and DELETE each leave one event: caller, token id, address, method, path, status, job, request id, Idempotency-Key', async () => {
     const before = await since();
@@ -30,7 +30,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       token: x.end1.token, body: txt(x.end1.domain, 'audit-post'), remoteAddress: '198.51.100.7', headers: { 'idempotency-key': 'key-1', 'x-request-id': 'audit-post-1' },
     });
     expect(post.status, post.body).toBe(202);
-    const [event, ...more] = await auditRowsAfter(t.store, before);
+    const [event, ...more] = await auditRowsAfter(t, before);
     expect(more).toEqual([]);
     expect(event).toEqual({
       id: expect.any(Number),
@@ -62,7 +62,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     const id = recordIdOf(post);
     const del = await call(t.app, 'DELETE', `//dns-records/${id}`, { token: x.end1.token, headers: { 'content-type': 'application/vnd.api+json' } });
     expect(del.status, del.body).toBe(202);
-    const [deleted] = await auditRowsAfter(t.store, event.id);
+    const [deleted] = await auditRowsAfter(t, event.id);
     expect(deleted).toMatchObject({ method: 'DELETE', path: `/dns-records/${id}`, status: 202, queue_job_id: Number(del.json.data.id), idempotency_key: null, request_id: del.headers['x-request-id'] });
 
     // A PATCH without a job: the reseller changes its end customer; the event is the reseller's.
@@ -70,7 +70,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       token: x.reseller.token, body: { data: { type: 'customer', id: x.end2.customerId, attributes: { external_customer_id: 'crm-2' } } },
     });
     expect(patch.status, patch.body).toBe(200);
-    const [patched, ...rest] = await auditRowsAfter(t.store, deleted.id);
+    const [patched, ...rest] = await auditRowsAfter(t, deleted.id);
     expect(rest).toEqual([]);
     expect(patched).toMatchObject({
       method: 'PATCH', path: `/customers/${x.end2.customerId}`, status: 200, queue_job_id: null,
@@ -84,7 +84,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       const r = await call(t.app, 'GET', path, { token: x.end1.token });
       expect([200, 404], path).toContain(r.status);
     }
-    expect(await auditRowsAfter(t.store, before)).toEqual([]);
+    expect(await auditRowsAfter(t, before)).toEqual([]);
   });
 
   it('a refused authentication leaves one event without token, contact or customer, which only the operator sees', async () => {
@@ -93,7 +93,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     expect(wrong.status).toBe(401);
     const none = await call(t.app, 'POST', '/dns-records', { body: txt(x.end1.domain, 'nobody') });
     expect(none.status).toBe(401);
-    const events = await auditRowsAfter(t.store, before);
+    const events = await auditRowsAfter(t, before);
     expect(events.map((e) => [e.method, e.path, e.status, e.customer_id, e.contact_id, e.token_id, e.queue_job_id])).toEqual([
       ['GET', '/domains?access_token=[Redacted]', 401, null, null, null, null],
       ['POST', '/dns-records', 401, null, null, null, null],
@@ -118,7 +118,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     expect(notMine.status).toBe(404);
     expect((await call(t.app, 'POST', '/no-such-endpoint', { token: x.end1.token, body: {} })).status).toBe(404);
     await call(t.app, 'POST', '/internal/mail-auth-report', { body: {} });
-    const events = await auditRowsAfter(t.store, before);
+    const events = await auditRowsAfter(t, before);
     expect(events.map((e) => [e.method, e.path, e.status, e.customer_id])).toEqual([
       ['POST', '/dns-records', 422, Number(x.end1.customerId)],
       ['POST', '/dns-records', 202, Number(x.end2.customerId)],
@@ -151,7 +151,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     const query = await call(t.app, 'POST', '/dns-records?api_key=Qs9-query-secret&password=Qs9-other', { token, body: txt(x.end1.domain, 'query') });
     expect(query.status, query.body).toBe(202);
 
-    const events = await auditRowsAfter(t.store, before);
+    const events = await auditRowsAfter(t, before);
     expect(events.map((e) => [e.method, e.path, e.status])).toEqual([
       ['POST', '/databases', 202],
       ['PATCH', `/databases/${db.json.data.id}`, 200],
@@ -164,7 +164,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     const secrets = [db.json.data.attributes.password, chosen, changed, reset.json.data.attributes.password, app.json.data.attributes.password, 'Qs9-query-secret', 'Qs9-other'];
     expect(secrets.every((s) => typeof s === 'string' && s.length >= 9)).toBe(true);
     // Over every column of every event there is, tokens included.
-    const everything = JSON.stringify(await auditRows(t.store));
+    const everything = JSON.stringify(await auditRows(t));
     for (const s of [...secrets, x.end1.token, x.end2.token, x.reseller.token, x.solo.token]) expect(everything).not.toContain(s);
   });
 
@@ -175,7 +175,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       const answers = [];
       for (const name of ['a', 'b', 'c']) answers.push((await call(week.app, 'POST', '/dns-records', { token: y.end1.token, body: txt(y.end1.domain, name) })).status);
       expect(answers).toEqual([202, 202, 429]);
-      const events = await auditRows(week.store);
+      const events = await auditRows(week);
       expect(events.map((e) => e.status)).toEqual([202, 202]);
       for (const e of events) expect(Date.parse(e.expires_at) - Date.parse(e.created_at)).toBe(7 * DAY_MS);
     } finally {
@@ -186,7 +186,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       const y = await seedTenants(off.admin);
       expect((await call(off.app, 'POST', '/dns-records', { token: y.end1.token, body: txt(y.end1.domain, 'off') })).status).toBe(202);
       expect((await call(off.app, 'GET', '/domains', { token: 'hp_wrong' })).status).toBe(401);
-      expect(await auditRows(off.store)).toEqual([]);
+      expect(await auditRows(off)).toEqual([]);
       const list = await call(off.app, 'GET', '/audit-events', { token: y.end1.token });
       expect(list.json).toEqual({
         links: { self: `${BASE}/audit-events`, first: `${BASE}/audit-events?page[number]=1&page[size]=100`, last: `${BASE}/audit-events?page[number]=1&page[size]=100`, prev: null, next: null },
@@ -195,6 +195,20 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       });
     } finally {
       await off.close();
+    }
+  });
+
+  it('closing the app writes the events still waiting (serve closes the app before the store)', async () => {
+    const ts = await freshStore(engine);
+    try {
+      const other = await createTestApp(engine, {}, { store: ts });
+      const y = await seedTenants(other.admin);
+      const answers = await Promise.all(['c1', 'c2', 'c3'].map((name) => call(other.app, 'POST', '/dns-records', { token: y.end1.token, body: txt(y.end1.domain, name) })));
+      expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+      await other.close();
+      expect((await auditRows({ store: ts.store })).map((e) => [e.method, e.status, e.queue_job_id])).toEqual(answers.map((a) => ['POST', 202, Number(a.json.data.id)]));
+    } finally {
+      await ts.drop();
     }
   });
 
@@ -207,6 +221,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       await sql`alter table audit_events rename to audit_events_away`.execute(broken.store.db);
       const r = await call(broken.app, 'POST', '/dns-records', { token: y.end1.token, body: txt(y.end1.domain, 'lost'), headers: { 'x-request-id': 'lost-1' } });
       expect(r.status, r.body).toBe(202);
+      await broken.app.auditTrail.settled();
       const logged = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'audit event not stored');
       expect(logged).toHaveLength(1);
       expect(logged[0]).toMatchObject({ level: 50, reqId: 'lost-1', auditEvent: { method: 'POST', path: '/dns-records', status: 202, request_id: 'lost-1', queue_job_id: Number(r.json.data.id), customer_id: Number(y.end1.customerId) } });
