@@ -46,7 +46,7 @@ function eventOf(request: FastifyRequest, reply: FastifyReply, retentionMs: numb
 }
 
 /** How long an event waits for others to be written with (when no batch is being written). */
-export const FLUSH_MS = 5;
+export const FLUSH_MS = 10;
 /** Events per statement, at most. */
 const MAX_BATCH = 500;
 /** Events waiting, at most: past that (the store is down) an event is logged and counted at once. */
