@@ -71,7 +71,7 @@ export type JsonRowsColumn = readonly [name: string, type: 'text' | 'integer'];
  * On PostgreSQL, `unflushed` lets the statement's own transaction commit without waiting for its
  * WAL to reach the disk (synchronous_commit off for it alone; the next synchronous commit of anyone,
  * or the WAL writer within ~0.6 s, flushes it); SQLite in WAL mode with synchronous=NORMAL never
- * waits for the disk at commit. Run it on the store, never in a transaction.
+ * waits for the disk at commit. Built on a transaction, it commits as the transaction does.
  * `const insert = jsonRowsInsert(db, 'audit_events', [['path', 'text'], ['status', 'integer']]); await db.executeQuery(insert([['/x', 202]]))`.
  */
 export function jsonRowsInsert(db: Kysely<any>, table: string, columns: readonly JsonRowsColumn[], o: { unflushed?: boolean } = {}) {
@@ -81,7 +81,8 @@ export function jsonRowsInsert(db: Kysely<any>, table: string, columns: readonly
     columns.map(([, type], i) => (pg ? sql`(e.value ->> ${sql.lit(i)})::${sql.raw(type)}` : sql`json_extract(e.value, ${sql.lit(`$[${i}]`)})`)),
   );
   const rows = pg ? sql`json_array_elements(${'[]'}::json) as e(value)` : sql`json_each(${'[]'}) as e`;
-  const returning = pg && o.unflushed ? sql` returning set_config('synchronous_commit', 'off', true)` : sql``;
+  // Inside a transaction it would relax the whole transaction's commit: there, never.
+  const returning = pg && o.unflushed && !db.isTransaction ? sql` returning set_config('synchronous_commit', 'off', true)` : sql``;
   const text = sql`insert into ${sql.table(table)} (${names}) select ${values} from ${rows}${returning}`.compile(db).sql;
   return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]);
 }
