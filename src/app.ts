@@ -18,6 +18,7 @@ import type { TypeBoxTypeProvider } from './jsonapi/typed-app.js';
 import { createHttpServer } from './http/server.js';
 import { redactUrl } from './http/log-url.js';
 import { registerSafeRetries } from './http/safe-retries.js';
+import { registerAuditTrail } from './resources/audit-events/audit-events.recorder.js';
 
 export interface AppDeps {
   store: Store;
@@ -119,6 +120,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);
   registerSafeRetries(app, { store: deps.store, config });
+  registerAuditTrail(app, { store: deps.store, config });
   // Route handlers get params, query and body typed from their schemas (types only; Ajv validates).
   registerResources(app.withTypeProvider<TypeBoxTypeProvider>(), serviceDeps(deps.store, config, deps.now), links);
   return app;

@@ -68,6 +68,8 @@ const SETTINGS = {
   WEBHOOK_SECRET_KEY: Str('comma-separated base64 keys of 32 bytes that seal the webhooks\' signing secrets in the store; the first seals, every one opens [a key kept in the store]'),
   WEBHOOK_TIMEOUT_MS: Int('time a webhook receiver has to answer a delivery [10000]'),
   IDEMPOTENCY_KEY_TTL_S: Int('how long the first answer to a write with an Idempotency-Key is kept and replayed, in seconds [86400]'),
+  AUDIT_LOG: OneOf(['on', 'off'], 'record the audit trail of writes and refused authentications; off records nothing (for measurements) [on]'),
+  AUDIT_RETENTION_DAYS: Int('days an audit event is kept, at least 1 [90]'),
 };
 
 /** Every setting, by name (the names are also what tests clear from an inherited environment). */
@@ -128,6 +130,8 @@ export interface Config {
   webhooks: { allowCidrs: string[]; denyCidrs: string[]; secretKeys: string[]; timeoutMs: number };
   /** IDEMPOTENCY_KEY_TTL_S in ms (API guide "Safe retries"). */
   idempotencyKeyTtlMs: number;
+  /** The audit trail (docs/decisions/0029-audit-trail.md): AUDIT_LOG, AUDIT_RETENTION_DAYS. */
+  audit: { enabled: boolean; retentionDays: number };
 }
 
 export class ConfigError extends Error {
@@ -266,7 +270,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: positive('WEBHOOK_TIMEOUT_MS', num(e.WEBHOOK_TIMEOUT_MS, 10_000)),
     },
     idempotencyKeyTtlMs: positive('IDEMPOTENCY_KEY_TTL_S', num(e.IDEMPOTENCY_KEY_TTL_S, 86_400)) * 1000,
+    audit: { enabled: e.AUDIT_LOG !== 'off', retentionDays: num(e.AUDIT_RETENTION_DAYS, 90) },
   };
+  // 0 could mean "keep none" or "keep all": neither is said by a number; AUDIT_LOG=off records nothing.
+  if (!(config.audit.retentionDays >= 1 && config.audit.retentionDays <= 36500)) {
+    problems.push('AUDIT_RETENTION_DAYS: must be 1..36500 (AUDIT_LOG=off records nothing)');
+  }
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
   if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {

@@ -1,5 +1,5 @@
 // Every difference between SQLite and PostgreSQL lives in this file.
-import { sql, type Kysely, type ColumnDefinitionBuilder, type CreateTableBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type ColumnDefinitionBuilder, type CreateTableBuilder } from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -59,6 +59,32 @@ export async function notifySchema(db: Kysely<any>, channel: string, tag?: strin
  */
 export async function serializeTransactions(trx: Kysely<any>, name: string): Promise<void> {
   if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(hashtext(${`${name}:`}::text || current_schema()::text))`.execute(trx);
+}
+
+/** A column of jsonRowsInsert: its name and its type (PostgreSQL casts the JSON text to it). */
+export type JsonRowsColumn = readonly [name: string, type: 'text' | 'integer'];
+
+/**
+ * An INSERT of any number of rows with one statement text: the rows go as one parameter, a JSON
+ * array of arrays (values in `columns` order), so the statement caches (SQLite's prepared
+ * statements, PostgreSQL's named ones, src/db/index.ts) hold one text whatever the batch size.
+ * On PostgreSQL, `unflushed` lets the statement's own transaction commit without waiting for its
+ * WAL to reach the disk (synchronous_commit off for it alone; the next synchronous commit of anyone,
+ * or the WAL writer within ~0.6 s, flushes it); SQLite in WAL mode with synchronous=NORMAL never
+ * waits for the disk at commit. Built on a transaction, it commits as the transaction does.
+ * `const insert = jsonRowsInsert(db, 'audit_events', [['path', 'text'], ['status', 'integer']]); await db.executeQuery(insert([['/x', 202]]))`.
+ */
+export function jsonRowsInsert(db: Kysely<any>, table: string, columns: readonly JsonRowsColumn[], o: { unflushed?: boolean } = {}) {
+  const names = sql.join(columns.map(([name]) => sql.id(name)));
+  const pg = isPostgres(db);
+  const values = sql.join(
+    columns.map(([, type], i) => (pg ? sql`(e.value ->> ${sql.lit(i)})::${sql.raw(type)}` : sql`json_extract(e.value, ${sql.lit(`$[${i}]`)})`)),
+  );
+  const rows = pg ? sql`json_array_elements(${'[]'}::json) as e(value)` : sql`json_each(${'[]'}) as e`;
+  // Inside a transaction it would relax the whole transaction's commit: there, never.
+  const returning = pg && o.unflushed && !db.isTransaction ? sql` returning set_config('synchronous_commit', 'off', true)` : sql``;
+  const text = sql`insert into ${sql.table(table)} (${names}) select ${values} from ${rows}${returning}`.compile(db).sql;
+  return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]);
 }
 
 /** A round trip to the database (the readiness probe). */

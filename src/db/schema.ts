@@ -453,6 +453,29 @@ export interface WebhookKeysTable {
   created_at: string;
 }
 
+/** One recorded request (migration 020; API guide "Audit events"): who, from where, what, with which answer. */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  created_at: string;
+  /** When the purge job deletes it: created_at + AUDIT_RETENTION_DAYS as they were then. */
+  expires_at: string;
+  /** The caller's customer; null when the caller is unknown (refused authentication): operators only. */
+  customer_id: number | null;
+  contact_id: number | null;
+  /** The api_tokens row of the request's token (never the token); null without one. */
+  token_id: number | null;
+  client_ip: string;
+  method: string;
+  /** Path and query as sent, query credentials redacted (src/http/log-url.ts). */
+  path: string;
+  status: number;
+  request_id: string;
+  /** The job a 202 answer carried. */
+  queue_job_id: number | null;
+  /** The request's Idempotency-Key header, at most 255 characters. */
+  idempotency_key: string | null;
+}
+
 export interface Database {
   customers: CustomersTable;
   contacts: ContactsTable;
@@ -486,4 +509,5 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_keys: WebhookKeysTable;
   idempotency_keys: IdempotencyKeysTable;
+  audit_events: AuditEventsTable;
 }

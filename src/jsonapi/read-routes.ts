@@ -33,6 +33,8 @@ export interface ReadRoutes<R> {
   tokenReads?: { list?: TokenRead; one?: TokenRead };
   /** Both routes are additions to the original API (marked `x-hostplane-extension` in OpenAPI). */
   extension?: boolean;
+  /** A list that grows without bound is paged even without `page[…]`: this many per page. */
+  defaultPageSize?: number;
 }
 
 /** `dns-records` → `DnsRecords`: the plural in operation ids. */
@@ -60,7 +62,8 @@ export function readRoutes<R>(app: TypedApp, links: LinkBuilder, o: ReadRoutes<R
     success: { status: 200, document: schemas.list, description: `The ${schemas.type} objects you may see (one page of them when paged)` },
   });
   app.get(`/${o.segment}`, { schema: listSchema, config: { tokenRead: o.tokenReads?.list } }, async (request) => {
-    const q = parseListQuery(request.query, o.filters);
+    const parsed = parseListQuery(request.query, o.filters);
+    const q = parsed.page || !o.defaultPageSize ? parsed : { ...parsed, page: { number: 1, size: o.defaultPageSize } };
     return listDocument(request, links, q, await o.list(request, q), o.toResource);
   });
 

@@ -47,6 +47,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'email-addresses', description: 'Mailboxes and forwarders.' },
   { name: 'ssh-keys', description: "SSH public keys a package's Linux user logs in with over SFTP (an addition to the original API)." },
   { name: 'webhooks', description: 'URLs that events (jobs done or failed, objects created, changed, deleted) are sent to, signed (an addition to the original API).' },
+  { name: 'audit-events', description: 'The audit trail: every write and every refused authentication, who made it, from where, with which answer (an addition to the original API).' },
 ];
 
 interface OpenApiDoc {

@@ -9,11 +9,11 @@ import type { QueueJobsTable } from '../db/schema.js';
 export type JobType = string;
 /**
  * create, update and delete change the object a client asked for (API guide "Queue jobs");
- * `refresh` (measure usage) and `schedule` (apply dates that were reached) are scheduled jobs of
- * the system (their definition's `every`), enqueued without a customer, so no client ever sees
- * them.
+ * `refresh` (measure usage), `schedule` (apply dates that were reached) and `purge` (delete what
+ * expired) are scheduled jobs of the system (their definition's `every`), enqueued without a
+ * customer, so no client ever sees them.
  */
-export type JobAction = 'create' | 'update' | 'delete' | 'refresh' | 'schedule';
+export type JobAction = 'create' | 'update' | 'delete' | 'refresh' | 'schedule' | 'purge';
 /** `failed` is our extension for jobs that exhausted their retries (API guide "Queue jobs"). */
 export type JobStatus = 'pending' | 'done' | 'failed';
 

@@ -16,6 +16,8 @@ import type { Precondition } from '../db/locks.js';
 
 /** `tagged`: the object whose ETag the answer carries. */
 function accept(request: FastifyRequest, reply: FastifyReply, links: LinkBuilder, job: QueueJobRow, data: ResourceObject, tagged?: ResourceObject) {
+  // The audit trail records the job with the request (API guide "Audit events").
+  request.queueJobId = job.id;
   reply.code(202).header('content-location', links.to('/queue-jobs/', String(job.id)));
   return tagged ? sendTagged(request, reply, links, data, { tagged }) : resourceDocument(request, links, data);
 }

@@ -32,6 +32,8 @@ import { SshKeysService } from './ssh-keys/ssh-keys.service.js';
 import { sshKeysRoutes } from './ssh-keys/ssh-keys.routes.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
 import { webhooksRoutes } from './webhooks/webhooks.routes.js';
+import { AuditEventsService } from './audit-events/audit-events.service.js';
+import { auditEventsRoutes } from './audit-events/audit-events.routes.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -55,4 +57,5 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   sshKeysRoutes(app, new SshKeysService(deps), links);
   tlsAllowedRoute(app, [(host) => subdomains.servesHost(host), (host) => email.servesAutoconfig(host)]);
   webhooksRoutes(app, new WebhooksService(deps), links);
+  auditEventsRoutes(app, new AuditEventsService(deps), links);
 }

@@ -11,6 +11,7 @@ import { DKIM_JOBS } from './dns-records/dns-records.dkim.js';
 import { SSH_KEY_JOBS } from './ssh-keys/ssh-keys.jobs.js';
 import { recordJobEvents } from './webhooks/webhooks.events.js';
 import { IDEMPOTENCY_JOBS } from '../http/idempotency.jobs.js';
+import { AUDIT_EVENT_JOBS } from './audit-events/audit-events.jobs.js';
 
 /**
  * `const jobs = buildJobs()`. A job whose (job_type, action) has no definition here is marked
@@ -19,5 +20,6 @@ import { IDEMPOTENCY_JOBS } from '../http/idempotency.jobs.js';
  */
 export function buildJobs(): JobRegistry {
   return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS).add(...SSH_KEY_JOBS).add(...IDEMPOTENCY_JOBS)
+    .add(...AUDIT_EVENT_JOBS)
     .onOutcome(recordJobEvents);
 }

@@ -71,11 +71,14 @@ const OPERATION_IDS = {
   'PATCH /webhooks/{id}': 'updateWebhook',
   'DELETE /webhooks/{id}': 'deleteWebhook',
   'GET /webhooks/{id}/deliveries': 'listWebhookDeliveries',
+  'GET /audit-events': 'listAuditEvents',
+  'GET /audit-events/{id}': 'getAuditEvent',
 };
 
 /** Operations the original API does not have: each is marked `x-hostplane-extension: true` (API guide "Beyond the original API"). */
 const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}',
-  'GET /webhooks', 'POST /webhooks', 'GET /webhooks/{id}', 'PATCH /webhooks/{id}', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries'];
+  'GET /webhooks', 'POST /webhooks', 'GET /webhooks/{id}', 'PATCH /webhooks/{id}', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries',
+  'GET /audit-events', 'GET /audit-events/{id}'];
 
 interface Operation {
   /** `PATCH /customers/{id}` */
@@ -240,7 +243,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('promises only what the server has: a tag per group with routes, every group of the API available, none named as to come', async () => {
-    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys', 'webhooks'];
+    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys', 'webhooks', 'audit-events'];
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(groups);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
     expect(doc.info.description).toContain(`Available: ${groups.join(', ')}.`);
@@ -264,6 +267,7 @@ describe('the OpenAPI document', () => {
     expect(doc.components.schemas.SshKey['x-hostplane-extension']).toBe(true);
     expect(doc.components.schemas.Webhook['x-hostplane-extension']).toBe(true);
     expect(doc.components.schemas.WebhookDelivery['x-hostplane-extension']).toBe(true);
+    expect(doc.components.schemas.AuditEvent['x-hostplane-extension']).toBe(true);
     // The original attributes are not marked.
     for (const a of ['name', 'linux_user', 'created_at']) expect(attributes('Package')[a]['x-hostplane-extension'], a).toBeUndefined();
   });
@@ -561,7 +565,7 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys, webhooks.');
+    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys, webhooks, audit-events.');
     expect(text).not.toContain('Not available yet');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);

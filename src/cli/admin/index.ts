@@ -21,10 +21,11 @@ import { emailCommand } from './email.js';
 import { dnsSecondaryCommand } from './dns-secondaries.js';
 import { sshKeyCommand } from './ssh-keys.js';
 import { webhookCommand } from './webhooks.js';
+import { auditCommand } from './audit.js';
 
 export function adminCommand(io: CliIo): Command {
   return new Command('admin')
-    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, SSH keys, mail servers, e-mail, DNS secondaries, webhooks')
+    .description('operator actions: customers, contacts, tokens, plans, packages, domains, database servers, databases, web servers, subdomains, SSH keys, mail servers, e-mail, DNS secondaries, webhooks, the audit trail')
     .addCommand(customerCommand(io))
     .addCommand(contactCommand(io))
     .addCommand(tokenCommand(io))
@@ -40,5 +41,6 @@ export function adminCommand(io: CliIo): Command {
     .addCommand(mailServerCommand(io))
     .addCommand(emailCommand(io))
     .addCommand(dnsSecondaryCommand(io))
-    .addCommand(webhookCommand(io));
+    .addCommand(webhookCommand(io))
+    .addCommand(auditCommand(io));
 }
