@@ -12,6 +12,8 @@ export interface PostLoad {
   count: number;
   /** Part of every record name, so each run creates new records. */
   tag: string;
+  /** Each POST carries an Idempotency-Key of its own (API guide "Safe retries"). */
+  keys?: boolean;
 }
 
 export interface PostRun {
@@ -27,7 +29,7 @@ const GENERATOR = String.raw`
 const http = require('node:http');
 const { performance } = require('node:perf_hooks');
 const { parentPort, workerData } = require('node:worker_threads');
-const { base, token, domain, connections, count, tag } = workerData;
+const { base, token, domain, connections, count, tag, keys } = workerData;
 const url = new URL(base);
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 const headers = { authorization: 'token ' + token, 'content-type': 'application/vnd.api+json', accept: 'application/vnd.hostplane.v1+json' };
@@ -37,7 +39,7 @@ function post(n) {
   const body = JSON.stringify({ data: { type: 'dns-record', attributes: { record_type: 'TXT', name: 'audit-' + tag + '-' + n, domain, data: 'bench' } } });
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.request({ host: url.hostname, port: url.port, path: '/dns-records', method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: '/dns-records', method: 'POST', agent, headers: { ...headers, ...(keys ? { 'idempotency-key': tag + '-' + n } : {}), 'content-length': Buffer.byteLength(body) } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {

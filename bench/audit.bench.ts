@@ -1,9 +1,12 @@
-// Audit trail benchmark (docs/performance.md "Audit trail"; docs/decisions/0029-audit-trail.md):
-// POST /dns-records with the audit trail on (AUDIT_LOG=on, the default) against the same with it
-// off, on SQLite and, when BENCH_DATABASE_URL or TEST_DATABASE_URL is set, on PostgreSQL. The goal:
-// p50 with audit on at most 10 % above p50 with audit off.
+// What an automation's safeguards cost a write (docs/performance.md "Audit trail and safe
+// retries"; docs/decisions/0026-safe-retries.md, 0029-audit-trail.md): POST /dns-records with the
+// audit trail on and an Idempotency-Key on every request ("on") against the same with the audit
+// trail off (AUDIT_LOG=off) and no key ("off"), on SQLite and, when BENCH_DATABASE_URL or
+// TEST_DATABASE_URL is set, on PostgreSQL. The goal: p50 "on" at most 10 % above p50 "off".
+// BENCH_KEYS=0 sends no keys to either: the audit trail alone.
 //
-//   npm run bench:audit
+//   npm run bench            (after the HTTP read bench)
+//   npm run bench:audit      (this one alone)
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:audit
 //
 // Two instances per engine, each on a fresh store with the demo dataset, both listening; the load
@@ -16,7 +19,8 @@
 // a shared machine moves least). No worker runs: the jobs stay pending, alike for both.
 //
 // Settings (environment): BENCH_AUDIT_REQUESTS [100], BENCH_AUDIT_ROUNDS [20],
-// BENCH_AUDIT_CONNECTIONS [1,8], BENCH_AUDIT_WARMUP [200], BENCH_LOG_LEVEL [info], BENCH_JSON=1.
+// BENCH_AUDIT_CONNECTIONS [1,8], BENCH_AUDIT_WARMUP [200], BENCH_KEYS [1], BENCH_LOG_LEVEL [info],
+// BENCH_JSON=1.
 import type { FastifyInstance } from 'fastify';
 import { benchConfig, freshBenchStore } from './store.js';
 import { benchHeader, discard, fmt, loadAverage, markdownTable, pct, runBench, LOG_LEVEL, PG_URL } from './report.js';
@@ -31,6 +35,7 @@ const num = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const REQUESTS = num('BENCH_AUDIT_REQUESTS', 100);
 const ROUNDS = num('BENCH_AUDIT_ROUNDS', 20);
 const WARMUP = num('BENCH_AUDIT_WARMUP', 200);
+const KEYS = process.env.BENCH_KEYS !== '0';
 const CONNECTIONS = (process.env.BENCH_AUDIT_CONNECTIONS ?? '1,8').split(',').map(Number).filter((n) => n > 0);
 
 type Engine = 'sqlite' | 'postgres';
@@ -74,7 +79,7 @@ async function start(engine: Engine, audit: Audit): Promise<Instance> {
 
 /** Sends `count` POSTs over `connections` connections; names carry `tag`, so every record is new. */
 const load = (i: Instance, connections: number, count: number, tag: string): Promise<PostRun> =>
-  runPosts({ base: i.base, token: i.token, domain: i.domain, connections, count, tag });
+  runPosts({ base: i.base, token: i.token, domain: i.domain, connections, count, tag, keys: KEYS && i.audit === 'on' });
 
 interface Row {
   engine: Engine;
@@ -124,7 +129,7 @@ function table(pairs: [Row, Row][]): string {
 }
 
 async function main() {
-  console.log(`${benchHeader('audit trail')}, POST /dns-records, ${ROUNDS} rounds × ${REQUESTS} requests per instance and connection count, load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`);
+  console.log(`${benchHeader(KEYS ? 'audit trail and idempotency keys' : 'audit trail')}, POST /dns-records, ${ROUNDS} rounds × ${REQUESTS} requests per instance and connection count, load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`);
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
   const engines: Engine[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
   const pairs: [Row, Row][] = [];

@@ -237,6 +237,7 @@ function sharedErrors(method: string, o: { params?: TSchema; querystring?: TSche
     bad_request: body ? 'the URL or the JSON body is malformed, or the body nests too deeply' : 'the URL is malformed',
     ...(o.querystring ? { invalid_parameter: 'a query parameter is unknown or has a bad value; `source.parameter` names it' } : {}),
     unauthorized: 'credentials are missing or wrong, or the token was revoked',
+    token_scope: 'the token is limited (read-only, to domains, to ACME challenges: API guide "Scoped tokens") and this request is outside that; `detail` names the limit',
     not_acceptable: '`Accept` names another version or vendor',
     ...(o.params ? { uri_too_long: 'a path segment is too long' } : {}),
     ...(body ? { payload_too_large: 'the body is larger than the server accepts', unsupported_media_type: 'the body is not sent as JSON' } : {}),

@@ -190,8 +190,8 @@ describe('the OpenAPI document', () => {
       // A 204 carries no document: only its description.
       if (success[0] === 204) expect(ok, o.key).toEqual({ description: expect.any(String) });
       else expect(documentsOf(ok), o.key).toEqual([expect.stringMatching(/^#\/components\/schemas\/[A-Z][A-Za-z]+(Document|List)$/), expect.any(String)]);
-      // Every operation can meet these: a malformed URL, bad credentials, another version, the rate limit, a fault.
-      expect(statuses, o.key).toEqual(expect.arrayContaining([400, 401, 406, 429, 500]));
+      // Every operation can meet these: a malformed URL, bad credentials, a token's scope, another version, the rate limit, a fault.
+      expect(statuses, o.key).toEqual(expect.arrayContaining([400, 401, 403, 406, 429, 500]));
       if (hasPathParams(o)) expect(statuses, o.key).toContain(414);
       if (readsBody(o)) expect(statuses, o.key).toEqual(expect.arrayContaining([413, 415]));
       if (o.op.requestBody) expect(statuses, o.key).toContain(422);
@@ -206,18 +206,18 @@ describe('the OpenAPI document', () => {
       expect(o.op.responses[429].headers, o.key).toEqual({ 'Retry-After': expect.objectContaining({ schema: { type: 'integer' } }) });
     }
     const statusesOf = (key: string) => Object.keys(operations(doc).find((o) => o.key === key)!.op.responses).map(Number);
-    expect(statusesOf('GET /plans')).toEqual([200, 400, 401, 406, 429, 500]);
+    expect(statusesOf('GET /plans')).toEqual([200, 400, 401, 403, 406, 429, 500]);
     expect(statusesOf('PATCH /customers/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
+    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
     expect(statusesOf('DELETE /dns-records/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
-    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /email-addresses')).toEqual([202, 400, 401, 404, 406, 409, 412, 413, 415, 422, 429, 500, 503]);
-    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
+    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /email-addresses')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
     expect(doc.paths['/email-addresses'].post.responses[422].description).toContain('`invalid_password`');
     expect(doc.paths['/email-addresses'].post.responses[503].description).toContain('`service_unavailable`');
     const created = doc.paths['/dns-records'].post.responses[202];
@@ -274,7 +274,7 @@ describe('the OpenAPI document', () => {
 
   it('documents safe retries as extensions: Idempotency-Key on every write, ETag and 304 on every GET of one object, If-Match where an object has a tag', () => {
     const headerParams = (o: Operation) => Object.fromEntries((o.op.parameters ?? []).filter((p: any) => p.in === 'header').map((p: any) => [p.name, p]));
-    const objectPaths = ['/customers/{id}', '/domains/{name}', '/packages/{id}', '/plans/{id}', '/queue-jobs/{id}', '/dns-records/{id}', '/databases/{id}', '/subdomains/{id}', '/email-addresses/{id}', '/ssh-keys/{id}', '/webhooks/{id}'];
+    const objectPaths = ['/customers/{id}', '/domains/{name}', '/packages/{id}', '/plans/{id}', '/queue-jobs/{id}', '/dns-records/{id}', '/databases/{id}', '/subdomains/{id}', '/email-addresses/{id}', '/ssh-keys/{id}', '/webhooks/{id}', '/audit-events/{id}'];
     for (const o of operations(doc)) {
       const params = headerParams(o);
       for (const p of Object.values<any>(params)) expect(p.schema['x-hostplane-extension'], `${o.key} ${p.name}`).toBe(true);
@@ -289,7 +289,7 @@ describe('the OpenAPI document', () => {
         expect(o.op.responses[422].description, o.key).toContain('`idempotency_key_reused`');
       }
     }
-    expect(Object.keys(doc.paths['/plans/{id}'].get.responses).map(Number)).toEqual([200, 304, 400, 401, 404, 406, 412, 414, 429, 500]);
+    expect(Object.keys(doc.paths['/plans/{id}'].get.responses).map(Number)).toEqual([200, 304, 400, 401, 403, 404, 406, 412, 414, 429, 500]);
     expect(doc.paths['/plans/{id}'].get.responses[304]).toEqual({ description: expect.any(String), headers: { ETag: expect.objectContaining({ schema: { type: 'string', 'x-hostplane-extension': true } }) } });
     expect(doc.components.schemas.ErrorDocument.properties.errors.items.properties.source.properties.header['x-hostplane-extension']).toBe(true);
   });
