@@ -107,7 +107,7 @@ describe.each(ENGINES)('scoped tokens on %s', { timeout: 60_000 }, (engine) => {
     }
     expect((await call(t.app, 'GET', '/domains/end1.example', { token })).status).toBe(200);
     expect((await call(t.app, 'GET', `/email-addresses/${ids.end1Address}`, { token })).status).toBe(200);
-    for (const url of ['/customers', `/customers/${x.end1.customerId}`, '/packages', `/packages/${x.end1.packageId}`, '/plans', '/databases', '/ssh-keys', '/domain-availability/new.example']) {
+    for (const url of ['/customers', `/customers/${x.end1.customerId}`, '/packages', `/packages/${x.end1.packageId}`, '/plans', '/databases', '/ssh-keys', '/domain-availability/new.example', '/webhooks', '/audit-events']) {
       expect((await call(t.app, 'GET', url, { token })).json, url).toEqual(scopeError(url, DOMAINS_DETAIL));
     }
     // Writes: in its domain as the full token; in the other one the domain is not found, and nothing is stored.
@@ -154,7 +154,7 @@ describe.each(ENGINES)('scoped tokens on %s', { timeout: 60_000 }, (engine) => {
     }
     expect((await call(t.app, 'DELETE', `/dns-records/${ids.end1A}`, { token })).json).toEqual(notFoundAt(`${BASE}/dns-records/${ids.end1A}`, 'dns-record'));
     expect((await call(t.app, 'GET', `/dns-records/${ids.shopRecord}`, { token })).status).toBe(404);
-    for (const [method, url] of [['GET', '/customers'], ['GET', '/packages'], ['POST', '/subdomains'], ['GET', '/email-addresses'], ['PATCH', '/domains/end1.example'], ['POST', '/databases']] as const) {
+    for (const [method, url] of [['GET', '/customers'], ['GET', '/packages'], ['POST', '/subdomains'], ['GET', '/email-addresses'], ['PATCH', '/domains/end1.example'], ['POST', '/databases'], ['POST', '/webhooks'], ['GET', '/audit-events']] as const) {
       expect((await call(t.app, method, url, { token, body: { data: { type: 'x', attributes: {} } } })).json, url).toEqual(scopeError(url, ACME_DETAIL));
     }
     expect(await snapshot()).toEqual(before);
