@@ -27,7 +27,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     const before = await since();
     const started = Date.now();
     const post = await call(t.app, 'POST', '/dns-records', {
-      token: x.end1.token, body: txt(x.end1.domain, 'audit-post'), remoteAddress: '198.51.100.7', headers: { 'idempotency-key': 'run-7 "retry" \\ 2 ü', 'x-request-id': 'audit-post-1' },
+      token: x.end1.token, body: txt(x.end1.domain, 'audit-post'), remoteAddress: '198.51.100.7', headers: { 'idempotency-key': '"run-7 retry 2"', 'x-request-id': 'audit-post-1' },
     });
     expect(post.status, post.body).toBe(202);
     const [event, ...more] = await auditRowsAfter(t, before);
@@ -45,7 +45,7 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
       status: 202,
       request_id: 'audit-post-1',
       queue_job_id: Number(post.json.data.id),
-      idempotency_key: 'run-7 "retry" \\ 2 ü',
+      idempotency_key: '"run-7 retry 2"',
     });
     const at = Date.parse(event.created_at);
     expect(at).toBeGreaterThanOrEqual(started - 1);
