@@ -45,16 +45,8 @@ export function registerDirectReader(db: Kysely<any>, reader: DirectReader): voi
  * changed under it (a migration adding a column to the table).
  */
 export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...args: A) => Compilable<O>) {
-  let compiled: { query: DirectQuery; parameters: readonly unknown[]; slots: number[] } | null = null;
-  const compile = (arity: number) => {
-    const placeholders = Array.from({ length: arity }, (_, i) => `\u0000precompiled-argument-${i}`);
-    const q = build(...(placeholders as A)).compile();
-    const slots = q.parameters.map((p) => placeholders.indexOf(p as string));
-    for (let i = 0; i < arity; i++) {
-      if (!slots.includes(i)) throw new Error(`precompiled: argument ${i} does not reach the query as a parameter`);
-    }
-    return { query: { sql: q.sql, name: statementName(q.sql) }, parameters: q.parameters, slots };
-  };
+  let compiled: Compiled | null = null;
+  const compile = (arity: number) => compileOnce(build as (...args: unknown[]) => Compilable<O>, arity);
   return {
     async all(...args: A): Promise<O[]> {
       compiled ??= compile(args.length);
@@ -72,6 +64,42 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
       compiled ??= compile(args.length);
       const { query, parameters, slots } = compiled;
       return arraysOf(db, query, parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p)));
+    },
+  };
+}
+
+interface Compiled {
+  query: DirectQuery;
+  parameters: readonly unknown[];
+  /** For each parameter, the argument it takes (-1: a constant of the query). */
+  slots: number[];
+}
+
+/** `build` compiled with placeholder arguments, and where each argument goes among the parameters. */
+function compileOnce(build: (...args: unknown[]) => Compilable<unknown>, arity: number): Compiled {
+  const placeholders = Array.from({ length: arity }, (_, i) => `\u0000precompiled-argument-${i}`);
+  const q = build(...placeholders).compile();
+  const slots = q.parameters.map((p) => placeholders.indexOf(p as string));
+  for (let i = 0; i < arity; i++) {
+    if (!slots.includes(i)) throw new Error(`precompiled: argument ${i} does not reach the query as a parameter`);
+  }
+  return { query: { sql: q.sql, name: statementName(q.sql) }, parameters: q.parameters, slots };
+}
+
+/**
+ * A write whose shape never changes, compiled once like `precompiled` reads but always run through
+ * Kysely (on `db`, a transaction or the store): building a query with an ON CONFLICT clause costs
+ * more than running it on SQLite. `const claim = precompiledWrite(db, (k: string) => db.insertInto(…).values({ k }))`
+ * then `await claim.all('x')` (the rows of its RETURNING).
+ */
+export function precompiledWrite<A extends unknown[], O>(db: Kysely<any>, build: (...args: A) => Compilable<O>) {
+  let compiled: Compiled | null = null;
+  return {
+    async all(...args: A): Promise<O[]> {
+      compiled ??= compileOnce(build as (...args: unknown[]) => Compilable<O>, args.length);
+      const { query, parameters, slots } = compiled;
+      const values = parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p));
+      return (await db.executeQuery<O>(CompiledQuery.raw(query.sql, values))).rows;
     },
   };
 }

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { commitUnflushed } from '../db/dialect.js';
+import { precompiledWrite } from '../db/precompiled.js';
 
 /** A key and the request that holds it. */
 export interface KeyClaim {
@@ -29,7 +30,49 @@ export interface KeyAnswer {
 }
 
 export class IdempotencyRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  // Built once per repository (src/db/precompiled.ts): building the claim's ON CONFLICT costs more than running it.
+  private readonly claimKey;
+  private readonly answerKey;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.claimKey = precompiledWrite(db, (scope: string, key: string, fingerprint: string, claim: string, now: string, expiresAt: string, abandonedBefore: string) =>
+      db
+        .insertInto('idempotency_keys')
+        .values({ scope, idempotency_key: key, fingerprint, claim, status: null, headers: null, body: null, created_at: now, expires_at: expiresAt })
+        .onConflict((oc) =>
+          oc
+            .columns(['scope', 'idempotency_key'])
+            .doUpdateSet((eb) => ({
+              fingerprint: eb.ref('excluded.fingerprint'),
+              claim: eb.ref('excluded.claim'),
+              status: null,
+              headers: null,
+              body: null,
+              created_at: eb.ref('excluded.created_at'),
+              expires_at: eb.ref('excluded.expires_at'),
+            }))
+            .where((eb) =>
+              eb.or([
+                eb('idempotency_keys.expires_at', '<=', now),
+                eb.and([eb('idempotency_keys.status', 'is', null), eb('idempotency_keys.created_at', '<=', abandonedBefore)]),
+              ]),
+            ),
+        )
+        // Unflushed: the write it guards commits after it, synchronously, which flushes it too.
+        .returning(['claim', commitUnflushed(db).as('unflushed')]),
+    );
+    // Unflushed (docs/decisions/0026): lost only if PostgreSQL itself crashes within a second; the
+    // key then counts as abandoned, as after an instance that died before storing its answer.
+    this.answerKey = precompiledWrite(db, (status: number, headers: string, body: string | null, scope: string, key: string, claim: string) =>
+      db
+        .updateTable('idempotency_keys')
+        .set({ status, headers, body })
+        .where('scope', '=', scope)
+        .where('idempotency_key', '=', key)
+        .where('claim', '=', claim)
+        .returning(commitUnflushed(db).as('unflushed')),
+    );
+  }
 
   /**
    * Takes the key for a request, in one statement: a key nobody used, one past `expires_at`, or
@@ -37,35 +80,7 @@ export class IdempotencyRepository {
    * another request holds it or has answered it (read that with `find`).
    */
   async claim(c: KeyClaim & { fingerprint: string }, at: { now: string; expiresAt: string; abandonedBefore: string }): Promise<boolean> {
-    const row = await this.db
-      .insertInto('idempotency_keys')
-      .values({
-        scope: c.scope, idempotency_key: c.key, fingerprint: c.fingerprint, claim: c.claim,
-        status: null, headers: null, body: null, created_at: at.now, expires_at: at.expiresAt,
-      })
-      .onConflict((oc) =>
-        oc
-          .columns(['scope', 'idempotency_key'])
-          .doUpdateSet((eb) => ({
-            fingerprint: eb.ref('excluded.fingerprint'),
-            claim: eb.ref('excluded.claim'),
-            status: null,
-            headers: null,
-            body: null,
-            created_at: eb.ref('excluded.created_at'),
-            expires_at: eb.ref('excluded.expires_at'),
-          }))
-          .where((eb) =>
-            eb.or([
-              eb('idempotency_keys.expires_at', '<=', at.now),
-              eb.and([eb('idempotency_keys.status', 'is', null), eb('idempotency_keys.created_at', '<=', at.abandonedBefore)]),
-            ]),
-          ),
-      )
-      // Unflushed: the write it guards commits after it, synchronously, which flushes it too.
-      .returning(['claim', commitUnflushed(this.db).as('unflushed')])
-      .executeTakeFirst();
-    return row !== undefined;
+    return (await this.claimKey.all(c.scope, c.key, c.fingerprint, c.claim, at.now, at.expiresAt, at.abandonedBefore)).length > 0;
   }
 
   find(scope: string, key: string): Promise<KeyRecord | undefined> {
@@ -79,17 +94,8 @@ export class IdempotencyRepository {
 
   /** Stores the answer, if `c.claim` still holds the key (false: it was taken for abandoned meanwhile). */
   async answer(c: KeyClaim, a: KeyAnswer): Promise<boolean> {
-    // Unflushed (docs/decisions/0026): lost only if PostgreSQL itself crashes within a second; the
-    // key then counts as abandoned, as after an instance that died before storing its answer.
-    const rows = await this.db
-      .updateTable('idempotency_keys')
-      .set(a)
-      .where('scope', '=', c.scope)
-      .where('idempotency_key', '=', c.key)
-      .where('claim', '=', c.claim)
-      .returning(commitUnflushed(this.db).as('unflushed'))
-      .execute();
-    return rows.length > 0;
+    // A body may be null: the placeholder stands for it all the same (a parameter, never inlined).
+    return (await this.answerKey.all(a.status, a.headers, a.body, c.scope, c.key, c.claim)).length > 0;
   }
 
   /** Frees the key (its request failed with a 5xx): the next request with it runs anew. */

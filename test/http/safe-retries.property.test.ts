@@ -43,6 +43,8 @@ describe('Idempotency-Key syntax', () => {
     const foreign = fc.oneof(fc.constantFrom(...chars(0, 0x1f), '\x7f'), fc.integer({ min: 0x80, max: 0x10ffff }).map((c) => String.fromCodePoint(c)));
     fc.assert(
       fc.property(fc.string({ unit: fc.constantFrom(...BARE), maxLength: 20 }), foreign, fc.string({ unit: fc.constantFrom(...BARE), maxLength: 20 }), (a, c, b) => {
+        // A tab at either end is the header's optional whitespace, which HTTP strips before we see it.
+        fc.pre(!(c === '\t' && (a === '' || b === '')));
         expect(parseIdempotencyKey(`${a}${c}${b}`)).toBeNull();
         expect(parseIdempotencyKey(`"${a}${c}${b}"`)).toBeNull();
       }),
