@@ -2,6 +2,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from './schema.js';
 import { isPostgres } from './dialect.js';
+import { findOr404 } from './ids.js';
 
 /**
  * Serialises writers in one package until the transaction ends: a no-op update takes the package
@@ -68,4 +69,25 @@ export async function lockForCheck(
 ): Promise<void> {
   if (!precondition || !isPostgres(db)) return;
   await sql`select 1 from ${sql.table(table)} where ${sql.ref(column)} = ${value} for no key update`.execute(db);
+}
+
+/**
+ * The object a conditional write changes, by the numeric id of its URL: 404 when `find` (in the
+ * caller's scope) has no such object, else its row locked for the check (lockForCheck) and
+ * checked by `precondition`, if any: `const row = await findChecked(trx, p, 'databases', 'database', id, (n) => repo.findVisible(actor, n))`.
+ */
+export async function findChecked<R>(
+  db: Kysely<Database>,
+  precondition: Precondition<R> | undefined,
+  table: CheckedTable,
+  what: string,
+  id: string,
+  find: (id: number) => Promise<R | undefined>,
+): Promise<R> {
+  const row = await findOr404(what, id, async (n) => {
+    await lockForCheck(db, precondition, table, 'id', n);
+    return find(n);
+  });
+  precondition?.(row);
+  return row;
 }

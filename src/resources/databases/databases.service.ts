@@ -23,7 +23,7 @@ import { generateDatabasePassword, nativePasswordHash } from '../../provisioning
 import { DatabasesRepository, type DatabaseRow, type DatabaseWithServer, type DefaultServer } from './databases.repository.js';
 import type { DatabaseJobPayload } from './databases.jobs.js';
 import { NAME_MAX, namePrefix } from './databases.rules.js';
-import { lockForCheck, type Precondition } from '../../db/locks.js';
+import { findChecked, type Precondition } from '../../db/locks.js';
 
 export interface DatabaseCreateInput {
   package_id: string;
@@ -179,12 +179,7 @@ export class DatabasesService {
   }
 
   /** The database a write changes, read in its transaction `trx`; checked by a precondition, under its row lock. */
-  private async current(trx: Kysely<Database>, actor: Actor, id: string, precondition: Precondition<DatabaseRow> | undefined) {
-    const row = await findOr404('database', id, async (n) => {
-      await lockForCheck(trx, precondition, 'databases', 'id', n);
-      return new DatabasesRepository(trx).findVisible(actor, n);
-    });
-    precondition?.(row);
-    return row;
+  private current(trx: Kysely<Database>, actor: Actor, id: string, precondition: Precondition<DatabaseRow> | undefined) {
+    return findChecked(trx, precondition, 'databases', 'database', id, (n) => new DatabasesRepository(trx).findVisible(actor, n));
   }
 }

@@ -18,7 +18,7 @@ import type { QueueJobRow } from '../../queue/jobs.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { WebServersRepository, webQueue } from '../../provisioning/web/servers.repository.js';
 import { SshKeysRepository, type PackageForKeys, type SshKeyRow } from './ssh-keys.repository.js';
-import { lockForCheck, type Precondition } from '../../db/locks.js';
+import { findChecked, type Precondition } from '../../db/locks.js';
 import { parsePublicKey } from './ssh-keys.rules.js';
 
 export interface SshKeyCreateInput {
@@ -108,11 +108,7 @@ export class SshKeysService {
   async delete(actor: Actor, id: string, o: { fromMenu?: boolean; precondition?: Precondition<SshKeyRow> } = {}): Promise<QueueJobRow> {
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new SshKeysRepository(trx);
-      const row = await findOr404('ssh-key', id, async (n) => {
-        await lockForCheck(trx, o.precondition, 'ssh_keys', 'id', n);
-        return repo.findVisible(actor, n);
-      });
-      o.precondition?.(row);
+      const row = await findChecked(trx, o.precondition, 'ssh_keys', 'ssh-key', id, (n) => repo.findVisible(actor, n));
       const underway = !(await repo.markDeleting(row.id));
       const target = await repo.targetOf(row.id);
       const job = { customerId: row.customer_id, jobType: 'ssh-key', action: 'delete', objectId: String(row.id), payload: {} } as const;

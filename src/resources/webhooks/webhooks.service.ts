@@ -7,7 +7,7 @@ import type { Actor } from '../../auth/actor.js';
 import type { Store } from '../../db/index.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { lockForCheck, type Precondition } from '../../db/locks.js';
+import { findChecked, type Precondition } from '../../db/locks.js';
 import type { Config } from '../../config.js';
 import { invalidField, limitReached, notFound } from '../../errors.js';
 import { EMPTY_PAGE, type Page, type PageResult } from '../../db/paging.js';
@@ -154,11 +154,6 @@ function checkedEvents(input: unknown): string[] {
 }
 
 /** The webhook a write changes, read in its transaction; checked by a precondition (API guide "Safe retries"), under its row lock. */
-async function current(trx: Kysely<Database>, actor: Actor, id: string, precondition: Precondition<WebhookRow> | undefined): Promise<WebhookRow> {
-  const row = await findOr404('webhook', id, async (n) => {
-    await lockForCheck(trx, precondition, 'webhooks', 'id', n);
-    return new WebhooksRepository(trx).findVisible(actor, n);
-  });
-  precondition?.(row);
-  return row;
+function current(trx: Kysely<Database>, actor: Actor, id: string, precondition: Precondition<WebhookRow> | undefined): Promise<WebhookRow> {
+  return findChecked(trx, precondition, 'webhooks', 'webhook', id, (n) => new WebhooksRepository(trx).findVisible(actor, n));
 }
