@@ -18,6 +18,7 @@ import type { TypeBoxTypeProvider } from './jsonapi/typed-app.js';
 import { createHttpServer } from './http/server.js';
 import { redactUrl } from './http/log-url.js';
 import { registerSafeRetries } from './http/safe-retries.js';
+import { registerPanel } from './http/panel.js';
 import { registerAuditTrail } from './resources/audit-events/audit-events.recorder.js';
 
 export interface AppDeps {
@@ -28,6 +29,8 @@ export interface AppDeps {
   logStream?: NodeJS.WritableStream;
   /** The clock of the autoresponder's dates (tests stand on either side of a Berlin midnight); default the system's. */
   now?: () => Date;
+  /** Where the built customer panel is (src/http/panel.ts); default the repository's dist/panel. */
+  panelDir?: string;
 }
 
 /**
@@ -116,6 +119,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const routes = trackRoutes(app);
   await registerOps(app, { config, store: deps.store });
+  registerPanel(app, { dir: deps.panelDir });
   registerLimits(app, { limiter: deps.limiter, links });
   registerJsonApi(app, { vendor: config.apiVendor, links, routes });
   registerAuth(app, deps.store.db);

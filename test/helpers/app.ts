@@ -100,12 +100,12 @@ export interface TestApp {
 export async function createTestApp(
   engine: EngineName,
   env: Record<string, string> = {},
-  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore; worker?: boolean; dns?: boolean; reconcileMs?: number; now?: () => Date } = {},
+  opts: { limiter?: Limiter; logStream?: NodeJS.WritableStream; store?: TestStore; worker?: boolean; dns?: boolean; reconcileMs?: number; now?: () => Date; panelDir?: string } = {},
 ): Promise<TestApp> {
   const config = testConfig(env);
   const ts = opts.store ?? (await freshStore(engine));
   const limiter = opts.limiter ?? new MemoryLimiter(config);
-  const app = await buildApp(config, { store: ts.store, limiter, logStream: opts.logStream, now: opts.now });
+  const app = await buildApp(config, { store: ts.store, limiter, logStream: opts.logStream, now: opts.now, panelDir: opts.panelDir });
   await app.ready();
   // Started before the worker, as under `serve`: DNS jobs wait for a live DNS server.
   const dns = opts.dns ? await DnsServer.start({ store: ts.store, config, log: app.log, listen: '127.0.0.1:0' }) : null;

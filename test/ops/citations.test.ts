@@ -28,7 +28,7 @@ function walk(dir: string, keep: (name: string) => boolean): string[] {
 /** Every match of `pattern` (with the g flag) in `files`, as its first group. */
 const cited = (files: string[], pattern: RegExp) => new Set(files.flatMap((f) => [...joined(read(f)).matchAll(pattern)].map((m) => m[1])));
 
-const code = ['src', 'test', 'bench'].flatMap((dir) => walk(dir, (name) => /\.(ts|mjs|sh)$/.test(name)));
+const code = ['src', 'test', 'bench', 'panel'].flatMap((dir) => walk(dir, (name) => /\.(tsx?|mjs|sh)$/.test(name)));
 const docs = [...walk('docs', (name) => name.endsWith('.md')), 'README.md'];
 // Every text file of the deploy templates and the CI script: a NUL byte marks a binary.
 const deploy = ['deploy', '.ci'].flatMap((dir) => walk(dir, () => true)).filter((f) => !fs.readFileSync(path.join(ROOT, f)).includes(0));

@@ -35,12 +35,12 @@ describe('installing hostplane', () => {
     expect(read('LICENSE')).toContain('Permission is hereby granted, free of charge');
   });
 
-  it('the package an operator installs ships the built command, its documents and deploy files, and no tests, benches or sources', () => {
+  it('the package an operator installs ships the built command and panel, its documents and deploy files, and no tests, benches or sources', () => {
     const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' })) as [{ files: { path: string }[] }];
     const files = pack.files.map((f) => f.path);
-    for (const needed of ['dist/main.js', 'docs/api-guide.md', 'deploy/systemd/hostplane-serve.service', 'deploy/local/up.sh', 'native/udp-batch/udp_batch.c', 'README.md', 'LICENSE']) {
+    for (const needed of ['dist/main.js', 'dist/panel/index.html', 'docs/api-guide.md', 'deploy/systemd/hostplane-serve.service', 'deploy/local/up.sh', 'native/udp-batch/udp_batch.c', 'README.md', 'LICENSE']) {
       expect(files).toContain(needed);
     }
-    expect(files.filter((f) => /^(test|bench|src)\//.test(f))).toEqual([]);
+    expect(files.filter((f) => /^(test|bench|src|panel)\//.test(f))).toEqual([]);
   });
 });
