@@ -9,7 +9,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PANEL_CSP } from '../../src/http/panel.js';
 import { ENGINES, call, createTestApp, type TestApp } from '../helpers/app.js';
-import { assetsOf, requireBuiltPanel } from '../helpers/panel.js';
+import { assetsOf, requireBuiltPanel } from '../helpers/panel-browser.js';
 
 const EXACT_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";

@@ -40,7 +40,7 @@ function Frame(props: Common & { children: ComponentChildren }) {
 }
 
 export function TextField(
-  props: Common & { type?: 'text' | 'email' | 'password' | 'number'; autocomplete?: string; inputMode?: 'numeric' | 'text'; min?: number; max?: number; autoFocus?: boolean },
+  props: Common & { type?: 'text' | 'email' | 'password' | 'number'; autocomplete?: string; inputMode?: 'numeric' | 'text'; min?: number; max?: number },
 ) {
   return (
     <Frame {...props}>
@@ -55,7 +55,6 @@ export function TextField(
         min={props.min}
         max={props.max}
         required={props.required}
-        autoFocus={props.autoFocus}
         aria-invalid={props.errors?.length ? 'true' : undefined}
         aria-describedby={describedBy(props.id, props.hint, props.errors)}
       />

@@ -1,6 +1,6 @@
 // Login as the portal user: e-mail and portal password, then the TOTP code when the API answers
 // totp_required (API guide "Beyond the original API").
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError, errorsByField, type ApiErrorObject } from '../api/client';
 import { logIn, type Session } from '../api/session';
 import { FormErrors } from '../components/errors';
@@ -19,6 +19,11 @@ export function LoginPage(props: { notice: MessageKey | null; onLoggedIn(session
   const [busy, setBusy] = useState(false);
   const [fieldErrors, setFieldErrors] = useState<Record<string, ApiErrorObject[]>>({});
   const [formErrors, setFormErrors] = useState<ApiErrorObject[]>([]);
+
+  // The code field replaces the password fields: the focus goes to it, not back to the page's top.
+  useEffect(() => {
+    if (step === 'totp') document.getElementById('totp_code')?.focus();
+  }, [step]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -72,7 +77,6 @@ export function LoginPage(props: { notice: MessageKey | null; onLoggedIn(session
             autocomplete="one-time-code"
             inputMode="numeric"
             required
-            autoFocus
             value={code}
             onInput={setCode}
             errors={fieldErrors.totp_code}
