@@ -45,7 +45,8 @@ export function DnsRecordsPage(props: { domain: string }) {
   const [rowErrors, setRowErrors] = useState<{ id: string; errors: ApiError['errors'] } | null>(null);
   const returnFocus = useRef<string | null>(null);
 
-  if (loaded.state === 'error' && loaded.error instanceof ApiError && loaded.error.status === 404) return <NotFoundPage />;
+  // Not the user's domain (404), or no domain name at all (422, API guide "Domains"): nothing here.
+  if (loaded.state === 'error' && loaded.error instanceof ApiError && (loaded.error.status === 404 || loaded.error.status === 422)) return <NotFoundPage />;
   if (loaded.state !== 'ready') {
     return (
       <section>
