@@ -5,7 +5,7 @@ import { list, setUnauthorizedHandler, type Resource } from './api/client';
 import { currentSession, logOut, type Session } from './api/session';
 import { FormErrors } from './components/errors';
 import { Link } from './components/link';
-import { I18nContext, LANGS, initialLang, rememberLang, translator, type Lang, type MessageKey } from './i18n';
+import { I18nContext, LANGS, initialLang, rememberLang, translator, type Lang, type MessageKey, type T } from './i18n';
 import { DnsRecordsPage } from './pages/dns-records';
 import { DomainsPage } from './pages/domains';
 import { LoginPage } from './pages/login';
@@ -149,7 +149,7 @@ export function App() {
   );
 }
 
-function customerLabel(c: Resource<CustomerAttributes>, session: Session, t: ReturnType<typeof translator>) {
+function customerLabel(c: Resource<CustomerAttributes>, session: Session, t: T) {
   const name = `${c.attributes.organization || c.attributes.name || c.id} (${c.id})`;
   return c.id === session.customer_id ? t('app.customer.own', { name }) : name;
 }

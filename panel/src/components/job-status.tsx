@@ -23,9 +23,9 @@ export function JobStatus(props: { job: TrackedJob; onFinished?(job: JobAttribut
         setError(job.error);
         props.onFinished?.(job);
       },
-      (err) => {
+      // Polling stopped (the page left, or a request failed): say so rather than stay "pending".
+      () => {
         if (!abort.signal.aborted) setState('lost');
-        void err;
       },
     );
     return () => abort.abort();

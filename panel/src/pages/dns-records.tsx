@@ -4,6 +4,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, ApiError, idFromLink, list, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
+import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { JobStatus, type TrackedJob } from '../components/job-status';
 import { Link } from '../components/link';
@@ -109,101 +110,90 @@ export function DnsRecordsPage(props: { domain: string }) {
       )}
       {!loaded.data.records.length && <p>{t('dns.empty')}</p>}
       {loaded.data.records.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack records">
-            <caption class="visually-hidden">{t('dns.caption')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('dns.name')}</th>
-                <th scope="col">{t('dns.type')}</th>
-                <th scope="col">{t('dns.data')}</th>
-                <th scope="col">{t('dns.ttl')}</th>
-                <th scope="col">{t('dns.origin')}</th>
-                <th scope="col">{t('dns.actions')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {loaded.data.records.map((r) => {
-                const a = r.attributes;
-                const managed = a.tags.includes('managed');
-                const name = label(a.record_type, a.name);
-                return [
-                  <tr key={r.id} data-record={r.id} class={managed ? 'managed' : undefined}>
-                    <th scope="row" data-label={t('dns.name')}>
-                      {a.name || '@'}
-                    </th>
-                    <td data-label={t('dns.type')}>{a.record_type}</td>
-                    <td data-label={t('dns.data')} class="data">
-                      <code>{a.data}</code>
-                    </td>
-                    <td data-label={t('dns.ttl')}>{a.ttl}</td>
-                    <td data-label={t('dns.origin')}>
-                      {a.tags.map((tag) => (
-                        <Tag key={tag} tag={tag} />
-                      ))}
-                    </td>
-                    <td data-label={t('dns.actions')} class="row-actions">
-                      {managed ? null : confirming === r.id ? (
-                        <span class="confirm">
-                          <span>{t('dns.delete.confirm', { type: a.record_type, name: a.name || '@' })}</span>
-                          <button type="button" class="danger" id={`delete-yes-${r.id}`} onClick={() => confirmDelete(r)}>
-                            {t('dns.delete.yes')}
-                          </button>
-                          <button type="button" class="secondary" onClick={() => (setConfirming(null), focusLater(`delete-${r.id}`))}>
-                            {t('dns.cancel')}
-                          </button>
-                        </span>
-                      ) : (
-                        <>
-                          <button
-                            type="button"
-                            class="secondary"
-                            id={`edit-${r.id}`}
-                            aria-label={`${t('dns.edit')}: ${name}`}
-                            aria-expanded={editing === r.id}
-                            onClick={() => {
-                              returnFocus.current = `edit-${r.id}`;
-                              setEditing(editing === r.id ? null : r.id);
-                              focusLater(`edit-${r.id}-record_type`);
-                            }}
-                          >
-                            {t('dns.edit')}
-                          </button>
-                          <button
-                            type="button"
-                            class="danger"
-                            id={`delete-${r.id}`}
-                            aria-label={`${t('dns.delete')}: ${name}`}
-                            onClick={() => (setConfirming(r.id), focusLater(`delete-yes-${r.id}`))}
-                          >
-                            {t('dns.delete')}
-                          </button>
-                        </>
-                      )}
-                      {rowErrors?.id === r.id && <FormErrors errors={rowErrors.errors} />}
-                    </td>
-                  </tr>,
-                  editing === r.id && (
-                    <tr key={`${r.id}-edit`} class="edit-row">
-                      <td colSpan={6}>
-                        <h2 class="h3">{t('dns.edit.title', { type: a.record_type, name: a.name || '@' })}</h2>
-                        <RecordForm
-                          idPrefix={`edit-${r.id}`}
-                          domain={domain.attributes.name}
-                          initial={{ record_type: a.record_type, name: a.name, data: a.data, ttl: String(a.ttl) }}
-                          submitLabel={t('dns.edit.submit')}
-                          note={t('dns.edit.note')}
-                          onSubmit={(v) => replace(r, v)}
-                          onCancel={() => (setEditing(null), focusLater(returnFocus.current ?? 'main'))}
-                        />
-                      </td>
-                    </tr>
-                  ),
-                ];
-              })}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption={t('dns.caption')}
+          class="records"
+          columns={[t('dns.name'), t('dns.type'), t('dns.data'), t('dns.ttl'), t('dns.origin'), t('dns.actions')]}
+        >
+          {loaded.data.records.map((r) => {
+            const a = r.attributes;
+            const managed = a.tags.includes('managed');
+            const name = label(a.record_type, a.name);
+            return [
+              <tr key={r.id} data-record={r.id} class={managed ? 'managed' : undefined}>
+                <th scope="row" data-label={t('dns.name')}>
+                  {a.name || '@'}
+                </th>
+                <td data-label={t('dns.type')}>{a.record_type}</td>
+                <td data-label={t('dns.data')} class="data">
+                  <code>{a.data}</code>
+                </td>
+                <td data-label={t('dns.ttl')}>{a.ttl}</td>
+                <td data-label={t('dns.origin')}>
+                  {a.tags.map((tag) => (
+                    <Tag key={tag} tag={tag} />
+                  ))}
+                </td>
+                <td data-label={t('dns.actions')} class="row-actions">
+                  {managed ? null : confirming === r.id ? (
+                    <span class="confirm">
+                      <span>{t('dns.delete.confirm', { type: a.record_type, name: a.name || '@' })}</span>
+                      <button type="button" class="danger" id={`delete-yes-${r.id}`} onClick={() => confirmDelete(r)}>
+                        {t('dns.delete.yes')}
+                      </button>
+                      <button type="button" class="secondary" onClick={() => (setConfirming(null), focusLater(`delete-${r.id}`))}>
+                        {t('dns.cancel')}
+                      </button>
+                    </span>
+                  ) : (
+                    <>
+                      <button
+                        type="button"
+                        class="secondary"
+                        id={`edit-${r.id}`}
+                        aria-label={`${t('dns.edit')}: ${name}`}
+                        aria-expanded={editing === r.id}
+                        onClick={() => {
+                          returnFocus.current = `edit-${r.id}`;
+                          setEditing(editing === r.id ? null : r.id);
+                          focusLater(`edit-${r.id}-record_type`);
+                        }}
+                      >
+                        {t('dns.edit')}
+                      </button>
+                      <button
+                        type="button"
+                        class="danger"
+                        id={`delete-${r.id}`}
+                        aria-label={`${t('dns.delete')}: ${name}`}
+                        onClick={() => (setConfirming(r.id), focusLater(`delete-yes-${r.id}`))}
+                      >
+                        {t('dns.delete')}
+                      </button>
+                    </>
+                  )}
+                  {rowErrors?.id === r.id && <FormErrors errors={rowErrors.errors} />}
+                </td>
+              </tr>,
+              editing === r.id && (
+                <tr key={`${r.id}-edit`} class="edit-row">
+                  <td colSpan={6}>
+                    <h2 class="h3">{t('dns.edit.title', { type: a.record_type, name: a.name || '@' })}</h2>
+                    <RecordForm
+                      idPrefix={`edit-${r.id}`}
+                      domain={domain.attributes.name}
+                      initial={{ record_type: a.record_type, name: a.name, data: a.data, ttl: String(a.ttl) }}
+                      submitLabel={t('dns.edit.submit')}
+                      note={t('dns.edit.note')}
+                      onSubmit={(v) => replace(r, v)}
+                      onCancel={() => (setEditing(null), focusLater(returnFocus.current ?? 'main'))}
+                    />
+                  </td>
+                </tr>
+              ),
+            ];
+          })}
+        </DataTable>
       )}
       <h2>{t('dns.create')}</h2>
       <RecordForm idPrefix="new" domain={domain.attributes.name} initial={EMPTY} submitLabel={t('dns.create.submit')} onSubmit={async (v) => void (await create(v))} resetAfter />

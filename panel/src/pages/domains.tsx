@@ -1,6 +1,7 @@
 // The customer's domains (API guide "Domains"): registration, presence and its two flags; a
 // presence domain links to its DNS records.
 import { list } from '../api/client';
+import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { Link } from '../components/link';
 import { PageHeading } from '../components/page-heading';
@@ -28,44 +29,33 @@ export function DomainsPage() {
       {loaded.state === 'error' && <FormErrors errors={apiErrors(loaded.error)} />}
       {loaded.state === 'ready' && !loaded.data.length && <p>{t('domains.empty')}</p>}
       {loaded.state === 'ready' && loaded.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack">
-            <caption class="visually-hidden">{t('domains.title')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('domains.name')}</th>
-                <th scope="col">{t('domains.registration')}</th>
-                <th scope="col">{t('domains.presence')}</th>
-                <th scope="col">{t('domains.updateLock')}</th>
-                <th scope="col">{t('domains.migration')}</th>
+        <DataTable
+          caption={t('domains.title')}
+          columns={[t('domains.name'), t('domains.registration'), t('domains.presence'), t('domains.updateLock'), t('domains.migration')]}
+        >
+          {loaded.data.map((d) => {
+            const { registration: r, presence: p } = d.attributes;
+            return (
+              <tr key={d.id} data-domain={d.id}>
+                <th scope="row" data-label={t('domains.name')}>
+                  {p ? (
+                    <Link to={{ page: 'dns', domain: d.id }} label={t('domains.dns', { name: d.attributes.name })}>
+                      {d.attributes.name}
+                    </Link>
+                  ) : (
+                    d.attributes.name
+                  )}
+                </th>
+                <td data-label={t('domains.registration')}>
+                  {r ? `${r.status} · ${t('domains.expires', { date: formatDate(lang, r.expires_at) })}` : t('domains.notRegistered')}
+                </td>
+                <td data-label={t('domains.presence')}>{p ? t('domains.on') : t('domains.noPresence')}</td>
+                <td data-label={t('domains.updateLock')}>{p ? onOff(p.dns_update_lock) : '—'}</td>
+                <td data-label={t('domains.migration')}>{p ? onOff(p.dns_migration_mode.enabled) : '—'}</td>
               </tr>
-            </thead>
-            <tbody>
-              {loaded.data.map((d) => {
-                const { registration: r, presence: p } = d.attributes;
-                return (
-                  <tr key={d.id} data-domain={d.id}>
-                    <th scope="row" data-label={t('domains.name')}>
-                      {p ? (
-                        <Link to={{ page: 'dns', domain: d.id }} label={t('domains.dns', { name: d.attributes.name })}>
-                          {d.attributes.name}
-                        </Link>
-                      ) : (
-                        d.attributes.name
-                      )}
-                    </th>
-                    <td data-label={t('domains.registration')}>
-                      {r ? `${r.status} · ${t('domains.expires', { date: formatDate(lang, r.expires_at) })}` : t('domains.notRegistered')}
-                    </td>
-                    <td data-label={t('domains.presence')}>{p ? t('domains.on') : t('domains.noPresence')}</td>
-                    <td data-label={t('domains.updateLock')}>{p ? onOff(p.dns_update_lock) : '—'}</td>
-                    <td data-label={t('domains.migration')}>{p ? onOff(p.dns_migration_mode.enabled) : '—'}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );
