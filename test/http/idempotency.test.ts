@@ -202,8 +202,9 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
       const r = await withKey(app, 'PATCH', url, x.end1.token, key, body);
       expect([r.status, r.json]).toEqual([409, inUse(url)]);
     }
-    // rspamd takes the new map: the first request answers.
-    expect(await fetchMap()).toBe(200);
+    // rspamd takes the new map once the first request's change is in (it asks again until it is):
+    // the first request answers.
+    await waitFor('the changed map', async () => (await fetchMap()) === 200);
     const answered = await first;
     expect(answered.status, answered.body).toBe(200);
     expect(answerOf(await withKey(b, 'PATCH', url, x.end1.token, key, body))).toEqual(answerOf(answered));
