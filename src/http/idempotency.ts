@@ -174,7 +174,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
     preValidation(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
       const raw = request.headers['idempotency-key'];
       if (raw === undefined || !request.actor) return done();
-      claimOrFind(request, String(raw)).then((found) => (found ? replay(reply, found) : done()), done);
+      claimOrFind(request, String(raw)).then((found) => (found ? replay(request, reply, found) : done()), done);
     },
     onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload: unknown) => void) {
       if (!request.idempotencyClaim) return done(null, payload);
@@ -193,8 +193,18 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
 }
 
 /** Sends the stored answer as it was: status, headers, body (the negotiation's onSend sets the content type). */
-function replay(reply: FastifyReply, found: KeyRecord): void {
+function replay(request: FastifyRequest, reply: FastifyReply, found: KeyRecord): void {
+  const headers = JSON.parse(found.headers ?? '{}') as Record<string, string | string[] | number>;
+  // No handler runs, so src/resources/accepted.ts does not note the job: the audit trail takes it
+  // from the stored 202's Content-Location (API guide "Audit events").
+  request.queueJobId = jobNamedBy(headers['content-location']);
   reply.code(found.status!);
-  for (const [name, value] of Object.entries(JSON.parse(found.headers ?? '{}') as Record<string, string | string[] | number>)) reply.header(name, value);
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   reply.send(found.body ?? undefined);
+}
+
+/** The job a stored 202 names: its Content-Location is `<base>/queue-jobs/<id>` (src/resources/accepted.ts); else null. */
+function jobNamedBy(contentLocation: unknown): number | null {
+  const m = typeof contentLocation === 'string' ? /\/queue-jobs\/([0-9]+)$/.exec(contentLocation) : null;
+  return m ? Number(m[1]) : null;
 }

@@ -15,7 +15,7 @@ import { WriteBatches } from '../../db/write-batches.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The job a 202 answer carries (src/resources/accepted.ts sets it): the event's queue_job_id, without reading the body back. */
+    /** The job a 202 answer carries (src/resources/accepted.ts sets it, a replay of an Idempotency-Key too): the event's queue_job_id, without reading the body back. */
     queueJobId: number | null;
   }
   interface FastifyInstance {
