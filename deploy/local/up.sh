@@ -478,6 +478,22 @@ stop_sftp() {
   rm -f -- "$dir/$sftp_pid_rel"
   sftp_pid=
 }
+# The web and mail server this run added to the store ("web-server <name>", "mail-server <name>"):
+# a failed run takes them out again, so a second try with another port-base is not refused.
+added=()
+remove_added() {
+  local i kind server
+  for ((i = ${#added[@]} - 1; i >= 0; i--)); do
+    kind=${added[i]%% *} server=${added[i]#* }
+    if "${hostplane[@]}" admin "$kind" remove "$server" >/dev/null; then
+      printf '%s: removed the %s "%s" it had registered.\n' "$prog" "${kind/-/ }" "$server" >&2
+    else
+      printf '%s: could not remove the %s "%s" it had registered (the CLI said why above): run hostplane admin %s remove %s\n' \
+        "$prog" "${kind/-/ }" "$server" "$kind" "$server" >&2
+    fi
+  done
+  added=()
+}
 # Whatever goes wrong before the stack is up, what was started here does not stay behind.
 on_exit() {
   local rc=$?
@@ -491,6 +507,7 @@ on_exit() {
       stop_caddy
       printf '%s: stopped the Caddy it had started.\n' "$prog" >&2
     fi
+    remove_added
   fi
   exit "$rc"
 }
@@ -563,6 +580,7 @@ else
     --https-listen "$https_listen" --address 127.0.0.1 --home-root "$home_root" --state-dir "$state_dir" --sftp-port "$sftp_port" "${php_args[@]}" >/dev/null ||
     die "could not register web server \"$name\" (the CLI said why above)."
   registration="registered web server \"$name\" in this store"
+  added+=("web-server $name")
 fi
 
 
@@ -807,6 +825,7 @@ $(tail -n 20 -- "$mail/postfix.log")"
       --smtp "127.0.0.1:$smtp_port" --imap "127.0.0.1:$imap_port" >/dev/null ||
       die "could not register mail server \"$name\" (the CLI said why above)."
     registration+="; registered mail server \"$name\""
+    added+=("mail-server $name")
   fi
 fi
 

@@ -1,5 +1,5 @@
 // Every difference between SQLite and PostgreSQL lives in this file.
-import { CompiledQuery, sql, type Kysely, type ColumnDefinitionBuilder, type CreateTableBuilder } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type ColumnDefinitionBuilder, type CreateTableBuilder, type RawBuilder } from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -74,18 +74,48 @@ export type JsonRowsColumn = readonly [name: string, type: 'text' | 'integer'];
  * waits for the disk at commit. Built on a transaction, it commits as the transaction does.
  * `const insert = jsonRowsInsert(db, 'audit_events', [['path', 'text'], ['status', 'integer']]); await db.executeQuery(insert([['/x', 202]]))`.
  */
-export function jsonRowsInsert(db: Kysely<any>, table: string, columns: readonly JsonRowsColumn[], o: { unflushed?: boolean } = {}) {
-  const names = sql.join(columns.map(([name]) => sql.id(name)));
+export function jsonRowsInsert(
+  db: Kysely<any>,
+  table: string,
+  columns: readonly JsonRowsColumn[],
+  o: { unflushed?: boolean; onConflict?: RawBuilder<unknown>; returning?: readonly string[] } = {},
+) {
   const pg = isPostgres(db);
-  const values = sql.join(
-    columns.map(([, type], i) => (pg ? sql`(e.value ->> ${sql.lit(i)})::${sql.raw(type)}` : sql`json_extract(e.value, ${sql.lit(`$[${i}]`)})`)),
-  );
-  const rows = pg ? sql`json_array_elements(${'[]'}::json) as e(value)` : sql`json_each(${'[]'}) as e`;
-  // Inside a transaction it would relax the whole transaction's commit: there, never.
-  const returning = pg && o.unflushed && !db.isTransaction ? sql` returning set_config('synchronous_commit', 'off', true)` : sql``;
-  const text = sql`insert into ${sql.table(table)} (${names}) select ${values} from ${rows}${returning}`.compile(db).sql;
-  return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]);
+  const names = sql.join(columns.map(([name]) => sql.id(name)));
+  const values = sql.join(columns.map(([, type], i) => jsonField(pg, i, type)));
+  // `where true`: SQLite would otherwise read ON CONFLICT as part of the select's join.
+  const conflict = o.onConflict ? sql` where true on conflict ${o.onConflict}` : sql``;
+  const returned = o.returning?.length ? sql` returning ${sql.join(o.returning.map((c) => sql.id(c)))}` : sql``;
+  const text = sql`insert into ${sql.table(table)} (${names}) select ${values} from ${jsonRows(pg)}${conflict}${returned}${unflushedReturning(db, o, o.returning?.length ? ',' : '')}`.compile(db).sql;
+  return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]) as CompiledQuery<Record<string, unknown>>;
 }
+
+/**
+ * An UPDATE of any number of rows with one statement text, as jsonRowsInsert: each row of `data`
+ * holds the `set` columns' new values, then the `match` columns' values that pick the row to
+ * change (every one must be equal). Answers the `match` columns of the rows it changed.
+ * `const answer = jsonRowsUpdate(db, 'keys', [['status', 'integer']], [['key', 'text']]); await db.executeQuery(answer([[200, 'k1']]))`.
+ */
+export function jsonRowsUpdate(db: Kysely<any>, table: string, set: readonly JsonRowsColumn[], match: readonly JsonRowsColumn[], o: { unflushed?: boolean } = {}) {
+  const pg = isPostgres(db);
+  const t = sql.table(table);
+  const assignments = sql.join(set.map(([name, type], i) => sql`${sql.id(name)} = ${jsonField(pg, i, type)}`));
+  const matches = sql.join(match.map(([name, type], i) => sql`${t}.${sql.id(name)} = ${jsonField(pg, set.length + i, type)}`), sql` and `);
+  const returned = sql.join(match.map(([name]) => sql`${t}.${sql.id(name)}`));
+  const text = sql`update ${t} set ${assignments} from ${jsonRows(pg)} where ${matches} returning ${returned}${unflushedReturning(db, o, ',')}`.compile(db).sql;
+  return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]) as CompiledQuery<Record<string, unknown>>;
+}
+
+/** The rows of a jsonRows statement: its one parameter, a JSON array of arrays, as `e`. */
+const jsonRows = (pg: boolean) => (pg ? sql`json_array_elements(${'[]'}::json) as e(value)` : sql`json_each(${'[]'}) as e`);
+/** Field `i` of a jsonRows row, as `type`. */
+const jsonField = (pg: boolean, i: number, type: JsonRowsColumn[1]) =>
+  pg ? sql`(e.value ->> ${sql.lit(i)})::${sql.raw(type)}` : sql`json_extract(e.value, ${sql.lit(`$[${i}]`)})`;
+// Inside a transaction it would relax the whole transaction's commit: there, never.
+const unflushedReturning = (db: Kysely<any>, o: { unflushed?: boolean }, joiner: ',' | '' = '') =>
+  isPostgres(db) && o.unflushed && !db.isTransaction
+    ? sql.raw(`${joiner ? ', ' : ' returning '}set_config('synchronous_commit', 'off', true)`)
+    : sql``;
 
 /** A round trip to the database (the readiness probe). */
 export async function ping(db: Kysely<any>): Promise<void> {

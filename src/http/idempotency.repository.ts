@@ -2,8 +2,9 @@
 // the caller's clock (src/db/time.ts), compared as text like every timestamp of the store.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { commitUnflushed } from '../db/dialect.js';
-import { precompiledWrite } from '../db/precompiled.js';
+import { sql } from 'kysely';
+import { commitUnflushed, jsonRowsInsert, jsonRowsUpdate, type JsonRowsColumn } from '../db/dialect.js';
+import { precompiled, precompiledWrite } from '../db/precompiled.js';
 
 /** A key and the request that holds it. */
 export interface KeyClaim {
@@ -16,6 +17,8 @@ export interface KeyClaim {
 /** What a key holds: the first request's fingerprint and, once it answered, its answer. */
 export interface KeyRecord {
   fingerprint: string;
+  created_at: string;
+  expires_at: string;
   status: number | null;
   headers: string | null;
   body: string | null;
@@ -29,10 +32,18 @@ export interface KeyAnswer {
   body: string | null;
 }
 
+/** The columns of a stored key, in the order of `stored`'s rows (the first two name the key). */
+const STORED_COLUMNS = [
+  ['scope', 'text'], ['idempotency_key', 'text'], ['fingerprint', 'text'], ['claim', 'text'], ['status', 'integer'],
+  ['headers', 'text'], ['body', 'text'], ['created_at', 'text'], ['expires_at', 'text'],
+] as const satisfies readonly JsonRowsColumn[];
+
 export class IdempotencyRepository {
   // Built once per repository (src/db/precompiled.ts): building the claim's ON CONFLICT costs more than running it.
   private readonly claimKey;
-  private readonly answerKey;
+  private readonly answerKeys;
+  private readonly storeKeys;
+  private readonly findKey;
 
   constructor(private readonly db: Kysely<Database>) {
     this.claimKey = precompiledWrite(db, (scope: string, key: string, fingerprint: string, claim: string, now: string, expiresAt: string, abandonedBefore: string) =>
@@ -63,15 +74,16 @@ export class IdempotencyRepository {
     );
     // Unflushed (docs/decisions/0026): lost only if PostgreSQL itself crashes within a second; the
     // key then counts as abandoned, as after an instance that died before storing its answer.
-    this.answerKey = precompiledWrite(db, (status: number, headers: string, body: string | null, scope: string, key: string, claim: string) =>
-      db
-        .updateTable('idempotency_keys')
-        .set({ status, headers, body })
-        .where('scope', '=', scope)
-        .where('idempotency_key', '=', key)
-        .where('claim', '=', claim)
-        .returning(commitUnflushed(db).as('unflushed')),
+    this.findKey = precompiled(db, (scope: string, key: string) =>
+      db.selectFrom('idempotency_keys').select(['fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body']).where('scope', '=', scope).where('idempotency_key', '=', key),
     );
+    // A key and its answer together, over one past its expiry or never answered (a key held in the process, `stored`).
+    this.storeKeys = jsonRowsInsert(db, 'idempotency_keys', STORED_COLUMNS, {
+      onConflict: sql`(scope, idempotency_key) do update set ${sql.join(STORED_COLUMNS.slice(2).map(([c]) => sql`${sql.id(c)} = excluded.${sql.id(c)}`))} where idempotency_keys.expires_at <= excluded.created_at or idempotency_keys.status is null`,
+      returning: ['claim'],
+      unflushed: true,
+    });
+    this.answerKeys = jsonRowsUpdate(db, 'idempotency_keys', [['status', 'integer'], ['headers', 'text'], ['body', 'text']], [['scope', 'text'], ['idempotency_key', 'text'], ['claim', 'text']], { unflushed: true });
   }
 
   /**
@@ -84,18 +96,28 @@ export class IdempotencyRepository {
   }
 
   find(scope: string, key: string): Promise<KeyRecord | undefined> {
-    return this.db
-      .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'status', 'headers', 'body'])
-      .where('scope', '=', scope)
-      .where('idempotency_key', '=', key)
-      .executeTakeFirst();
+    return this.findKey.first(scope, key);
   }
 
-  /** Stores the answer, if `c.claim` still holds the key (false: it was taken for abandoned meanwhile). */
-  async answer(c: KeyClaim, a: KeyAnswer): Promise<boolean> {
-    // A body may be null: the placeholder stands for it all the same (a parameter, never inlined).
-    return (await this.answerKey.all(a.status, a.headers, a.body, c.scope, c.key, c.claim)).length > 0;
+  /**
+   * Stores keys with their answers in one statement (keys held in the process until they answered,
+   * src/http/idempotency.ts), each unless its key is stored and not yet expired; answers the ones
+   * not stored.
+   */
+  async stored(keys: readonly (KeyClaim & KeyAnswer & { fingerprint: string; created_at: string; expires_at: string })[]): Promise<KeyClaim[]> {
+    const { rows } = await this.db.executeQuery(this.storeKeys(keys.map((k) => [k.scope, k.key, k.fingerprint, k.claim, k.status, k.headers, k.body, k.created_at, k.expires_at])));
+    const stored = new Set(rows.map((r) => String(r.claim)));
+    return keys.filter((k) => !stored.has(k.claim));
+  }
+
+  /**
+   * Stores answers in one statement, each if its `claim` still holds the key; answers the claims
+   * that no longer did (their keys were taken for abandoned meanwhile).
+   */
+  async answer(answers: readonly (KeyClaim & KeyAnswer)[]): Promise<KeyClaim[]> {
+    const { rows } = await this.db.executeQuery(this.answerKeys(answers.map((a) => [a.status, a.headers, a.body, a.scope, a.key, a.claim])));
+    const stored = new Set(rows.map((r) => `${String(r.claim)}`));
+    return answers.filter((a) => !stored.has(a.claim));
   }
 
   /** Frees the key (its request failed with a 5xx): the next request with it runs anew. */

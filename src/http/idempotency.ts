@@ -1,20 +1,32 @@
 // Idempotency-Key on the API's writes (API guide "Safe retries"; docs/decisions/0026-safe-retries.md):
-// after authentication the key is claimed in the store, in one statement; the first answer is stored
-// before it is sent, and a repeat gets exactly it — from any instance, after a restart — without the
-// write running again. A repeat with another request answers 422, one while the first still runs 409.
+// after authentication the key is claimed, and the first answer is stored as it is sent (in a batch
+// written within 10 ms, src/db/write-batches.ts); a repeat gets exactly it — from any instance, after
+// a restart — without the write running again. A repeat with another request answers 422, one while
+// the first still runs 409. On PostgreSQL (several instances) the key is claimed in the store, in
+// one statement; on SQLite (one API process, operator guide "SQLite") it is held in the process and
+// stored with its answer, which spares every such write a commit of its own.
 // A request without the header costs one header lookup, no statement.
 import crypto from 'node:crypto';
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { isPostgres } from '../db/dialect.js';
 import type { Store } from '../db/index.js';
+import { FLUSH_MS, WriteBatches } from '../db/write-batches.js';
 import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
 import { keyScope, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
-import { IdempotencyRepository, type KeyClaim, type KeyRecord } from './idempotency.repository.js';
+import { IdempotencyRepository, type KeyAnswer, type KeyClaim, type KeyRecord } from './idempotency.repository.js';
+
+/** A key this process holds until its answer is stored (SQLite). */
+interface HeldClaim extends KeyClaim {
+  fingerprint: string;
+  /** Date.now() when it was taken. */
+  at: number;
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The key this request holds, whose answer onSend stores; null without one (or on a replay). */
-    idempotencyClaim: KeyClaim | null;
+    idempotencyClaim: KeyClaim | HeldClaim | null;
   }
 }
 
@@ -34,17 +46,33 @@ const reused = () =>
 const malformed = () =>
   new AppError('invalid_header', 'Idempotency-Key must be 1 to 255 printable ASCII characters: a quoted string ("…") or a token without spaces.', { header: 'Idempotency-Key' });
 
+interface Keyed {
+  scope: string;
+  key: string;
+  fingerprint: string;
+}
+
+type Kept = KeyClaim & KeyAnswer & { held?: HeldClaim };
+
 /** The hooks a write route gets (src/http/safe-retries.ts): `preValidation` claims or replays, `onSend` stores. */
 export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfterMs?: number }) {
   const repo = new IdempotencyRepository(store.db);
   const abandonedAfterMs = o.abandonedAfterMs ?? ABANDONED_AFTER_MS;
+  const inProcess = !isPostgres(store.db);
+  /** SQLite: the keys whose first request runs or whose answer waits for its batch, by `scope\nkey`. */
+  const held = new Map<string, HeldClaim>();
+  const heldId = (k: { scope: string; key: string }) => `${k.scope}\n${k.key}`;
 
   /** Claims the key for `request`; answers what it holds when a first request has answered it. */
   async function claimOrFind(request: FastifyRequest, raw: string): Promise<KeyRecord | null> {
     const key = parseIdempotencyKey(raw);
     if (key === null) throw malformed();
-    const scope = keyScope(request.actor!);
-    const fingerprint = requestFingerprint(request.method, originForm(request.url), request.body);
+    const k = { scope: keyScope(request.actor!), key, fingerprint: requestFingerprint(request.method, originForm(request.url), request.body) };
+    return inProcess ? holdOrFind(request, k) : claimInStore(request, k);
+  }
+
+  async function claimInStore(request: FastifyRequest, k: Keyed): Promise<KeyRecord | null> {
+    const { scope, key, fingerprint } = k;
     // A key freed or purged between the claim and the read is claimed again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const claim: KeyClaim = { scope, key, claim: crypto.randomUUID() };
@@ -54,7 +82,9 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
         request.idempotencyClaim = claim;
         return null;
       }
-      const found = await repo.find(scope, key);
+      let found = await repo.find(scope, key);
+      if (found && found.fingerprint !== fingerprint) throw reused();
+      if (found?.status === null) found = await answeredSoon(scope, key);
       if (!found) continue;
       if (found.fingerprint !== fingerprint) throw reused();
       if (found.status === null) throw inUse();
@@ -63,23 +93,88 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
     throw inUse();
   }
 
-  /** Stores the answer for the key's repeats, or frees the key after a 5xx (the draft lets a client retry then). */
+  /** SQLite: holds the key in the process (taken before the first await, so two requests never both take it), or answers what the store has. */
+  async function holdOrFind(request: FastifyRequest, k: Keyed): Promise<KeyRecord | null> {
+    const id = heldId(k);
+    let holder = held.get(id);
+    // Its answer may be waiting for its batch: written now, the key is free in the process again.
+    if (holder && holder.fingerprint === k.fingerprint) {
+      await answers.settled();
+      holder = held.get(id);
+    }
+    if (holder && Date.now() - holder.at < abandonedAfterMs) throw holder.fingerprint === k.fingerprint ? inUse() : reused();
+    const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
+    held.set(id, claim);
+    try {
+      const found = await repo.find(k.scope, k.key);
+      // Rows are stored with their answers here; one without (claimed by an older version) counts once abandoned.
+      if (found && found.expires_at > new Date().toISOString() && (found.status !== null || found.created_at > new Date(Date.now() - abandonedAfterMs).toISOString())) {
+        if (found.fingerprint !== k.fingerprint) throw reused();
+        if (found.status === null) throw inUse();
+        held.delete(id);
+        return found;
+      }
+    } catch (err) {
+      held.delete(id);
+      throw err;
+    }
+    request.idempotencyClaim = claim;
+    return null;
+  }
+
+  // The answers, written in batches after they went out (src/db/write-batches.ts): a claim that no
+  // longer holds its key was taken for abandoned meanwhile; a refused batch leaves its keys to be
+  // taken for abandoned later (PostgreSQL) or free (SQLite), as after an instance that died before storing them.
+  const answers = new WriteBatches<{ answer: Kept; log: FastifyBaseLogger }>(
+    async (batch) => {
+      try {
+        const kept = batch.map((b) => b.answer);
+        const lost = new Set((await (inProcess ? repo.stored(kept.map(storedRow)) : repo.answer(kept))).map((c) => c.claim));
+        for (const b of batch) {
+          if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
+        }
+      } finally {
+        for (const b of batch) release(b.answer.held);
+      }
+    },
+    (batch, err) => {
+      for (const b of batch) b.log.warn({ err, scope: b.answer.scope }, 'storing the answer of an idempotency key failed');
+    },
+  );
+  const storedRow = (a: Kept) => ({ ...a, fingerprint: a.held!.fingerprint, created_at: new Date(a.held!.at).toISOString(), expires_at: new Date(a.held!.at + o.ttlMs).toISOString() });
+  /** Frees a key held in the process, unless another request holds it now. */
+  const release = (claim: HeldClaim | undefined) => {
+    if (claim && held.get(heldId(claim))?.claim === claim.claim) held.delete(heldId(claim));
+  };
+
+  /**
+   * The key once a first request that has answered has its answer stored: this instance's batch is
+   * written at once, another instance's within FLUSH_MS; a first request still running stays null.
+   */
+  async function answeredSoon(scope: string, key: string): Promise<KeyRecord | undefined> {
+    await answers.settled();
+    const found = await repo.find(scope, key);
+    if (found?.status !== null) return found;
+    await new Promise((resolve) => setTimeout(resolve, 2 * FLUSH_MS));
+    return repo.find(scope, key);
+  }
+
+  /** Keeps the answer for the key's repeats, or frees the key after a 5xx (the draft lets a client retry then). */
   async function keep(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
     const claim = request.idempotencyClaim!;
     request.idempotencyClaim = null;
+    const mine = 'at' in claim ? claim : undefined;
     const body = payload === undefined || payload === null ? null : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
-    if (reply.statusCode >= 500 || body === undefined) return repo.release(claim);
+    if (reply.statusCode >= 500 || body === undefined) return mine ? release(mine) : repo.release(claim);
     const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter(([name]) => !NOT_STORED.test(name)));
-    if (!(await repo.answer(claim, { status: reply.statusCode, headers: JSON.stringify(headers), body }))) {
-      request.log.warn({ scope: claim.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
-    }
+    answers.add({ answer: { scope: claim.scope, key: claim.key, claim: claim.claim, status: reply.statusCode, headers: JSON.stringify(headers), body, held: mine }, log: request.log });
   }
 
   return {
     preValidation(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
       const raw = request.headers['idempotency-key'];
       if (raw === undefined || !request.actor) return done();
-      claimOrFind(request, String(raw)).then((found) => (found ? replay(reply, found) : done()), done);
+      claimOrFind(request, String(raw)).then((found) => (found ? replay(request, reply, found) : done()), done);
     },
     onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload: unknown) => void) {
       if (!request.idempotencyClaim) return done(null, payload);
@@ -87,17 +182,29 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
       keep(request, reply, payload).then(
         () => done(null, payload),
         (err: unknown) => {
-          request.log.warn({ err }, 'storing the answer of an idempotency key failed');
+          request.log.warn({ err }, 'freeing an idempotency key failed');
           done(null, payload);
         },
       );
     },
+    /** Resolves once every answer kept so far is stored (the app's onClose waits for it). */
+    settled: () => answers.settled(),
   };
 }
 
 /** Sends the stored answer as it was: status, headers, body (the negotiation's onSend sets the content type). */
-function replay(reply: FastifyReply, found: KeyRecord): void {
+function replay(request: FastifyRequest, reply: FastifyReply, found: KeyRecord): void {
+  const headers = JSON.parse(found.headers ?? '{}') as Record<string, string | string[] | number>;
+  // No handler runs, so src/resources/accepted.ts does not note the job: the audit trail takes it
+  // from the stored 202's Content-Location (API guide "Audit events").
+  request.queueJobId = jobNamedBy(headers['content-location']);
   reply.code(found.status!);
-  for (const [name, value] of Object.entries(JSON.parse(found.headers ?? '{}') as Record<string, string | string[] | number>)) reply.header(name, value);
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   reply.send(found.body ?? undefined);
+}
+
+/** The job a stored 202 names: its Content-Location is `<base>/queue-jobs/<id>` (src/resources/accepted.ts); else null. */
+function jobNamedBy(contentLocation: unknown): number | null {
+  const m = typeof contentLocation === 'string' ? /\/queue-jobs\/([0-9]+)$/.exec(contentLocation) : null;
+  return m ? Number(m[1]) : null;
 }

@@ -8,6 +8,13 @@ import type { Store } from '../db/index.js';
 import { conditionsOf, evaluate, preconditionFailed } from '../jsonapi/conditional.js';
 import { idempotencyHooks } from './idempotency.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Idempotency-Key answers not yet stored: `await app.idempotencyKeys.settled()` once they are. */
+    idempotencyKeys: { settled(): Promise<void> };
+  }
+}
+
 const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
 
 /** A route option that holds one hook, several or none, as a list. */
@@ -30,6 +37,9 @@ function untaggedConditions(request: FastifyRequest, _reply: FastifyReply, done:
 export function registerSafeRetries(app: FastifyInstance, deps: { store: Store; config: Config }) {
   app.decorateRequest('idempotencyClaim', null);
   const idempotency = idempotencyHooks(deps.store, { ttlMs: deps.config.idempotencyKeyTtlMs });
+  app.decorate('idempotencyKeys', { settled: idempotency.settled });
+  // Before the store closes (serve closes the app first): the last answers are stored.
+  app.addHook('onClose', (_app, done) => void idempotency.settled().then(() => done()));
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.config?.infra || ![route.method].flat().some((m) => WRITES.has(m))) return;
     route.preValidation = [...hooks(route.preValidation), idempotency.preValidation];

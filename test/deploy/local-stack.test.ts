@@ -2,7 +2,8 @@
 // operator runs it — private Caddy under a temp dir on three consecutive loopback ports, the web
 // server registered through the admin CLI in a fresh store of each engine, stack.json, the
 // printout — then refusals (a running stack in the dir, a port in use, no DATABASE_URL, a store
-// nobody migrated, the name registered for another stack: the Caddy it started does not stay),
+// nobody migrated, the name registered for another stack: the Caddy it started does not stay; a run
+// that fails after registering its web server takes it out again),
 // deploy/local/down.sh stopping Caddy and the PHP-FPM master hostplane started by their pids and
 // keeping the customers' files, and up.sh again on the same dir and store. Needs caddy, bash, jq,
 // curl and a /usr/sbin/php-fpm<version>; skipped without, failed under CI_REQUIRE_ALL=1.
@@ -19,8 +20,10 @@ import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { ENGINES } from '../helpers/app.js';
 import { newDatabase, runCli, type TestDb } from '../helpers/cli.js';
 import { ROOT, scriptEnv } from '../helpers/stack-scripts.js';
-import { DOWN, PHP, UP, describeStack, freeBase, script, unregisterHint, upOnFreePorts } from '../helpers/stack.js';
+import { DOWN, PHP, UP, describeMailStack, describeStack, freeBase, script, unregisterHint, upOnFreePorts } from '../helpers/stack.js';
 import { alive, argv0 } from '../helpers/procs.js';
+import { placeholderMailServer } from '../helpers/email.js';
+import { openStore } from '../../src/db/index.js';
 
 const STEP_MS = 60_000;
 
@@ -355,4 +358,34 @@ describeStack('deploy/local/up.sh and down.sh: a stack registered in a fresh sto
       expect(down.stdout).toContain(unregisterHint(db.url, 'local'));
     }, STEP_MS);
   });
+});
+
+describeMailStack('deploy/local/up.sh: a run that fails after registering its web server', () => {
+  it('takes the web server out of the store again, so a second try is not refused', async () => {
+    const db = await newDatabase('sqlite');
+    try {
+      expect(await runCli(['migrate'], { DATABASE_URL: db.url })).toMatchObject({ code: 0 });
+      // A mail server of the stack's name that points elsewhere (nothing answers there, so it is
+      // written to the store directly): up.sh refuses it after the web server is in.
+      const store = await openStore(db.url);
+      try {
+        await placeholderMailServer(store, 'local');
+      } finally {
+        await store.close();
+      }
+      // The mail daemons' users must enter the dir (mkdtemp makes it 0700).
+      const root = await tempRoot();
+      await fs.chmod(root, 0o755);
+      const dir = path.join(root, 'stack');
+      stackDirs.push(dir);
+      const { run } = await upOnFreePorts(dir, { DATABASE_URL: db.url });
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain('up.sh: mail server "local" is registered in this store already, but for another stack (doveadm http://127.0.0.1:9');
+      expect(run.stderr).toContain('up.sh: removed the web server "local" it had registered.\n');
+      expect(await listServers(db.url)).toEqual([]);
+      expect(existsSync(path.join(dir, 'stack.json'))).toBe(false);
+    } finally {
+      await db.drop();
+    }
+  }, STEP_MS);
 });

@@ -56,12 +56,16 @@ export async function createObjects(t: TestApp, tenant: Tenant, label = 'x'): Pr
   };
 }
 
-/** The rows of idempotency_keys, oldest first. */
-export const storedKeys = (t: TestApp) =>
-  t.store.db.selectFrom('idempotency_keys').select(['scope', 'idempotency_key', 'status', 'expires_at']).orderBy('created_at').execute();
+/** The rows of idempotency_keys, oldest first, once the answers sent so far are stored. */
+export async function storedKeys(t: TestApp) {
+  await t.app.idempotencyKeys.settled();
+  return t.store.db.selectFrom('idempotency_keys').select(['scope', 'idempotency_key', 'status', 'expires_at']).orderBy('created_at').execute();
+}
 
 /** How many rows `table` has. */
 export async function countOf(t: TestApp, table: 'queue_jobs' | 'dns_records' | 'idempotency_keys'): Promise<number> {
+  // Answers are stored within 10 ms of going out (src/db/write-batches.ts): the store as it is once they are.
+  await t.app.idempotencyKeys.settled();
   const { n } = await t.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(n);
 }

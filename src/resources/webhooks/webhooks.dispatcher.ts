@@ -13,7 +13,7 @@ import { OutboxRepository, type WebhookMessageRow } from './webhooks.outbox.repo
 import { WebhooksRepository } from './webhooks.repository.js';
 import { nextAttemptAt } from './webhooks.rules.js';
 import { secretBox, sign, type SecretBox } from './webhooks.secrets.js';
-import { send } from './webhooks.sender.js';
+import { send, systemResolver, type ResolveName } from './webhooks.sender.js';
 
 /** How long finished messages and the attempt log are kept (API guide "Webhooks"). */
 export const DELIVERY_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -30,6 +30,8 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** How often finished messages past retention are deleted [1 h]. */
   purgeEveryMs?: number;
+  /** How receivers' names are resolved at each attempt (tests: through a DNS server of their own) [the system's resolver]. */
+  resolve?: ResolveName;
 }
 
 export class WebhookDispatcher {
@@ -37,6 +39,7 @@ export class WebhookDispatcher {
   private readonly outbox: OutboxRepository;
   private readonly policy: AddressPolicy;
   private readonly now: () => Date;
+  private readonly resolve: ResolveName;
   private readonly o: Required<Pick<DispatcherOptions, 'pollMs' | 'concurrency' | 'purgeEveryMs'>>;
   private box: Promise<SecretBox> | null = null;
   private readonly running = new Set<Promise<void>>();
@@ -47,6 +50,7 @@ export class WebhookDispatcher {
     this.outbox = new OutboxRepository(opts.store.db);
     this.policy = addressPolicy(opts.config.webhooks);
     this.now = opts.now ?? (() => new Date());
+    this.resolve = opts.resolve ?? systemResolver;
     this.o = { pollMs: opts.pollMs ?? 250, concurrency: opts.concurrency ?? 8, purgeEveryMs: opts.purgeEveryMs ?? 3_600_000 };
   }
 
@@ -117,7 +121,7 @@ export class WebhookDispatcher {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': sign(secret, m.event_id, timestamp, body),
       };
-      result = await send({ url: target.url, headers, body, policy: this.policy, timeoutMs: this.opts.config.webhooks.timeoutMs });
+      result = await send({ url: target.url, headers, body, policy: this.policy, timeoutMs: this.opts.config.webhooks.timeoutMs, resolve: this.resolve });
     } catch (err) {
       result = { responseStatus: null, error: `could not sign: ${(err as Error).message}` };
     }

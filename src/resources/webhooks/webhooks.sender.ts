@@ -16,12 +16,20 @@ import { literalAddress } from './webhooks.rules.js';
 /** What is read of a receiver's answer at most; the rest is dropped. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** How a receiver's name becomes its addresses: `await resolve('hooks.example.net')` → `[{ address: '203.0.113.9', family: 4 }]`. */
+export type ResolveName = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+/** The system's resolver (getaddrinfo: /etc/hosts, then the host's DNS servers), every address it has. */
+export const systemResolver: ResolveName = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+
 export interface Delivery {
   url: string;
   headers: Record<string, string>;
   body: string;
   policy: AddressPolicy;
   timeoutMs: number;
+  /** Asked once per attempt; the connection only goes to the address it answered and was judged. */
+  resolve: ResolveName;
 }
 
 /** An attempt's result: the receiver's status (null when it did not answer) and, unless it answered 2xx, why it failed. */
@@ -33,9 +41,9 @@ export interface SendResult {
 class Refused extends Error {}
 
 /** The addresses `host` has, each judged; throws Refused naming the first that no webhook may reach. */
-async function checkedAddress(url: URL, policy: AddressPolicy): Promise<{ address: string; family: number }> {
+async function checkedAddress(url: URL, policy: AddressPolicy, resolve: ResolveName): Promise<{ address: string; family: number }> {
   const literal = literalAddress(url.hostname);
-  const found = literal ? [{ address: literal, family: net.isIP(literal) }] : await dns.lookup(url.hostname, { all: true, verbatim: true });
+  const found = literal ? [{ address: literal, family: net.isIP(literal) }] : await resolve(url.hostname);
   if (!found.length) throw new Refused(`${url.hostname} has no address`);
   for (const a of found) {
     const verdict = judgeAddress(a.address, policy);
@@ -55,7 +63,7 @@ const fixedLookup = (address: string, family: number): LookupFunction =>
 
 /**
  * POSTs `d.body` to `d.url` and reports how it went; never throws.
- * `await send({ url, headers, body, policy, timeoutMs: 10_000 })` → `{ responseStatus: 204, error: null }`.
+ * `await send({ url, headers, body, policy, timeoutMs: 10_000, resolve: systemResolver })` → `{ responseStatus: 204, error: null }`.
  */
 export async function send(d: Delivery): Promise<SendResult> {
   const url = new URL(d.url);
@@ -70,7 +78,7 @@ export async function send(d: Delivery): Promise<SendResult> {
     }, d.timeoutMs);
   });
   const attempt = (async (): Promise<SendResult> => {
-    const { address, family } = await checkedAddress(url, d.policy);
+    const { address, family } = await checkedAddress(url, d.policy, d.resolve);
     // A lookup that outlasted the time limit must not send after the attempt was given up.
     if (over) throw new Error('timed out');
     return new Promise<SendResult>((resolve, reject) => {

@@ -78,6 +78,43 @@ describe.each(ENGINES)('audit events: what is recorded, on %s', { timeout: 60_00
     });
   });
 
+  it('a repeat answered from its Idempotency-Key (API guide "Safe retries") carries the job of the stored 202, as the first did; a replayed refusal none', async () => {
+    const before = await since();
+    const token = x.end1.token;
+    const twice = async (method: 'POST' | 'DELETE', path: string, key: string, body?: unknown) => {
+      const first = await call(t.app, method, path, { token, body, headers: { 'idempotency-key': key } });
+      const again = await call(t.app, method, path, { token, body, headers: { 'idempotency-key': key } });
+      expect(again.status, again.body).toBe(first.status);
+      expect(again.body).toBe(first.body);
+      return first;
+    };
+    const post = await twice('POST', '/dns-records', 'replay-post', txt(x.end1.domain, 'audit-replay'));
+    const del = await twice('DELETE', `/dns-records/${recordIdOf(post)}`, 'replay-delete');
+    const bad = await twice('POST', '/dns-records', 'replay-bad', { data: { type: 'dns-record', attributes: { record_type: 'TXT' } } });
+    expect([post.status, del.status, bad.status]).toEqual([202, 202, 422]);
+    // The resource's job (in links.queue-job) and the DELETE's job (the primary data).
+    const [postJob, delJob] = [post.json.data.links['queue-job'].split('/').pop(), del.json.data.id];
+    expect(postJob).not.toBe(delJob);
+
+    await t.app.auditTrail.settled();
+    const list = await call(t.app, 'GET', '/audit-events?filter[path]=/dns-records&page[size]=1000', { token });
+    expect(list.status, list.body).toBe(200);
+    const events = list.json.data.filter((e: { id: string }) => Number(e.id) > before).reverse();
+    const job = (id: string | null) => (id === null ? null : { type: 'queue-job', id });
+    expect(events.map((e: any) => [e.attributes.method, e.attributes.status, e.attributes.idempotency_key, e.attributes.queue_job_id, e.relationships['queue-job'].data])).toEqual([
+      ['POST', 202, 'replay-post', postJob, job(postJob)],
+      ['POST', 202, 'replay-post', postJob, job(postJob)],
+      ['DELETE', 202, 'replay-delete', delJob, job(delJob)],
+      ['DELETE', 202, 'replay-delete', delJob, job(delJob)],
+      ['POST', 422, 'replay-bad', null, null],
+      ['POST', 422, 'replay-bad', null, null],
+    ]);
+    // Each repeat is an event of its own (its own request id), the whole object as the stored row.
+    const rows = await auditRowsAfter(t, before);
+    expect(events).toEqual(rows.map(auditEventObject));
+    expect(new Set(rows.map((r) => r.request_id)).size).toBe(6);
+  });
+
   it('reads leave no event: lists, one object, a 404 read, the audit events themselves', async () => {
     const before = await since();
     for (const path of ['/domains', `/domains/${x.end1.domain}`, '/domains/nothing.example', `/dns-records?filter[domain]=${x.end1.domain}`, '/audit-events', '/audit-events/1']) {
