@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
 import type { Actor } from './actor.js';
-import { AuthRepository, type SessionOwner } from './auth.repository.js';
+import type { AuthRepository, SessionOwner } from './auth.repository.js';
 import { hashToken } from './tokens.js';
 
 export const SESSION_COOKIE = 'hostplane_session';
@@ -74,7 +74,7 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * Resolves a request carrying the session cookie (and no Authorization header): the contact's Actor,
  * exactly as its token would give (no scope), or 401 for a session that is unknown or has ended;
  * 403 `csrf_token_invalid` for a write without the session's X-CSRF-Token.
- * `const resolve = sessionResolver(db, log); const { actor, session } = await resolve(cookie, request)`.
+ * `const resolve = sessionResolver(new AuthRepository(db), (err) => log.warn({ err })); const { actor, session } = await resolve(cookie, request)`.
  */
 export function sessionResolver(repo: AuthRepository, onTouchError: (err: unknown) => void) {
   return async function resolveSession(cookie: string, request: FastifyRequest): Promise<{ actor: Actor; session: PanelSession }> {

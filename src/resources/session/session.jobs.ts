@@ -8,7 +8,7 @@ import { SessionRepository } from './session.repository.js';
 
 export const purgeSessionsJob = defineJob({
   type: 'session',
-  action: 'schedule',
+  action: 'purge',
   payload: Type.Object({}),
   every: 60 * 60 * 1000,
   run: async (ctx) => {

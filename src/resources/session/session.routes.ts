@@ -33,7 +33,7 @@ export function sessionRoutes(app: TypedApp, service: SessionService, links: Lin
     body: LoginBody,
     success: { status: 201, document: SessionSchemas.document, description: 'Logged in: Set-Cookie hostplane_session (HttpOnly, SameSite=Strict, Secure over TLS), and the session with its csrf_token' },
     errors: {
-      unauthorized: 'never: the login needs no credentials',
+      unauthorized: 'not answered here: the login needs no credentials, its refusals are the two ids below',
       invalid_credentials: 'the address, the password or the code is wrong (one answer for each, so it tells nothing), or the contact has no portal password or its customer\'s login is disabled',
       totp_required: 'the password is right and two-factor login is on: send it again with totp_code',
     },
