@@ -1,6 +1,7 @@
 // The customer panel's login as a browser makes it (API guide "Panel sessions (extension)"): POST
 // /session, then the cookie on every request and the anti-CSRF header on every write.
 import type { FastifyInstance } from 'fastify';
+import type { Admin } from '../../src/admin/index.js';
 import { call } from './app.js';
 import { stepAt, totpCode } from '../../src/resources/session/session.totp.js';
 
@@ -32,3 +33,10 @@ export async function logIn(app: FastifyInstance, email: string, password: strin
 
 /** The TOTP code of `secret` for the time step `offset` steps from now. */
 export const codeAt = (secret: string, offset = 0) => totpCode(secret, stepAt(Date.now()) + offset);
+
+/** A new customer whose main contact (`name`, `email`) has the portal password `password`: `await panelContact(t.admin, 'Bo', 'bo@x.example', PW)`. */
+export async function panelContact(admin: Admin, name: string, email: string, password: string) {
+  const ids = await admin.customers.createCustomer({ contact: { name, email } });
+  await admin.customers.setPortalPassword(ids.contactId, password);
+  return ids;
+}

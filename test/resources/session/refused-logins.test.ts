@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp } from '../../helpers/app.js';
 import { errorBody } from '../../helpers/errors.js';
 import { auditRows } from '../../helpers/audit-events.js';
-import { logIn, loginBody } from '../../helpers/panel.js';
+import { logIn, loginBody, panelContact } from '../../helpers/panel.js';
 
 const PW = 'the right portal password';
 
@@ -14,8 +14,7 @@ describe.each(ENGINES)('refused panel logins on %s', { timeout: 60_000 }, (engin
   it('ERROR_BLOCK_MAX refused logins block the client (429 too_many_errors), even for the right password then; other clients log in', async () => {
     const t = await createTestApp(engine, { ERROR_BLOCK_MAX: '3' });
     try {
-      const { contactId } = await t.admin.customers.createCustomer({ contact: { name: 'Bo', email: 'bo@blocked.example' } });
-      await t.admin.customers.setPortalPassword(contactId, PW);
+      await panelContact(t.admin, 'Bo', 'bo@blocked.example', PW);
       const from = '203.0.113.7';
       for (let i = 0; i < 3; i++) {
         expect((await call(t.app, 'POST', '/session', { body: loginBody('bo@blocked.example', `guess ${i}`), remoteAddress: from })).status).toBe(401);
@@ -36,8 +35,7 @@ describe.each(ENGINES)('refused panel logins on %s', { timeout: 60_000 }, (engin
     logStream.on('data', (chunk) => lines.push(String(chunk)));
     const t = await createTestApp(engine, { LOG_LEVEL: 'trace' }, { logStream });
     try {
-      const { customerId, contactId } = await t.admin.customers.createCustomer({ contact: { name: 'Al', email: 'al@audit.example' } });
-      await t.admin.customers.setPortalPassword(contactId, PW);
+      const { customerId, contactId } = await panelContact(t.admin, 'Al', 'al@audit.example', PW);
       expect((await call(t.app, 'POST', '/session', { body: loginBody('al@audit.example', 'a wrong secret guess', '654321'), remoteAddress: '192.0.2.9' })).status).toBe(401);
       await logIn(t.app, 'al@audit.example', PW, undefined, '192.0.2.9');
       const events = (await auditRows(t)).map((e) => ({ method: e.method, path: e.path, status: e.status, customer_id: e.customer_id, contact_id: e.contact_id, token_id: e.token_id, client_ip: e.client_ip }));

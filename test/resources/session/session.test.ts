@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp } from '../../helpers/app.js';
 import { useSeededApp } from '../../helpers/suite.js';
 import { errorBody, notFoundAt } from '../../helpers/errors.js';
-import { cookieOf, logIn, loginBody } from '../../helpers/panel.js';
+import { cookieOf, logIn, loginBody, panelContact } from '../../helpers/panel.js';
 import { csrfTokenOf } from '../../../src/auth/panel-session.js';
 
 const PW = 'panel password of end1';
@@ -191,9 +191,7 @@ describe.each(ENGINES)('panel session cookie behind TLS on %s', (engine) => {
     for (const [env, secure] of [[{ TRUST_PROXY: '127.0.0.1' }, true], [{}, false]] as const) {
       const t = await createTestApp(engine, env);
       try {
-        const { customerId, contactId } = await t.admin.customers.createCustomer({ contact: { name: 'Tess', email: 'tess@tls.example' } });
-        expect(customerId).toBeGreaterThan(0);
-        await t.admin.customers.setPortalPassword(contactId, 'tess password here');
+        await panelContact(t.admin, 'Tess', 'tess@tls.example', 'tess password here');
         const r = await call(t.app, 'POST', '/session', { body: loginBody('tess@tls.example', 'tess password here'), headers: { 'x-forwarded-proto': 'https' } });
         expect(r.status).toBe(201);
         expect(String(r.headers['set-cookie']).endsWith('; Secure'), JSON.stringify(env)).toBe(secure);

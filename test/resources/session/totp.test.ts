@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, createTestApp, freshStore, processUrl } from '../../helpers/app.js';
 import { useSeededApp } from '../../helpers/suite.js';
 import { errorBody } from '../../helpers/errors.js';
-import { codeAt, logIn, loginBody } from '../../helpers/panel.js';
+import { codeAt, logIn, loginBody, panelContact } from '../../helpers/panel.js';
 import { runCli } from '../../helpers/cli.js';
 import { base32, totpCode } from '../../../src/resources/session/session.totp.js';
 import { secretBox, storeSealingKey } from '../../../src/security/secret-box.js';
@@ -119,8 +119,7 @@ describe.each(ENGINES)('admin contact disable-totp on %s', { timeout: 60_000 }, 
     const ts = await freshStore(engine);
     const t = await createTestApp(engine, {}, { store: ts });
     try {
-      const { contactId } = await t.admin.customers.createCustomer({ contact: { name: 'Lou', email: 'lou@lost.example' } });
-      await t.admin.customers.setPortalPassword(contactId, 'lou password here');
+      const { contactId } = await panelContact(t.admin, 'Lou', 'lou@lost.example', 'lou password here');
       const b = await logIn(t.app, 'lou@lost.example', 'lou password here');
       const s = (await call(t.app, 'POST', '/session/totp', { headers: b.headers })).json.data.attributes.secret as string;
       expect((await call(t.app, 'POST', '/session/totp/confirm', { headers: b.headers, body: codeBody(codeAt(s)) })).status).toBe(200);

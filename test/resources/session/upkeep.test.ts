@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ENGINES, call, createTestApp, freshStore, processUrl } from '../../helpers/app.js';
 import { waitFor } from '../../helpers/wait.js';
 import { runCli } from '../../helpers/cli.js';
-import { codeAt, logIn, loginBody } from '../../helpers/panel.js';
+import { codeAt, logIn, loginBody, panelContact } from '../../helpers/panel.js';
 import { secretBox } from '../../../src/security/secret-box.js';
 
 describe.each(ENGINES)('panel session upkeep on %s', { timeout: 60_000 }, (engine) => {
@@ -13,8 +13,7 @@ describe.each(ENGINES)('panel session upkeep on %s', { timeout: 60_000 }, (engin
     const ts = await freshStore(engine);
     const t = await createTestApp(engine, {}, { store: ts });
     try {
-      const { contactId } = await t.admin.customers.createCustomer({ contact: { name: 'Pia', email: 'pia@purge.example' } });
-      await t.admin.customers.setPortalPassword(contactId, 'pia password here');
+      await panelContact(t.admin, 'Pia', 'pia@purge.example', 'pia password here');
       const old = await logIn(t.app, 'pia@purge.example', 'pia password here');
       const kept = await logIn(t.app, 'pia@purge.example', 'pia password here');
       const [first] = await ts.store.db.selectFrom('panel_sessions').select('id').orderBy('id').execute();
@@ -40,8 +39,7 @@ describe.each(ENGINES)('panel session upkeep on %s', { timeout: 60_000 }, (engin
     const key = Buffer.alloc(32, 7).toString('base64');
     const t = await createTestApp(engine, {}, { store: ts });
     try {
-      const { contactId } = await t.admin.customers.createCustomer({ contact: { name: 'Rae', email: 'rae@reseal.example' } });
-      await t.admin.customers.setPortalPassword(contactId, 'rae password here');
+      await panelContact(t.admin, 'Rae', 'rae@reseal.example', 'rae password here');
       const b = await logIn(t.app, 'rae@reseal.example', 'rae password here');
       const secret = (await call(t.app, 'POST', '/session/totp', { headers: b.headers })).json.data.attributes.secret as string;
       expect((await call(t.app, 'POST', '/session/totp/confirm', { headers: b.headers, body: { data: { type: 'totp-enrolment', attributes: { code: codeAt(secret, -1) } } } })).status).toBe(200);
