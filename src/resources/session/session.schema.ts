@@ -7,8 +7,8 @@ import { CreateBody, EXTENSION, resourceSchemas } from '../../jsonapi/schema.js'
 import { csrfTokenOf } from '../../auth/panel-session.js';
 import type { SessionView } from './session.service.js';
 
-/** The demo dataset's reseller contact, whose portal password the operator guide's example sets. */
-export const EXAMPLE_LOGIN = { email: 'rita@reseller-demo.example', password: 'correct horse battery staple' };
+/** The demo dataset's reseller contact, with the one password our docs show (src/security/documented-passwords.ts) as its portal password. */
+export const EXAMPLE_LOGIN = { email: 'rita@reseller-demo.example', password: 'Lantern7-Orbit-Fjord2' };
 
 export const LoginBody = CreateBody(
   'session',
