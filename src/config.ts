@@ -65,11 +65,13 @@ const SETTINGS = {
   DEMO_MARIADB_URL: Str('mysql://admin@host:port of a MariaDB/MySQL the demo dataset registers as its default database server [none]', { pattern: '^mysql://' }),
   WEBHOOK_ALLOW_CIDRS: Str("comma-separated addresses/CIDRs webhooks may be sent to although they are private, loopback or this host's; plain http:// is allowed there too [none]"),
   WEBHOOK_DENY_CIDRS: Str("comma-separated addresses/CIDRs webhooks are never sent to, besides the special ranges and this host's own addresses: the operator's other networks [none]"),
-  WEBHOOK_SECRET_KEY: Str('comma-separated base64 keys of 32 bytes that seal the webhooks\' signing secrets in the store; the first seals, every one opens [a key kept in the store]'),
+  WEBHOOK_SECRET_KEY: Str('comma-separated base64 keys of 32 bytes that seal the webhooks\' signing secrets and the panel\'s TOTP secrets in the store; the first seals, every one opens [a key kept in the store]'),
   WEBHOOK_TIMEOUT_MS: Int('time a webhook receiver has to answer a delivery [10000]'),
   IDEMPOTENCY_KEY_TTL_S: Int('how long the first answer to a write with an Idempotency-Key is kept and replayed, in seconds [86400]'),
   AUDIT_LOG: OneOf(['on', 'off'], 'record the audit trail of writes and refused authentications; off records nothing (for measurements) [on]'),
   AUDIT_RETENTION_DAYS: Int('days an audit event is kept, at least 1 [90]'),
+  PANEL_SESSION_IDLE_S: Int("a panel session ends after this many seconds without a request (noted to the minute) [1800]"),
+  PANEL_SESSION_MAX_S: Int('a panel session ends this many seconds after its login in any case [43200]'),
 };
 
 /** Every setting, by name (the names are also what tests clear from an inherited environment). */
@@ -132,6 +134,8 @@ export interface Config {
   idempotencyKeyTtlMs: number;
   /** The audit trail (docs/decisions/0029-audit-trail.md): AUDIT_LOG, AUDIT_RETENTION_DAYS. */
   audit: { enabled: boolean; retentionDays: number };
+  /** The customer panel's logins (API guide "Panel sessions (extension)"): PANEL_SESSION_IDLE_S, PANEL_SESSION_MAX_S. */
+  panel: { idleS: number; maxS: number };
 }
 
 export class ConfigError extends Error {
@@ -271,11 +275,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     idempotencyKeyTtlMs: positive('IDEMPOTENCY_KEY_TTL_S', num(e.IDEMPOTENCY_KEY_TTL_S, 86_400)) * 1000,
     audit: { enabled: e.AUDIT_LOG !== 'off', retentionDays: num(e.AUDIT_RETENTION_DAYS, 90) },
+    panel: { idleS: num(e.PANEL_SESSION_IDLE_S, 1800), maxS: num(e.PANEL_SESSION_MAX_S, 43_200) },
   };
   // 0 could mean "keep none" or "keep all": neither is said by a number; AUDIT_LOG=off records nothing.
   if (!(config.audit.retentionDays >= 1 && config.audit.retentionDays <= 36500)) {
     problems.push('AUDIT_RETENTION_DAYS: must be 1..36500 (AUDIT_LOG=off records nothing)');
   }
+  // The last use is noted once a minute: a shorter idle limit would end sessions in use.
+  if (!(config.panel.idleS >= 60)) problems.push('PANEL_SESSION_IDLE_S: must be at least 60');
+  if (!(config.panel.maxS >= config.panel.idleS)) problems.push('PANEL_SESSION_MAX_S: must be at least PANEL_SESSION_IDLE_S');
   // Heartbeats come every third of the lease; below a second a busy event loop would lose leases.
   if (config.jobs.leaseMs !== null && !(config.jobs.leaseMs >= 1000)) problems.push('JOB_LEASE_MS: must be at least 1000');
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {

@@ -64,6 +64,7 @@ export class AdminRepository {
   async deleteContact(id: number) {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('api_tokens').where('contact_id', '=', id).execute();
+      // Its panel sessions, TOTP and recovery codes go by the foreign keys' cascade.
       const r = await trx.deleteFrom('contacts').where('id', '=', id).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
@@ -83,8 +84,12 @@ export class AdminRepository {
   domains() {
     return this.db.selectFrom('domains').selectAll().orderBy('name').execute();
   }
+  /** Sets the portal password and ends the contact's panel sessions in the same transaction (API guide "Panel sessions (extension)"). */
   setPortalPassword(contactId: number, hash: string | null) {
-    return this.db.updateTable('contacts').set({ portal_password_hash: hash }).where('id', '=', contactId).executeTakeFirst();
+    return this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('contacts').set({ portal_password_hash: hash }).where('id', '=', contactId).execute();
+      await trx.deleteFrom('panel_sessions').where('contact_id', '=', contactId).execute();
+    });
   }
   setLegacyPassword(customerId: number, hash: string | null) {
     return this.db.updateTable('customers').set({ legacy_password_hash: hash }).where('id', '=', customerId).executeTakeFirst();

@@ -21,7 +21,12 @@ export interface Actor {
   scope?: TokenScope;
 }
 
-export type AuthMode = 'token' | 'token-or-legacy';
+/**
+ * How a route authenticates: `token` (or the panel's session cookie, as every route), `token-or-legacy`
+ * (also the reseller's legacy password), `session` (the panel's own routes: a missing cookie answers
+ * the panel's 401), `none` (the panel's login, which has no session yet).
+ */
+export type AuthMode = 'token' | 'token-or-legacy' | 'session' | 'none';
 
 export const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Basic realm="API"' };
 const unauthorized = (detail: string) => new AppError('unauthorized', detail, undefined, WWW_AUTHENTICATE);

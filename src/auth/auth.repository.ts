@@ -1,4 +1,4 @@
-// All SQL of authentication: the per-request token lookup, the token's owner as a derived table for
+// All SQL of authentication: the per-request token (or panel session) lookup, the token's owner as a derived table for
 // reads that check the token in their own statement, and a reseller's legacy password hash.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -73,9 +73,26 @@ function activeTokens(db: Kysely<Database>) {
     .where('api_tokens.revoked_at', 'is', null);
 }
 
+/** A panel session with its contact, as the authentication hook reads it (API guide "Panel sessions (extension)"). */
+export interface SessionOwner {
+  sessionId: number;
+  last_used_at: string;
+  expires_at: string;
+  idle_timeout_s: number;
+  contactId: number;
+  name: string;
+  email: string;
+  customerId: number;
+  is_reseller: 0 | 1;
+  is_login_disabled: 0 | 1;
+  /** null: no TOTP row. */
+  totp_enabled: 0 | 1 | null;
+}
+
 export class AuthRepository {
   // Runs on every request that has no read with the token: compiled once (src/db/precompiled.ts).
   private readonly byTokenHash;
+  private readonly bySessionHash;
 
   constructor(private readonly db: Kysely<Database>) {
     this.byTokenHash = precompiled(db, (hash: string) =>
@@ -83,6 +100,29 @@ export class AuthRepository {
         .select(['customers.id as customerId', 'customers.is_reseller', 'contacts.id as contactId', 'api_tokens.id as tokenId', ...LIMIT_COLUMNS])
         .where('api_tokens.token_hash', '=', hash),
     );
+    this.bySessionHash = precompiled(db, (hash: string) =>
+      db
+        .selectFrom('panel_sessions')
+        .innerJoin('contacts', 'contacts.id', 'panel_sessions.contact_id')
+        .innerJoin('customers', 'customers.id', 'contacts.customer_id')
+        .leftJoin('contact_totp', 'contact_totp.contact_id', 'contacts.id')
+        .select([
+          'panel_sessions.id as sessionId', 'panel_sessions.last_used_at', 'panel_sessions.expires_at', 'panel_sessions.idle_timeout_s',
+          'contacts.id as contactId', 'contacts.name', 'contacts.email', 'customers.id as customerId', 'customers.is_reseller', 'customers.is_login_disabled',
+          'contact_totp.enabled as totp_enabled',
+        ])
+        .where('panel_sessions.session_hash', '=', hash),
+    );
+  }
+
+  /** The panel session whose cookie has this hash, with its contact (ended or not: the caller judges the times). */
+  sessionOwner(hash: string): Promise<SessionOwner | undefined> {
+    return this.bySessionHash.first(hash) as Promise<SessionOwner | undefined>;
+  }
+
+  /** Notes a session's use at `now` unless that was noted after `since` (at most once a minute, as for tokens). */
+  async touchSession(sessionId: number, now: string, since: string): Promise<void> {
+    await this.db.updateTable('panel_sessions').set({ last_used_at: now }).where('id', '=', sessionId).where('last_used_at', '<', since).execute();
   }
 
   /** The active token with this hash, with its contact and customer. */

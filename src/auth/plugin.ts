@@ -15,6 +15,7 @@ import { hashToken } from './tokens.js';
 import { parseNumericId } from '../db/ids.js';
 import { AuthRepository } from './auth.repository.js';
 import { routeRefusal } from './token-scope.js';
+import { sessionCookieOf, sessionResolver, sessionUnauthorized, type PanelSession } from './panel-session.js';
 
 /**
  * A read that checks the request's token in its own statement: the statement selects the owner's
@@ -37,6 +38,8 @@ export interface TokenRead {
 declare module 'fastify' {
   interface FastifyRequest {
     actor: Actor | null;
+    /** The panel session that authenticated the request (API guide "Panel sessions (extension)"), else null. */
+    panelSession: PanelSession | null;
     /** What the route's TokenRead found, and with which arguments (readWithToken). */
     tokenReadResult: { args: unknown[]; rows: unknown[] } | null;
   }
@@ -49,12 +52,24 @@ declare module 'fastify' {
 export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
   app.decorateRequest('actor', null);
   app.decorateRequest('tokenReadResult', null);
+  app.decorateRequest('panelSession', null);
   const resolveActor = actorResolver(db);
-  const used = usageRecorder(new AuthRepository(db), app.log);
+  const repo = new AuthRepository(db);
+  const used = usageRecorder(repo, app.log);
+  const resolveSession = sessionResolver(repo, (err) => app.log.warn({ err }, "could not note the panel session's last use"));
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
     // Unknown paths answer 404 without authentication; operational routes are open.
-    if (config?.infra || !request.routeOptions.url) return;
+    if (config?.infra || !request.routeOptions.url || config?.auth === 'none') return;
+    // The panel's cookie stands for the contact's token; an Authorization header wins over it.
+    const cookie = request.headers.authorization === undefined ? sessionCookieOf(request.headers.cookie) : undefined;
+    if (cookie !== undefined) {
+      const { actor, session } = await resolveSession(cookie, request);
+      request.actor = actor;
+      request.panelSession = session;
+      return;
+    }
+    if (config?.auth === 'session' && request.headers.authorization === undefined) throw sessionUnauthorized('No panel session; log in with POST /session.', false);
     const read = config?.tokenRead;
     const args = read ? read.args(request) : null;
     const token = args ? tokenOf(request.headers.authorization) : undefined;

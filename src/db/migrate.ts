@@ -22,6 +22,7 @@ import * as m017idempotencyKeys from './migrations/017-idempotency-keys.js';
 import * as m018webhooks from './migrations/018-webhooks.js';
 import * as m019tokenScopes from './migrations/019-token-scopes.js';
 import * as m020auditEvents from './migrations/020-audit-events.js';
+import * as m021panelSessions from './migrations/021-panel-sessions.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -38,6 +39,7 @@ const ALL = {
   '018-webhooks': m018webhooks,
   '019-token-scopes': m019tokenScopes,
   '020-audit-events': m020auditEvents,
+  '021-panel-sessions': m021panelSessions,
 };
 
 /** Every migration's name, in order. */

@@ -4,7 +4,7 @@ import type { Generated } from 'kysely';
 
 /** The first answer to a write sent with an Idempotency-Key (migration 017; API guide "Safe retries"). */
 export interface IdempotencyKeysTable {
-  /** `token:<api token id>` or `customer:<id>` (the legacy reseller password). */
+  /** `token:<api token id>`, `contact:<id>` (a panel session) or `customer:<id>` (the legacy reseller password). */
   scope: string;
   idempotency_key: string;
   /** Of the first request's method, path and body (src/http/idempotency-key.ts). */

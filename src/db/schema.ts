@@ -2,6 +2,7 @@
 // timestamps as ISO-8601 UTC strings on both engines, so SQL and mapping code are dialect-free.
 import type { ColumnType, Generated } from 'kysely';
 import type { AuditEventsTable, IdempotencyKeysTable, WebhookDeliveriesTable, WebhookKeysTable, WebhookMessagesTable, WebhooksTable } from './schema-automation.js';
+import type { ContactRecoveryCodesTable, ContactTotpTable, PanelSessionsTable } from './schema-panel.js';
 
 export type { AuditEventsTable, IdempotencyKeysTable, WebhookDeliveriesTable, WebhookKeysTable, WebhookMessagesTable, WebhooksTable };
 
@@ -417,4 +418,7 @@ export interface Database {
   webhook_keys: WebhookKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   audit_events: AuditEventsTable;
+  panel_sessions: PanelSessionsTable;
+  contact_totp: ContactTotpTable;
+  contact_recovery_codes: ContactRecoveryCodesTable;
 }

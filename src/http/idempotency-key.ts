@@ -36,5 +36,9 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return crypto.createHash('sha256').update(text).digest('base64url');
 }
 
-/** Whose keys a request uses: its API token's, or the customer's for the reseller's legacy password. */
-export const keyScope = (actor: Actor): string => (actor.tokenId !== null ? `token:${actor.tokenId}` : `customer:${actor.customerId}`);
+/**
+ * Whose keys a request uses: its API token's, the contact's for a panel session (API guide "Panel
+ * sessions (extension)"), or the customer's for the reseller's legacy password.
+ */
+export const keyScope = (actor: Actor): string =>
+  actor.tokenId !== null ? `token:${actor.tokenId}` : actor.contactId !== null ? `contact:${actor.contactId}` : `customer:${actor.customerId}`;

@@ -17,6 +17,13 @@ declare module 'fastify' {
 
 const WRITES = new Set(['POST', 'PATCH', 'DELETE']);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the answer holds a secret or opens a session, so no Idempotency-Key may keep it (the panel's /session routes). */
+    idempotent?: false;
+  }
+}
+
 /** A route option that holds one hook, several or none, as a list. */
 const hooks = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
 
@@ -42,8 +49,10 @@ export function registerSafeRetries(app: FastifyInstance, deps: { store: Store; 
   app.addHook('onClose', (_app, done) => void idempotency.settled().then(() => done()));
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.config?.infra || ![route.method].flat().some((m) => WRITES.has(m))) return;
-    route.preValidation = [...hooks(route.preValidation), idempotency.preValidation];
-    route.onSend = [...hooks(route.onSend), idempotency.onSend] as RouteOptions['onSend'];
+    if (route.config?.idempotent !== false) {
+      route.preValidation = [...hooks(route.preValidation), idempotency.preValidation];
+      route.onSend = [...hooks(route.onSend), idempotency.onSend] as RouteOptions['onSend'];
+    }
     if (!route.config?.conditional) route.preHandler = [...hooks(route.preHandler), untaggedConditions];
   });
 }

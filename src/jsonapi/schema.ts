@@ -264,16 +264,22 @@ const IF_NONE_MATCH = {
 const ETAG = { ETag: { type: 'string', description: 'the entity tag of the object as it is now; send it in If-Match to change it only while it stays so', ...EXTENSION } };
 
 /** The request headers an operation documents: the Idempotency-Key of every write, the conditions of conditional ones. */
-function conditionHeaders(method: string, conditional: Conditional | undefined) {
-  const write = method !== 'GET';
+function conditionHeaders(method: string, conditional: Conditional | undefined, idempotent: boolean) {
+  const write = method !== 'GET' && idempotent;
   const fields = { ...(write ? IDEMPOTENCY_KEY : {}), ...(conditional ? { ...IF_MATCH, ...IF_NONE_MATCH } : {}) };
   return Object.keys(fields).length ? Type.Object(fields) : undefined;
 }
 
 /** The errors of safe retries: a write's Idempotency-Key, and the conditions (of any write, and of conditional reads). */
-function retryErrors(method: string, conditional: Conditional | undefined): ErrorWhen {
+function retryErrors(method: string, conditional: Conditional | undefined, idempotent: boolean): ErrorWhen {
   if (method === 'GET') {
     return conditional ? { invalid_header: 'If-Match or If-None-Match is malformed', precondition_failed: 'If-Match names none of the current entity tags' } : {};
+  }
+  if (!idempotent) {
+    return {
+      invalid_header: 'If-Match or If-None-Match is malformed; `source.header` names it',
+      precondition_failed: 'If-Match names an entity tag, or If-None-Match is `*`: this operation has none, so the condition never holds',
+    };
   }
   return {
     invalid_header: 'Idempotency-Key, If-Match or If-None-Match is malformed; `source.header` names it',
@@ -323,6 +329,13 @@ export interface OperationDoc {
    * object with an ETag, and decides If-Match and If-None-Match on it (src/jsonapi/conditional.ts).
    */
   conditional?: Conditional;
+  /**
+   * false: an Idempotency-Key is not honoured, because the answer holds a secret or opens a session
+   * that must not be kept (the route sets `config: { idempotent: false }`, src/http/safe-retries.ts).
+   */
+  idempotent?: false;
+  /** Who may call it, when not the API's usual credentials: `[]` for none (the panel's login). */
+  security?: Record<string, string[]>[];
 }
 
 /**
@@ -336,7 +349,7 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   o: S & OperationDoc,
 ) {
-  const { success, errors, conditional, ...schema } = o;
+  const { success, errors, conditional, idempotent, ...schema } = o;
   // The answer of a conditional read or PATCH carries the object's ETag.
   const tagged = conditional !== undefined && method !== 'DELETE';
   const successHeaders = { ...HEADERS[success.status], ...(tagged ? ETAG : {}) };
@@ -350,7 +363,7 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
         };
   const notModified =
     conditional === 'read' ? { 304: { description: 'Not Modified: If-None-Match names the current entity tag; no body', headers: ETAG, type: 'null' } } : {};
-  const headers = conditionHeaders(method, conditional);
+  const headers = conditionHeaders(method, conditional, idempotent !== false);
   // Operation-specific texts win over the shared ones (e.g. what a 422 means for this path).
   return {
     ...schema,
@@ -358,7 +371,7 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
     response: {
       [success.status]: ok,
       ...notModified,
-      ...errorResponses({ ...sharedErrors(method, o), ...retryErrors(method, conditional), ...errors }),
+      ...errorResponses({ ...sharedErrors(method, o), ...retryErrors(method, conditional, idempotent !== false), ...errors }),
     } as Record<string, unknown>,
   };
 }

@@ -48,6 +48,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'ssh-keys', description: "SSH public keys a package's Linux user logs in with over SFTP (an addition to the original API)." },
   { name: 'webhooks', description: 'URLs that events (jobs done or failed, objects created, changed, deleted) are sent to, signed (an addition to the original API).' },
   { name: 'audit-events', description: 'The audit trail: every write and every refused authentication, who made it, from where, with which answer (an addition to the original API).' },
+  { name: 'session', description: "The customer panel's login: a session cookie that stands for the contact's token, and two-factor login by TOTP (an addition to the original API)." },
 ];
 
 interface OpenApiDoc {
@@ -73,7 +74,8 @@ function apiDescription(config: Config, available: string[], missing: string[], 
     `Available: ${available.join(', ')}.` +
       (missing.length ? ` Not available yet: ${missing.join(', ')}; their paths answer 404 until a later version adds them.` : ''),
     '',
-    '- **Authentication**: `Authorization: token <API_TOKEN>`, or HTTP Basic with user `token` and the token as password.',
+    '- **Authentication**: `Authorization: token <API_TOKEN>`, or HTTP Basic with user `token` and the token as password. ' +
+      'The customer panel logs in with `POST /session` and sends its session cookie instead, and `X-CSRF-Token` with every write.',
     `- **Version**: send \`Accept: application/vnd.${config.apiVendor}.v1+json\`; another version answers 406.`,
     '- **Bodies** are `application/vnd.api+json` (or `application/json`); unknown attributes are refused with 422, never dropped.',
     '- **Asynchronous writes** answer 202 with a queue-job; its URL is in `Content-Location`. Poll it until `status` is `done`.',
@@ -119,9 +121,10 @@ export async function registerOps(app: FastifyInstance, opts: { config: Config; 
         securitySchemes: {
           token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'token <API_TOKEN>' },
           basic: { type: 'http', scheme: 'basic', description: 'user "token", password the API token' },
+          session: { type: 'apiKey', in: 'cookie', name: 'hostplane_session', description: 'the customer panel\'s session (POST /session); writes also send X-CSRF-Token' },
         },
       },
-      security: [{ token: [] }, { basic: [] }],
+      security: [{ token: [] }, { basic: [] }, { session: [] }],
     },
     // Only routes that carry a tag are API operations; operational routes stay out.
     hideUntagged: true,

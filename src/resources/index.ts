@@ -34,6 +34,8 @@ import { WebhooksService } from './webhooks/webhooks.service.js';
 import { webhooksRoutes } from './webhooks/webhooks.routes.js';
 import { AuditEventsService } from './audit-events/audit-events.service.js';
 import { auditEventsRoutes } from './audit-events/audit-events.routes.js';
+import { SessionService } from './session/session.service.js';
+import { sessionRoutes } from './session/session.routes.js';
 
 /** `registerResources(app, { store, config, dns }, links)`: every service gets the same deps. */
 export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkBuilder) {
@@ -58,4 +60,5 @@ export function registerResources(app: TypedApp, deps: ServiceDeps, links: LinkB
   tlsAllowedRoute(app, [(host) => subdomains.servesHost(host), (host) => email.servesAutoconfig(host)]);
   webhooksRoutes(app, new WebhooksService(deps), links);
   auditEventsRoutes(app, new AuditEventsService(deps), links);
+  sessionRoutes(app, new SessionService(deps), links);
 }

@@ -5,6 +5,7 @@
 export const DOCUMENTED_PASSWORDS: readonly string[] = [
   // For the e-mail-address examples of docs/api-guide.md (a mailbox created or PATCHed with a
   // chosen password), not written yet: use this one there. It breaks no other rule, so the example
-  // request is valid as shown, and a reader who copies it is still refused.
+  // request is valid as shown, and a reader who copies it is still refused. Also the portal
+  // password of the panel's login example (API guide "Panel sessions (extension)").
   'Lantern7-Orbit-Fjord2',
 ];

@@ -79,6 +79,8 @@ describe.each(ENGINES)('scoped tokens on %s', { timeout: 60_000 }, (engine) => {
     let writes = 0;
     for (const [path, ops] of Object.entries<Record<string, unknown>>(doc.paths)) {
       for (const method of Object.keys(ops).filter((m) => m !== 'get').map((m) => m.toUpperCase())) {
+        // The panel's login looks at no credentials (API guide "Panel sessions (extension)").
+        if (`${method} ${path}` === 'POST /session') continue;
         const url = path.replace(/\{(\w+)\}/g, (_, p: string) => params[p]);
         const r = await call(t.app, method as 'POST', url, { token, body: { data: { type: 'x', attributes: {} } } });
         expect(r.json, `${method} ${url}`).toEqual(scopeError(url, 'This token is read-only.'));

@@ -10,7 +10,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { buildAdmin } from '../../src/admin/index.js';
 import { serviceDeps } from '../../src/resources/service-deps.js';
 import { WebhooksRepository } from '../../src/resources/webhooks/webhooks.repository.js';
-import { secretBox } from '../../src/resources/webhooks/webhooks.secrets.js';
+import { secretBox } from '../../src/security/secret-box.js';
 
 describe.each(ENGINES)('hostplane admin webhook on %s', (engine) => {
   let db: TestDb;

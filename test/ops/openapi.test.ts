@@ -16,6 +16,10 @@ import { requirable } from '../helpers/required.js';
 import { seedTenants } from '../helpers/tenants.js';
 import { placeholderServers } from '../helpers/placeholder-servers.js';
 import { loadDemoData } from '../../src/admin/demo.js';
+import { EXAMPLE_LOGIN } from '../../src/resources/session/session.schema.js';
+import { codeAt, cookieOf } from '../helpers/panel.js';
+
+const codeBody = (code: string) => ({ data: { type: 'totp-enrolment', attributes: { code } } });
 
 const VND = 'application/vnd.hostplane.v1+json';
 const METHODS = ['get', 'post', 'patch', 'delete', 'put'];
@@ -73,12 +77,22 @@ const OPERATION_IDS = {
   'GET /webhooks/{id}/deliveries': 'listWebhookDeliveries',
   'GET /audit-events': 'listAuditEvents',
   'GET /audit-events/{id}': 'getAuditEvent',
+  'POST /session': 'createSession',
+  'GET /session': 'getSession',
+  'DELETE /session': 'deleteSession',
+  'POST /session/totp': 'enrolTotp',
+  'POST /session/totp/confirm': 'confirmTotp',
+  'DELETE /session/totp': 'disableTotp',
 };
+
+/** The panel's login and its session (API guide "Panel sessions (extension)"): on the session cookie, not a token, and no Idempotency-Key. */
+const isPanel = (o: { path: string }) => o.path === '/session' || o.path.startsWith('/session/');
 
 /** Operations the original API does not have: each is marked `x-hostplane-extension: true` (API guide "Beyond the original API"). */
 const EXTENSION_OPERATIONS = ['GET /ssh-keys', 'POST /ssh-keys', 'GET /ssh-keys/{id}', 'DELETE /ssh-keys/{id}',
   'GET /webhooks', 'POST /webhooks', 'GET /webhooks/{id}', 'PATCH /webhooks/{id}', 'DELETE /webhooks/{id}', 'GET /webhooks/{id}/deliveries',
-  'GET /audit-events', 'GET /audit-events/{id}'];
+  'GET /audit-events', 'GET /audit-events/{id}',
+  'POST /session', 'GET /session', 'DELETE /session', 'POST /session/totp', 'POST /session/totp/confirm', 'DELETE /session/totp'];
 
 interface Operation {
   /** `PATCH /customers/{id}` */
@@ -243,14 +257,15 @@ describe('the OpenAPI document', () => {
   });
 
   it('promises only what the server has: a tag per group with routes, every group of the API available, none named as to come', async () => {
-    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys', 'webhooks', 'audit-events'];
+    const groups = ['customers', 'domains', 'packages', 'plans', 'queue-jobs', 'dns-records', 'domain-availability', 'subdomains', 'databases', 'email-addresses', 'ssh-keys', 'webhooks', 'audit-events', 'session'];
     expect(doc.tags.map((tag: { name: string }) => tag.name)).toEqual(groups);
     for (const tag of doc.tags) expect(tag.description, tag.name).toEqual(expect.any(String));
     expect(doc.info.description).toContain(`Available: ${groups.join(', ')}.`);
     expect(doc.info.description).not.toContain('Not available yet');
     // Every group's list answers (no tag for a group without routes).
     const x = await seedTenants(t.admin);
-    for (const segment of groups.filter((g) => g !== 'domain-availability')) {
+    // Every list but the panel's session, which a token has none of.
+    for (const segment of groups.filter((g) => g !== 'domain-availability' && g !== 'session')) {
       expect(Object.keys(doc.paths), segment).toContain(`/${segment}`);
       const r = await call(t.app, 'GET', `/${segment}`, { token: x.reseller.token });
       expect(r.status, segment).toBe(200);
@@ -279,11 +294,11 @@ describe('the OpenAPI document', () => {
       const params = headerParams(o);
       for (const p of Object.values<any>(params)) expect(p.schema['x-hostplane-extension'], `${o.key} ${p.name}`).toBe(true);
       const object = objectPaths.includes(o.path) && o.method !== 'POST';
-      expect(Object.keys(params).sort(), o.key).toEqual([...(o.method !== 'GET' ? ['Idempotency-Key'] : []), ...(object ? ['If-Match', 'If-None-Match'] : [])].sort());
+      expect(Object.keys(params).sort(), o.key).toEqual([...(o.method !== 'GET' && !isPanel(o) ? ['Idempotency-Key'] : []), ...(object ? ['If-Match', 'If-None-Match'] : [])].sort());
       const success = o.op.responses[successStatus(o.op)];
       expect(success.headers?.ETag?.schema?.['x-hostplane-extension'] === true, o.key).toBe(object && o.method !== 'DELETE');
       expect(o.op.responses[304] !== undefined, o.key).toBe(object && o.method === 'GET');
-      if (o.method !== 'GET') {
+      if (o.method !== 'GET' && !isPanel(o)) {
         expect(o.op.responses[409].description, o.key).toContain('`idempotency_key_in_use`');
         expect(o.op.responses[412].description, o.key).toContain('`precondition_failed`');
         expect(o.op.responses[422].description, o.key).toContain('`idempotency_key_reused`');
@@ -385,13 +400,29 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     // first: a forwarding target and an application password go before their address.
     const rank = (o: Operation) => ['POST', 'PATCH', 'GET', 'DELETE'].indexOf(o.method);
     const depth = (o: Operation) => (o.method === 'DELETE' ? -o.path.split('/').length : 0);
+    // The panel's operations run on the session of the login example (the demo reseller's contact,
+    // given that portal password): the cookie and its anti-CSRF header instead of a token; the TOTP
+    // confirmation with the current code of the enrolment, its removal with a recovery code.
+    const rita = await t.store.db.selectFrom('contacts').select('id').where('email', '=', EXAMPLE_LOGIN.email).executeTakeFirstOrThrow();
+    await t.admin.customers.setPortalPassword(rita.id, EXAMPLE_LOGIN.password);
+    const panel = { headers: {} as Record<string, string>, secret: '', recovery: '' };
+    const panelBody = (o: Operation, body: unknown) =>
+      o.key === 'POST /session/totp/confirm' ? codeBody(codeAt(panel.secret)) : o.key === 'DELETE /session/totp' ? codeBody(panel.recovery) : body;
     for (const o of [...ops].sort((a, b) => rank(a) - rank(b) || depth(a) - depth(b))) {
       const { url, body } = exampleRequest(o);
-      await send(o, 'its examples', url, { body });
+      if (!isPanel(o)) {
+        await send(o, 'its examples', url, { body });
+        continue;
+      }
+      const r = await send(o, 'its examples', url, { token: null, headers: panel.headers, body: panelBody(o, body) });
+      if (o.key === 'POST /session') panel.headers = { cookie: `hostplane_session=${cookieOf(r.headers['set-cookie'])}`, 'x-csrf-token': r.json.data.attributes.csrf_token };
+      if (o.key === 'POST /session/totp') panel.secret = r.json.data.attributes.secret;
+      if (o.key === 'POST /session/totp/confirm') panel.recovery = r.json.data.attributes.recovery_codes[0];
     }
 
     for (const o of ops) {
-      await send(o, 'no credentials', exampleRequest(o).url, { token: null }, 401);
+      // The login needs none.
+      if (o.key !== 'POST /session') await send(o, 'no credentials', exampleRequest(o).url, { token: null }, 401);
       await send(o, 'another API version', exampleRequest(o).url, { headers: { accept: 'application/vnd.hostplane.v2+json' } }, 406);
       if (o.op.parameters?.some((p: any) => p.in === 'query')) {
         const { url } = exampleRequest(o);
@@ -508,7 +539,7 @@ describe.each(ENGINES)('the OpenAPI document against the API it describes on %s'
     expect(await schemaProblems(doc, samples)).toEqual([]);
     // A 204 is empty: no body, no content type.
     const empty = samples.filter((s) => s.status === 204);
-    expect(empty.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).filter((k) => /forward-to|DELETE .*application-passwords|DELETE \/webhooks/.test(k)).sort());
+    expect(empty.map((s) => s.o.key).sort()).toEqual(Object.keys(OPERATION_IDS).filter((k) => /forward-to|DELETE .*application-passwords|DELETE \/webhooks|DELETE \/session/.test(k)).sort());
     for (const s of empty) expect([s.type, s.body], `${s.o.key} ${s.what}`).toEqual(['undefined', undefined]);
   });
 });
@@ -565,7 +596,7 @@ requirable(chromium ? null : 'chromium is not installed (apt-get install chromiu
     expect(text).not.toContain('Failed to load API definition');
     expect(dom).not.toContain('errors-wrapper');
     expect(text).toContain('hostplane — Customer Hosting Management API');
-    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys, webhooks, audit-events.');
+    expect(text).toContain('Available: customers, domains, packages, plans, queue-jobs, dns-records, domain-availability, subdomains, databases, email-addresses, ssh-keys, webhooks, audit-events, session.');
     expect(text).not.toContain('Not available yet');
     for (const o of operations(doc)) expect(text, o.key).toContain(o.op.summary);
     const schemas = Object.keys(doc.components.schemas);

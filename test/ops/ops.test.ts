@@ -32,8 +32,9 @@ describe.each(ENGINES)('operational endpoints on %s', (engine) => {
       expect(doc.components.securitySchemes).toEqual({
         token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'token <API_TOKEN>' },
         basic: { type: 'http', scheme: 'basic', description: 'user "token", password the API token' },
+        session: { type: 'apiKey', in: 'cookie', name: 'hostplane_session', description: "the customer panel's session (POST /session); writes also send X-CSRF-Token" },
       });
-      expect(doc.security).toEqual([{ token: [] }, { basic: [] }]);
+      expect(doc.security).toEqual([{ token: [] }, { basic: [] }, { session: [] }]);
     });
 
     it('lists the API paths in OpenAPI form, each operation tagged; operational routes are hidden', async () => {

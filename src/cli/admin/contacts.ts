@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { parseId, readSecret, withStore, type CliIo } from '../context.js';
 import { contactView, leaf, printList, printResult, type Json } from './views.js';
+import { SessionService } from '../../resources/session/session.service.js';
 
 export function contactCommand(io: CliIo): Command {
   const contact = new Command('contact').description('contacts of a customer (tokens belong to contacts)');
@@ -41,8 +42,17 @@ export function contactCommand(io: CliIo): Command {
       const password = await readSecret(io, '--password-stdin');
       await withStore(io, async ({ admin, out }) => {
         await admin.customers.setPortalPassword(id, password);
-        printResult(out, o, { id: String(id), portal_password: true }, `Set the customer-portal password of contact ${id}.\n`);
+        printResult(out, o, { id: String(id), portal_password: true }, `Set the customer-portal password of contact ${id}; its panel sessions ended.\n`);
       });
     });
+  leaf(contact.command('disable-totp').description("turn off the contact's two-factor panel login (a customer who lost the device); it logs in with the portal password alone until it enrols again"))
+    .argument('<id>', 'contact id', parseId)
+    .action((id: number, o: Json) =>
+      withStore(io, async (ctx) => {
+        await ctx.admin.customers.contact(id);
+        const was = await new SessionService(ctx).disableTotpOf(id);
+        printResult(ctx.out, o, { id: String(id), totp_enabled: false }, was ? `Turned off two-factor login of contact ${id}.\n` : `Contact ${id} had no two-factor login.\n`);
+      }),
+    );
   return contact;
 }

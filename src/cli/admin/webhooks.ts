@@ -2,6 +2,7 @@
 // guide "Webhooks"), with their state — where they send, what, and whether deliveries fail — never
 // their secrets; `reseal` seals every secret with the first key of WEBHOOK_SECRET_KEY.
 import { Command } from 'commander';
+import { SessionService } from '../../resources/session/session.service.js';
 import { parseId, withStore, type CliIo } from '../context.js';
 import { WebhooksService } from '../../resources/webhooks/webhooks.service.js';
 import type { WebhookRow } from '../../resources/webhooks/webhooks.repository.js';
@@ -28,11 +29,12 @@ export function webhookCommand(io: CliIo): Command {
     .action((o: Json & { customer?: number }) =>
       withStore(io, async (ctx) => printList(ctx.out, o, (await new WebhooksService(ctx).all(o.customer)).map(webhookView), COLUMNS)),
     );
-  leaf(cmd.command('reseal').description('seal every webhook secret again with the first key of WEBHOOK_SECRET_KEY, so older keys can be dropped'))
+  leaf(cmd.command('reseal').description("seal every webhook secret and every panel TOTP secret again with the first key of WEBHOOK_SECRET_KEY, so older keys can be dropped"))
     .action((o: Json) =>
       withStore(io, async (ctx) => {
-        const n = await new WebhooksService(ctx).reseal();
-        printResult(ctx.out, o, { resealed: n }, `Sealed ${n} webhook secret${n === 1 ? '' : 's'} again with the first key.\n`);
+        // The panel's TOTP secrets are sealed under the same keys (API guide "Panel sessions (extension)").
+        const n = (await new WebhooksService(ctx).reseal()) + (await new SessionService(ctx).reseal());
+        printResult(ctx.out, o, { resealed: n }, `Sealed ${n} secret${n === 1 ? '' : 's'} (webhooks, TOTP) again with the first key.\n`);
       }),
     );
   return cmd;

@@ -12,7 +12,8 @@ import { addressPolicy, type AddressPolicy } from './webhooks.addresses.js';
 import { OutboxRepository, type WebhookMessageRow } from './webhooks.outbox.repository.js';
 import { WebhooksRepository } from './webhooks.repository.js';
 import { nextAttemptAt } from './webhooks.rules.js';
-import { secretBox, sign, type SecretBox } from './webhooks.secrets.js';
+import { sign } from './webhooks.secrets.js';
+import { secretBox, type SecretBox } from '../../security/secret-box.js';
 import { send, systemResolver, type ResolveName } from './webhooks.sender.js';
 
 /** How long finished messages and the attempt log are kept (API guide "Webhooks"). */

@@ -8,6 +8,7 @@ import type { Database, WebhookDeliveriesTable, WebhooksTable } from '../../db/s
 import { visibleTo } from '../../db/scope.js';
 import { fetchPage, type Page } from '../../db/paging.js';
 import { nowIso } from '../../db/time.js';
+import { storeSealingKey } from '../../security/secret-box.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -103,7 +104,7 @@ export class WebhooksRepository {
   }
 
   /** The store's own sealing key (base64; migration 018). */
-  async storeKey(): Promise<string> {
-    return (await this.db.selectFrom('webhook_keys').select('key').where('id', '=', 'store').executeTakeFirstOrThrow()).key;
+  storeKey(): Promise<string> {
+    return storeSealingKey(this.db);
   }
 }

@@ -16,7 +16,8 @@ import type { ServiceDeps } from '../service-deps.js';
 import { addressPolicy, type AddressPolicy } from './webhooks.addresses.js';
 import { WebhooksRepository, type WebhookDeliveryRow, type WebhookRow } from './webhooks.repository.js';
 import { eventsProblem, webhookUrl } from './webhooks.rules.js';
-import { generateSecret, secretBox } from './webhooks.secrets.js';
+import { generateSecret } from './webhooks.secrets.js';
+import { secretBox } from '../../security/secret-box.js';
 
 /** Webhooks one customer may have: each event is sent once per webhook, so this bounds the fan-out. */
 export const MAX_WEBHOOKS_PER_CUSTOMER = 20;

@@ -9,7 +9,8 @@ import { buildJobs } from '../../../src/resources/jobs.js';
 import { JOB_TYPE_SEGMENTS } from '../../../src/resources/queue-jobs/queue-jobs.schema.js';
 import { addressPolicy, judgeAddress } from '../../../src/resources/webhooks/webhooks.addresses.js';
 import { EVENT_TYPES, RETRY_WINDOW_MS, eventsProblem, nextAttemptAt, webhookUrl } from '../../../src/resources/webhooks/webhooks.rules.js';
-import { SecretBox, generateSecret, sign } from '../../../src/resources/webhooks/webhooks.secrets.js';
+import { generateSecret, sign } from '../../../src/resources/webhooks/webhooks.secrets.js';
+import { SecretBox } from '../../../src/security/secret-box.js';
 
 const none = addressPolicy({ allowCidrs: [], denyCidrs: [] });
 const octet = fc.integer({ min: 0, max: 255 });

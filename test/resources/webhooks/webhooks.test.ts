@@ -7,7 +7,7 @@ import { useSeededApp } from '../../helpers/suite.js';
 import { errorBody, invalidAttribute, notFoundAt } from '../../helpers/errors.js';
 import { createWebhook } from '../../helpers/webhooks.js';
 import { WebhooksRepository } from '../../../src/resources/webhooks/webhooks.repository.js';
-import { secretBox } from '../../../src/resources/webhooks/webhooks.secrets.js';
+import { secretBox } from '../../../src/security/secret-box.js';
 import { MAX_WEBHOOKS_PER_CUSTOMER } from '../../../src/resources/webhooks/webhooks.service.js';
 
 const SETTING_KEY = Buffer.alloc(32, 7).toString('base64');
