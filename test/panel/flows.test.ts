@@ -279,6 +279,8 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await page.getByRole('navigation', { name: 'Hauptmenü' }).getByRole('link', { name: 'Domains' }).click();
       await page.getByRole('link', { name: `DNS-Einträge von ${x.end1.domain}` }).click();
       await page.getByRole('heading', { level: 1, name: `DNS-Einträge von ${x.end1.domain}` }).waitFor();
+      // The heading comes before the records have loaded; the form with them.
+      await page.getByRole('button', { name: 'Eintrag hinzufügen' }).waitFor();
       expect(await page.getByRole('button', { name: 'Eintrag hinzufügen' }).count()).toBe(1);
       expect(await axeViolations(page)).toEqual([]);
       await page.getByLabel('Sprache').selectOption('en');
