@@ -4,7 +4,7 @@
 // job's schema and runs it.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Static, TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import type { Store } from '../db/index.js';
 import type { Database } from '../db/schema.js';
 import type { JobAction, JobType, QueueJobRow } from './jobs.js';
@@ -80,6 +80,24 @@ export interface JobDefinition<S extends TSchema = TSchema, D = any> {
 export const defineJob = <S extends TSchema, D>(definition: JobDefinition<S, D>): JobDefinition<S, D> => definition;
 
 export { PermanentJobError };
+
+/**
+ * A scheduled job that deletes what has expired, once an hour on one worker of the deployment:
+ * `purgeJob('idempotency-key', 'schedule', 'expired idempotency keys', (ctx) => repo(ctx).purge(nowIso()))`.
+ * Rows past their end are refused on use at once; the purge only keeps their tables small.
+ */
+export const purgeJob = <D = any>(type: JobType, action: JobAction, what: string, purge: (ctx: JobContext<Record<string, never>, D>) => Promise<number>) =>
+  defineJob({
+    type,
+    action,
+    payload: Type.Object({}),
+    every: 60 * 60 * 1000,
+    run: async (ctx: JobContext<Record<string, never>, D>) => {
+      const purged = await purge(ctx);
+      if (purged) ctx.log.info({ purged }, `purged ${what}`);
+      return DONE;
+    },
+  });
 
 /** This run no longer owns its job (its lease expired and another worker took it): stop, change nothing. */
 export class LeaseLostError extends Error {
