@@ -50,8 +50,8 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
   return {
     async all(...args: A): Promise<O[]> {
       compiled ??= compile(args.length);
-      const { query, parameters, slots } = compiled;
-      const values = parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p));
+      const { query } = compiled;
+      const values = valuesOf(compiled, args);
       const direct = directReaders.get(db)?.(query, values);
       if (direct) return (await direct) as O[];
       return (await db.executeQuery<O>(CompiledQuery.raw(query.sql, values))).rows;
@@ -62,8 +62,7 @@ export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...
     /** The rows as arrays, never kept, as readArrays reads them. */
     arrays(...args: A): Promise<unknown[][]> {
       compiled ??= compile(args.length);
-      const { query, parameters, slots } = compiled;
-      return arraysOf(db, query, parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p)));
+      return arraysOf(db, compiled.query, valuesOf(compiled, args));
     },
   };
 }
@@ -86,6 +85,9 @@ function compileOnce(build: (...args: unknown[]) => Compilable<unknown>, arity: 
   return { query: { sql: q.sql, name: statementName(q.sql) }, parameters: q.parameters, slots };
 }
 
+/** The parameter values of one run: each argument where its placeholder was, the query's constants as they are. */
+const valuesOf = ({ parameters, slots }: Compiled, args: readonly unknown[]) => parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p));
+
 /**
  * A write whose shape never changes, compiled once like `precompiled` reads but always run through
  * Kysely (on `db`, a transaction or the store): building a query with an ON CONFLICT clause costs
@@ -97,9 +99,7 @@ export function precompiledWrite<A extends unknown[], O>(db: Kysely<any>, build:
   return {
     async all(...args: A): Promise<O[]> {
       compiled ??= compileOnce(build as (...args: unknown[]) => Compilable<O>, args.length);
-      const { query, parameters, slots } = compiled;
-      const values = parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p));
-      return (await db.executeQuery<O>(CompiledQuery.raw(query.sql, values))).rows;
+      return (await db.executeQuery<O>(CompiledQuery.raw(compiled.query.sql, valuesOf(compiled, args)))).rows;
     },
   };
 }

@@ -83,8 +83,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
         return null;
       }
       let found = await repo.find(scope, key);
-      if (found && found.fingerprint !== fingerprint) throw reused();
-      if (found?.status === null) found = await answeredSoon(scope, key);
+      // The same request not answered yet: its answer may be on its way to the store.
+      if (found?.status === null && found.fingerprint === fingerprint) found = await answeredSoon(scope, key);
       if (!found) continue;
       if (found.fingerprint !== fingerprint) throw reused();
       if (found.status === null) throw inUse();
