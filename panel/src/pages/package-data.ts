@@ -1,0 +1,33 @@
+// What the subdomains and databases pages share: one package with its plan (API guide "Packages",
+// "Plans"), and which failed loads mean "not yours, or no such thing".
+import { api, ApiError, type Resource } from '../api/client';
+
+export interface PackageAttributes {
+  name: string;
+  linux_user: string;
+}
+export interface PlanAttributes {
+  name: string;
+  php_versions: string[];
+  database_versions: string[];
+  max_subdomains: number;
+  max_databases: number;
+}
+
+export interface PackageWithPlan {
+  pkg: Resource<PackageAttributes>;
+  plan: Resource<PlanAttributes> | null;
+}
+
+/** The package and its plan; a package the user may not see rejects with the API's 404. */
+export async function loadPackage(packageId: string): Promise<PackageWithPlan> {
+  const { data: pkg } = await api<Resource<PackageAttributes>>('GET', `/packages/${encodeURIComponent(packageId)}`);
+  const planId = pkg.relationships?.plan?.data?.id;
+  const plan = planId ? (await api<Resource<PlanAttributes>>('GET', `/plans/${encodeURIComponent(planId)}`).catch(() => null))?.data ?? null : null;
+  return { pkg, plan };
+}
+
+/** Another customer's object, or an id that names nothing: the API answers 404 (or 400/422 for a malformed id). */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof ApiError && [400, 404, 422].includes(err.status);
+}
