@@ -189,7 +189,7 @@ suite('the panel: databases in Chromium', () => {
       expect(problems).toEqual([]);
     }, 60_000);
 
-    it('works at phone width: the list and a database page without sideways scrolling, axe finds nothing serious', async () => {
+    it('works at phone width and in German: the list and a database page without sideways scrolling, axe finds nothing serious', async () => {
       const { page, problems } = await b.loggedIn(x.end, { viewport: { width: 375, height: 740 } });
       await page.goto(`${origin}/panel/packages/${x.end.packageId}/databases`);
       await page.locator('tr[data-database]').first().waitFor();
@@ -198,6 +198,17 @@ suite('the panel: databases in Chromium', () => {
       const id = await page.locator('tr[data-database]').first().getAttribute('data-database');
       await page.goto(`${origin}/panel/databases/${id}`);
       await page.getByRole('button', { name: 'Set a new password' }).waitFor();
+      expect(await sideways(page)).toBe(0);
+      expect(await axeViolations(page)).toEqual([]);
+      // In German, too.
+      await page.getByLabel('Language').selectOption('de');
+      await page.getByRole('button', { name: 'Neues Passwort setzen' }).click();
+      await page.getByRole('button', { name: 'Ja, neues Passwort' }).waitFor();
+      expect(await page.getByText('gilt sofort nicht mehr').count()).toBe(1);
+      await page.getByRole('button', { name: 'Abbrechen' }).click();
+      await page.getByRole('link', { name: `Datenbanken von ${x.end.packageName}` }).click();
+      await page.getByRole('heading', { level: 1, name: `Datenbanken von ${x.end.packageName}` }).waitFor();
+      await page.getByRole('button', { name: 'Datenbank anlegen' }).waitFor();
       expect(await sideways(page)).toBe(0);
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
