@@ -132,8 +132,9 @@ suite('the panel: databases in Chromium', () => {
       expect(problems).toEqual([]);
     }, 120_000);
 
-    it('creates a database with the keyboard alone', async () => {
-      const { page, problems } = await b.loggedIn(x.end);
+    it('creates a database with the keyboard alone and copies its password', async () => {
+      const { page, context, problems } = await b.loggedIn(x.end);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
       await page.goto(`${origin}/panel/packages/${x.end.packageId}/databases`);
       await page.getByRole('button', { name: 'Create database' }).waitFor();
       for (let i = 0; i < 100 && (await page.evaluate(() => document.activeElement?.id)) !== 'new-version'; i++) await page.keyboard.press('Tab');
@@ -149,6 +150,9 @@ suite('the panel: databases in Chromium', () => {
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-password');
       await page.keyboard.press('Tab');
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Copy password');
+      await page.keyboard.press('Enter');
+      await page.getByText('Copied.').waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator('#new-password').inputValue());
       expect(problems).toEqual([]);
     }, 60_000);
 
