@@ -34,8 +34,9 @@ export function ConfirmButton(props: {
     <>
       {asking ? (
         <span class="confirm">
-          <span>{props.question}</span>
-          <button type="button" class="danger" id={`${props.id}-yes`} onClick={confirm}>
+          <span id={`${props.id}-question`}>{props.question}</span>
+          {/* The question is read out with the button that takes the focus. */}
+          <button type="button" class="danger" id={`${props.id}-yes`} aria-describedby={`${props.id}-question`} onClick={confirm}>
             {props.yes}
           </button>
           <button type="button" class="secondary" onClick={() => (setAsking(false), focusLater(props.id))}>
