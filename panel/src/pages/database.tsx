@@ -2,21 +2,21 @@
 // and setting a new password after a confirmation (202: the password shown once, its job in
 // place). Another customer's database answers 404: "not found".
 import { useState } from 'preact/hooks';
-import { api, errorsByField, type ApiErrorObject, type Resource } from '../api/client';
+import { api, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
 import { ConfirmButton } from '../components/confirm-button';
 import { FormErrors } from '../components/errors';
 import { TextField } from '../components/field';
 import { Link } from '../components/link';
+import { NotReady } from '../components/not-ready';
 import { OneTimeSecret } from '../components/one-time-secret';
 import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
+import { useApiForm } from '../components/use-api-form';
 import { useLoad } from '../components/use-load';
 import { formatDate, useI18n } from '../i18n';
 import { typeLabel, usageText, type Database, type DatabaseAttributes } from './databases';
-import { NotFoundPage } from './not-found';
-import { isNotFound, loadPackage } from './package-data';
-import { apiErrors } from './page-errors';
+import { loadPackage } from './package-data';
 
 async function loadDatabase(id: string) {
   const { data } = await api<Database>('GET', `/databases/${encodeURIComponent(id)}`);
@@ -29,15 +29,7 @@ export function DatabasePage(props: { id: string }) {
   const [jobs, track] = useTrackedJobs();
   const [password, setPassword] = useState<string | null>(null);
 
-  if (loaded.state === 'error' && isNotFound(loaded.error)) return <NotFoundPage />;
-  if (loaded.state !== 'ready') {
-    return (
-      <section>
-        <PageHeading title={t('db.caption')} />
-        {loaded.state === 'loading' ? <p role="status">{t('app.loading')}</p> : <FormErrors errors={apiErrors(loaded.error)} />}
-      </section>
-    );
-  }
+  if (loaded.state !== 'ready') return <NotReady loaded={loaded} title={t('db.caption')} />;
 
   const { database, pkg } = loaded.data;
   const a = database.attributes;
@@ -92,33 +84,20 @@ export function DatabasePage(props: { id: string }) {
 function DescriptionForm(props: { id: string; initial: string; onSaved(): void }) {
   const { t } = useI18n();
   const [value, setValue] = useState(props.initial);
-  const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState(false);
-  const [fieldErrors, setFieldErrors] = useState<ApiErrorObject[]>([]);
-  const [formErrors, setFormErrors] = useState<ApiErrorObject[]>([]);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
+  const { busy, fieldErrors, formErrors, submitWith } = useApiForm(['description'], () => 'change-description');
+  const submit = (e: Event) => {
     setSaved(false);
-    try {
+    return submitWith(async () => {
       await api('PATCH', `/databases/${encodeURIComponent(props.id)}`, { body: { data: { type: 'database', id: props.id, attributes: { description: value } } } });
-      setFieldErrors([]);
-      setFormErrors([]);
       setSaved(true);
       props.onSaved();
-    } catch (err) {
-      const { byField, form } = errorsByField(err, ['description']);
-      setFieldErrors(byField.description ?? []);
-      setFormErrors(form);
-      if (byField.description) document.getElementById('change-description')?.focus();
-    } finally {
-      setBusy(false);
-    }
+    })(e);
   };
   return (
     <form onSubmit={submit} noValidate class="database-form">
       <FormErrors errors={formErrors} />
-      <TextField id="change-description" label={t('web.description')} hint={t('web.description.hint')} value={value} onInput={setValue} errors={fieldErrors} />
+      <TextField id="change-description" label={t('web.description')} hint={t('web.description.hint')} value={value} onInput={setValue} errors={fieldErrors.description} />
       <div class="actions">
         <button type="submit" disabled={busy}>
           {t('db.change.submit')}

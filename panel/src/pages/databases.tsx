@@ -2,21 +2,21 @@
 // shown once), deleting one after a confirmation; each 202's job shown turning done or failed in
 // place. A package that is not the user's answers 404 from the API: the page says so.
 import { useState } from 'preact/hooks';
-import { api, errorsByField, list, type ApiErrorObject, type Resource } from '../api/client';
+import { api, list, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
 import { ConfirmButton } from '../components/confirm-button';
 import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { SelectField, TextField } from '../components/field';
 import { Link } from '../components/link';
+import { NotReady } from '../components/not-ready';
 import { OneTimeSecret } from '../components/one-time-secret';
 import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
+import { useApiForm } from '../components/use-api-form';
 import { useLoad } from '../components/use-load';
 import { formatDate, useI18n, type Lang, type T } from '../i18n';
-import { NotFoundPage } from './not-found';
-import { isNotFound, loadPackage } from './package-data';
-import { apiErrors } from './page-errors';
+import { loadPackage } from './package-data';
 
 export interface DatabaseAttributes {
   db_type: string;
@@ -62,15 +62,7 @@ export function DatabasesPage(props: { packageId: string }) {
   const [jobs, track] = useTrackedJobs();
   const [secret, setSecret] = useState<ShownSecret | null>(null);
 
-  if (loaded.state === 'error' && isNotFound(loaded.error)) return <NotFoundPage />;
-  if (loaded.state !== 'ready') {
-    return (
-      <section>
-        <PageHeading title={t('db.caption')} />
-        {loaded.state === 'loading' ? <p role="status">{t('app.loading')}</p> : <FormErrors errors={apiErrors(loaded.error)} />}
-      </section>
-    );
-  }
+  if (loaded.state !== 'ready') return <NotReady loaded={loaded} title={t('db.caption')} />;
 
   const { pkg, plan, databases } = loaded.data;
   const label = (name: string) => t('db.label', { name });
@@ -139,33 +131,17 @@ export function DatabasesPage(props: { packageId: string }) {
   );
 }
 
-const CREATE_FIELDS = ['db_type', 'version', 'description'] as const;
+const CREATE_FIELDS = ['description', 'db_type', 'version'] as const;
 
 function CreateForm(props: { versions: string[]; onSubmit(version: string, description: string): Promise<void> }) {
   const { t } = useI18n();
   const [version, setVersion] = useState(props.versions[0] ?? '');
   const [description, setDescription] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [fieldErrors, setFieldErrors] = useState<Record<string, ApiErrorObject[]>>({});
-  const [formErrors, setFormErrors] = useState<ApiErrorObject[]>([]);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      await props.onSubmit(version, description);
-      setFieldErrors({});
-      setFormErrors([]);
-      setDescription('');
-    } catch (err) {
-      const { byField, form } = errorsByField(err, CREATE_FIELDS);
-      setFieldErrors(byField);
-      setFormErrors(form);
-      if (byField.description) document.getElementById('new-description')?.focus();
-      else if (byField.version || byField.db_type) document.getElementById('new-version')?.focus();
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, fieldErrors, formErrors, submitWith } = useApiForm(CREATE_FIELDS, (f) => (f === 'description' ? 'new-description' : 'new-version'));
+  const submit = submitWith(async () => {
+    await props.onSubmit(version, description);
+    setDescription('');
+  });
   const versionErrors = [...(fieldErrors.db_type ?? []), ...(fieldErrors.version ?? [])];
   return (
     <form onSubmit={submit} noValidate class="database-form">

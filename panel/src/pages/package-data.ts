@@ -1,6 +1,6 @@
 // What the subdomains and databases pages share: one package with its plan (API guide "Packages",
-// "Plans"), and which failed loads mean "not yours, or no such thing".
-import { api, ApiError, type Resource } from '../api/client';
+// "Plans").
+import { api, type Resource } from '../api/client';
 
 export interface PackageAttributes {
   name: string;
@@ -25,9 +25,4 @@ export async function loadPackage(packageId: string): Promise<PackageWithPlan> {
   const planId = pkg.relationships?.plan?.data?.id;
   const plan = planId ? (await api<Resource<PlanAttributes>>('GET', `/plans/${encodeURIComponent(planId)}`).catch(() => null))?.data ?? null : null;
   return { pkg, plan };
-}
-
-/** Another customer's object, or an id that names nothing: the API answers 404 (or 400/422 for a malformed id). */
-export function isNotFound(err: unknown): boolean {
-  return err instanceof ApiError && [400, 404, 422].includes(err.status);
 }

@@ -3,10 +3,10 @@
 // and its errors appear at the field their source.pointer names (`/data/attributes/redirect/target`
 // → the target field).
 import { useState } from 'preact/hooks';
-import { errorsByField, type ApiErrorObject } from '../api/client';
 import { CheckField } from '../components/check-field';
 import { FormErrors } from '../components/errors';
 import { SelectField, TextField } from '../components/field';
+import { useApiForm } from '../components/use-api-form';
 import { useI18n, type MessageKey } from '../i18n';
 
 export const KINDS = ['webspace', 'redirect', 'email'] as const;
@@ -57,33 +57,15 @@ export function SubdomainForm(props: {
 }) {
   const { t } = useI18n();
   const [values, setValues] = useState<SubdomainInput>(props.initial);
-  const [busy, setBusy] = useState(false);
-  const [fieldErrors, setFieldErrors] = useState<Record<string, ApiErrorObject[]>>({});
-  const [formErrors, setFormErrors] = useState<ApiErrorObject[]>([]);
   const set = <K extends keyof SubdomainInput>(key: K) => (value: SubdomainInput[K]) => setValues((v) => ({ ...v, [key]: value }));
   const id = (field: string) => `${props.idPrefix}-${field.replace('.', '-')}`;
+  const { busy, fieldErrors, formErrors, submitWith } = useApiForm(FIELDS, id);
   const adding = props.domains !== undefined;
   const php = props.phpVersions.includes(values.php_version) || !values.php_version ? props.phpVersions : [values.php_version, ...props.phpVersions];
-
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    try {
-      await props.onSubmit(values);
-      setFieldErrors({});
-      setFormErrors([]);
-      if (props.resetAfter) setValues((v) => ({ ...props.initial, domain: v.domain, subdomain_type: v.subdomain_type }));
-    } catch (err) {
-      const { byField, form } = errorsByField(err, FIELDS);
-      setFieldErrors(byField);
-      setFormErrors(form);
-      // The first field at fault takes the focus, so its error is read out with it.
-      const first = FIELDS.find((f) => byField[f]);
-      if (first) document.getElementById(id(first))?.focus();
-    } finally {
-      setBusy(false);
-    }
-  };
+  const submit = submitWith(async () => {
+    await props.onSubmit(values);
+    if (props.resetAfter) setValues((v) => ({ ...props.initial, domain: v.domain, subdomain_type: v.subdomain_type }));
+  });
 
   return (
     <form onSubmit={submit} noValidate class="subdomain-form">

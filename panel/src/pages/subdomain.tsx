@@ -3,15 +3,13 @@
 // shown turning done or failed in place. Another customer's subdomain answers 404: "not found".
 import { api, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
-import { FormErrors } from '../components/errors';
 import { Link } from '../components/link';
+import { NotReady } from '../components/not-ready';
 import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
 import { useLoad } from '../components/use-load';
 import { useI18n, type MessageKey } from '../i18n';
-import { NotFoundPage } from './not-found';
-import { isNotFound, loadPackage } from './package-data';
-import { apiErrors } from './page-errors';
+import { loadPackage } from './package-data';
 import { EMPTY_SUBDOMAIN, SubdomainForm, kindAttributes, type SubdomainInput } from './subdomain-form';
 import { settingsOf, type SubdomainAttributes } from './subdomains';
 
@@ -42,15 +40,7 @@ export function SubdomainPage(props: { id: string }) {
   const [loaded, reload] = useLoad(() => loadSubdomain(props.id), [props.id]);
   const [jobs, track] = useTrackedJobs();
 
-  if (loaded.state === 'error' && isNotFound(loaded.error)) return <NotFoundPage />;
-  if (loaded.state !== 'ready') {
-    return (
-      <section>
-        <PageHeading title={t('sub.caption')} />
-        {loaded.state === 'loading' ? <p role="status">{t('app.loading')}</p> : <FormErrors errors={apiErrors(loaded.error)} />}
-      </section>
-    );
-  }
+  if (loaded.state !== 'ready') return <NotReady loaded={loaded} title={t('sub.caption')} />;
 
   const { subdomain, pkg, plan } = loaded.data;
   const a = subdomain.attributes;

@@ -5,16 +5,14 @@ import { api, list, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
 import { ConfirmButton } from '../components/confirm-button';
 import { DataTable } from '../components/data-table';
-import { FormErrors } from '../components/errors';
 import { Link } from '../components/link';
+import { NotReady } from '../components/not-ready';
 import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
 import { useLoad } from '../components/use-load';
 import { useI18n, type MessageKey, type T } from '../i18n';
 import type { DomainAttributes } from './domains';
-import { NotFoundPage } from './not-found';
-import { isNotFound, loadPackage } from './package-data';
-import { apiErrors } from './page-errors';
+import { loadPackage } from './package-data';
 import { EMPTY_SUBDOMAIN, KINDS, SubdomainForm, kindAttributes, type Kind, type SubdomainInput } from './subdomain-form';
 
 export interface SubdomainAttributes {
@@ -56,15 +54,7 @@ export function SubdomainsPage(props: { packageId: string }) {
   const [loaded, reload] = useLoad(() => loadSubdomains(props.packageId), [props.packageId]);
   const [jobs, track] = useTrackedJobs();
 
-  if (loaded.state === 'error' && isNotFound(loaded.error)) return <NotFoundPage />;
-  if (loaded.state !== 'ready') {
-    return (
-      <section>
-        <PageHeading title={t('sub.caption')} />
-        {loaded.state === 'loading' ? <p role="status">{t('app.loading')}</p> : <FormErrors errors={apiErrors(loaded.error)} />}
-      </section>
-    );
-  }
+  if (loaded.state !== 'ready') return <NotReady loaded={loaded} title={t('sub.caption')} />;
 
   const { pkg, plan, subdomains, domains } = loaded.data;
   const label = (fqdn: string) => t('sub.label', { name: fqdn });
