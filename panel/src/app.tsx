@@ -11,6 +11,10 @@ import { DomainsPage } from './pages/domains';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
 import { OverviewPage } from './pages/overview';
+import { DatabasePage } from './pages/database';
+import { DatabasesPage } from './pages/databases';
+import { SubdomainPage } from './pages/subdomain';
+import { SubdomainsPage } from './pages/subdomains';
 import { href, navigate, useRoute, type Route } from './router';
 import { SessionContext, type CustomerAttributes } from './session-context';
 
@@ -62,6 +66,8 @@ export function App() {
     setCustomerIdState(id);
     // A domain of the previous customer is not the new one's: back to its list.
     if (route.page === 'dns') navigate(href({ page: 'domains' }));
+    // A package's page shows the package of one customer: back to the new one's packages.
+    if (['subdomains', 'subdomain', 'databases', 'database'].includes(route.page)) navigate(href({ page: 'overview' }));
   };
 
   const loggedIn = (s: Session) => {
@@ -163,6 +169,14 @@ function Page(props: { route: Route }) {
       return <DomainsPage />;
     case 'dns':
       return <DnsRecordsPage domain={route.domain} />;
+    case 'subdomains':
+      return <SubdomainsPage packageId={route.packageId} />;
+    case 'subdomain':
+      return <SubdomainPage id={route.id} />;
+    case 'databases':
+      return <DatabasesPage packageId={route.packageId} />;
+    case 'database':
+      return <DatabasePage id={route.id} />;
     default:
       return <NotFoundPage />;
   }

@@ -9,7 +9,9 @@ export type Route =
   | { page: 'login' }
   | { page: 'domains' }
   | { page: 'dns'; domain: string }
-  | { page: 'not-found' };
+  | { page: 'not-found' }
+  | { page: 'subdomains' | 'databases'; packageId: string }
+  | { page: 'subdomain' | 'database'; id: string };
 
 export function parse(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
@@ -24,6 +26,8 @@ export function parse(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'login') return { page: 'login' };
   if (parts.length === 1 && parts[0] === 'domains') return { page: 'domains' };
   if (parts.length === 3 && parts[0] === 'domains' && parts[2] === 'dns') return { page: 'dns', domain: parts[1] };
+  if (parts.length === 3 && parts[0] === 'packages' && (parts[2] === 'subdomains' || parts[2] === 'databases')) return { page: parts[2], packageId: parts[1] };
+  if (parts.length === 2 && (parts[0] === 'subdomains' || parts[0] === 'databases')) return { page: parts[0] === 'subdomains' ? 'subdomain' : 'database', id: parts[1] };
   return { page: 'not-found' };
 }
 
@@ -37,6 +41,12 @@ export function href(route: Route): string {
       return `${BASE}domains`;
     case 'dns':
       return `${BASE}domains/${encodeURIComponent(route.domain)}/dns`;
+    case 'subdomains':
+    case 'databases':
+      return `${BASE}packages/${encodeURIComponent(route.packageId)}/${route.page}`;
+    case 'subdomain':
+    case 'database':
+      return `${BASE}${route.page}s/${encodeURIComponent(route.id)}`;
     default:
       return BASE;
   }

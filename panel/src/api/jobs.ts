@@ -11,7 +11,7 @@ export interface JobAttributes {
 }
 
 /** The job of a 202 answer: the primary data itself, or the object's `links.queue-job`. */
-export function jobIdOf(resource: Resource): string | null {
+export function jobIdOf(resource: Resource<unknown>): string | null {
   if (resource.type === 'queue-job') return resource.id;
   return idFromLink(resource.links?.['queue-job']);
 }

@@ -93,9 +93,17 @@ export function OverviewPage() {
                   <dt>{t('overview.domains')}</dt>
                   <dd>{c.domains}</dd>
                   <dt>{t('overview.subdomains')}</dt>
-                  <dd>{ofMax(c.subdomains, plan?.max_subdomains)}</dd>
+                  <dd>
+                    <Link to={{ page: 'subdomains', packageId: p.id }} label={`${t('pkg.subdomains', { name: p.attributes.name })}: ${ofMax(c.subdomains, plan?.max_subdomains)}`}>
+                      {ofMax(c.subdomains, plan?.max_subdomains)}
+                    </Link>
+                  </dd>
                   <dt>{t('overview.databases')}</dt>
-                  <dd>{ofMax(c.databases, plan?.max_databases)}</dd>
+                  <dd>
+                    <Link to={{ page: 'databases', packageId: p.id }} label={`${t('pkg.databases', { name: p.attributes.name })}: ${ofMax(c.databases, plan?.max_databases)}`}>
+                      {ofMax(c.databases, plan?.max_databases)}
+                    </Link>
+                  </dd>
                   <dt>{t('overview.emails')}</dt>
                   <dd>{ofMax(c['email-addresses'], plan?.max_email_addresses)}</dd>
                   {plan && (

@@ -1,0 +1,59 @@
+// A password the API shows once (API guide "Databases": the answers of POST /databases and POST
+// /databases/{id}/password): a read-only field that selects itself, a copy button, and the plain
+// warning that it will not be shown again. It takes the focus when it appears.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useI18n } from '../i18n';
+
+export function OneTimeSecret(props: { id: string; title: string; secret: string; children?: ComponentChildren; onDismiss(): void }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    field.current?.focus();
+    field.current?.select();
+  }, [props.secret]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.secret);
+      setCopied('yes');
+    } catch {
+      field.current?.select();
+      setCopied('failed');
+    }
+  };
+  return (
+    <section class="secret" aria-labelledby={`${props.id}-title`}>
+      <h2 id={`${props.id}-title`} class="h3">
+        {props.title}
+      </h2>
+      <p class="secret-once">{t('db.secret.once')}</p>
+      {props.children}
+      <div class="field">
+        <label for={props.id}>{t('db.secret.password')}</label>
+        <input
+          id={props.id}
+          ref={field}
+          class="secret-value"
+          type="text"
+          readOnly
+          value={props.secret}
+          autocomplete="off"
+          spellcheck={false}
+          onFocus={(e) => (e.currentTarget as HTMLInputElement).select()}
+        />
+      </div>
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {t('db.secret.copy')}
+        </button>
+        <button type="button" class="secondary" onClick={props.onDismiss}>
+          {t('db.secret.dismiss')}
+        </button>
+      </div>
+      <p role="status" class="hint">
+        {copied === 'yes' ? t('db.secret.copied') : copied === 'failed' ? t('db.secret.copyFailed') : ''}
+      </p>
+    </section>
+  );
+}
