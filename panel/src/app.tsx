@@ -1,6 +1,6 @@
 // The panel's shell: session, language, the reseller's customer switcher, the accessible layout
 // (landmarks, skip link) and the page of the current route.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { list, setUnauthorizedHandler, type Resource } from './api/client';
 import { currentSession, logOut, type Session } from './api/session';
 import { FormErrors } from './components/errors';
@@ -30,6 +30,7 @@ export function App() {
   const [notice, setNotice] = useState<MessageKey | null>(null);
   const [customers, setCustomers] = useState<Resource<CustomerAttributes>[]>([]);
   const [customerId, setCustomerIdState] = useState<string | null>(null);
+  const loggingOut = useRef(false);
 
   useEffect(() => {
     document.documentElement.lang = lang;
@@ -37,6 +38,8 @@ export function App() {
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
+      // A page's requests still on their way when the user logs out answer 401: not an ended session.
+      if (loggingOut.current) return;
       setSession(null);
       setNotice('app.sessionEnded');
     });
@@ -71,10 +74,12 @@ export function App() {
   };
 
   const loggedIn = (s: Session) => {
+    loggingOut.current = false;
     setNotice(null);
     setSession(s);
   };
   const doLogOut = async () => {
+    loggingOut.current = true;
     await logOut().catch(() => {});
     sessionStorage.removeItem(CUSTOMER_KEY);
     setCustomers([]);
