@@ -8,6 +8,8 @@ import { Link } from './components/link';
 import { I18nContext, LANGS, initialLang, rememberLang, translator, type Lang, type MessageKey, type T } from './i18n';
 import { DnsRecordsPage } from './pages/dns-records';
 import { DomainsPage } from './pages/domains';
+import { EmailAddressPage } from './pages/email-address';
+import { EmailAddressesPage } from './pages/email-addresses';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
 import { OverviewPage } from './pages/overview';
@@ -62,6 +64,7 @@ export function App() {
     setCustomerIdState(id);
     // A domain of the previous customer is not the new one's: back to its list.
     if (route.page === 'dns') navigate(href({ page: 'domains' }));
+    if (route.page === 'email-address') navigate(href({ page: 'email' }));
   };
 
   const loggedIn = (s: Session) => {
@@ -102,6 +105,11 @@ export function App() {
                   <li>
                     <Link to={{ page: 'domains' }} aria-current={route.page === 'domains' || route.page === 'dns' ? 'page' : undefined}>
                       {t('nav.domains')}
+                    </Link>
+                  </li>
+                  <li>
+                    <Link to={{ page: 'email' }} aria-current={route.page === 'email' || route.page === 'email-address' ? 'page' : undefined}>
+                      {t('nav.email')}
                     </Link>
                   </li>
                 </ul>
@@ -163,6 +171,10 @@ function Page(props: { route: Route }) {
       return <DomainsPage />;
     case 'dns':
       return <DnsRecordsPage domain={route.domain} />;
+    case 'email':
+      return <EmailAddressesPage />;
+    case 'email-address':
+      return <EmailAddressPage id={route.id} />;
     default:
       return <NotFoundPage />;
   }

@@ -9,7 +9,9 @@ export type Route =
   | { page: 'login' }
   | { page: 'domains' }
   | { page: 'dns'; domain: string }
-  | { page: 'not-found' };
+  | { page: 'not-found' }
+  | { page: 'email' }
+  | { page: 'email-address'; id: string };
 
 export function parse(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
@@ -24,6 +26,7 @@ export function parse(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'login') return { page: 'login' };
   if (parts.length === 1 && parts[0] === 'domains') return { page: 'domains' };
   if (parts.length === 3 && parts[0] === 'domains' && parts[2] === 'dns') return { page: 'dns', domain: parts[1] };
+  if (parts[0] === 'email' && parts.length <= 2) return parts.length === 1 ? { page: 'email' } : { page: 'email-address', id: parts[1] };
   return { page: 'not-found' };
 }
 
@@ -37,6 +40,10 @@ export function href(route: Route): string {
       return `${BASE}domains`;
     case 'dns':
       return `${BASE}domains/${encodeURIComponent(route.domain)}/dns`;
+    case 'email':
+      return `${BASE}email`;
+    case 'email-address':
+      return `${BASE}email/${encodeURIComponent(route.id)}`;
     default:
       return BASE;
   }
