@@ -40,7 +40,7 @@ export function EmailAddressPage(props: { id: string }) {
         <Link to={{ page: 'email' }}>{t('mail.back')}</Link>
       </p>
       <PageHeading title={a.attributes.address} />
-      <dl class="facts">
+      <dl class="facts address-facts">
         <dt>{t('mail.type')}</dt>
         <dd>{t(`mail.type.${a.attributes.address_type}`)}</dd>
         {quota && (
