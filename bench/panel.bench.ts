@@ -14,6 +14,8 @@ import { benchHeader, fmt, loadAverage, markdownTable, pct, runBench, PG_URL } f
 import { freshBenchStore } from './store.js';
 import { PANEL_DIR, assetsOf, launchChromium, listeningApp, requireBuiltPanel } from '../test/helpers/panel-browser.js';
 import { seedTenants, type Tenant } from '../test/helpers/tenants.js';
+import { placeholderMailServer, postEmail } from '../test/helpers/email.js';
+import type { TestApp } from '../test/helpers/app.js';
 
 const RUNS = 10;
 const PW = 'bench-portal-Passw0rd!';
@@ -65,7 +67,7 @@ async function measure(engine: 'sqlite' | 'postgres', browser: Browser) {
       samples.login.push(await timed(browser, loginForm));
       samples.overview.push(await timed(browser, logIn, loginForm));
     }
-    if (process.argv.includes('--screenshots') && engine === 'sqlite') await screenshots(browser, origin, email, x.end1);
+    if (process.argv.includes('--screenshots') && engine === 'sqlite') await screenshots(browser, origin, email, x.end1, t);
     return samples;
   } finally {
     await t.close();
@@ -73,8 +75,8 @@ async function measure(engine: 'sqlite' | 'postgres', browser: Browser) {
   }
 }
 
-/** The README's pictures: login, overview and DNS editor at a laptop's width. */
-async function screenshots(browser: Browser, origin: string, email: string, who: Tenant) {
+/** The README's pictures: login, overview, DNS editor and e-mail addresses at a laptop's width. */
+async function screenshots(browser: Browser, origin: string, email: string, who: Tenant, t: TestApp) {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1100, height: 760 } });
   const page = await context.newPage();
@@ -88,6 +90,16 @@ async function screenshots(browser: Browser, origin: string, email: string, who:
   await page.goto(`${origin}/panel/domains/${who.domain}/dns`);
   await page.locator('tr[data-record]').first().waitFor();
   await page.screenshot({ path: path.join(SCREENSHOTS, 'panel-dns-records.png'), fullPage: true });
+  // Addresses on a mail server nobody talks to (no worker runs here): listed, their jobs pending.
+  await placeholderMailServer(t.store);
+  await postEmail(t, who.token, { address: `info@${who.domain}`, address_type: 'mailbox', description: 'shop enquiries' });
+  await postEmail(t, who.token, { address: `orders@${who.domain}`, address_type: 'forward', forward_to: ['sam+orders@example.net'] });
+  await page.goto(`${origin}/panel/email`);
+  await page.locator('tr[data-address]').first().waitFor();
+  await page.getByLabel('Name before the @').fill('sales');
+  await page.getByLabel('Set my own password').check();
+  await page.locator('#new-password').fill('Sales-2026-orbit');
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'panel-email.png'), fullPage: true });
   await context.close();
 }
 

@@ -8,6 +8,8 @@ import { Link } from './components/link';
 import { I18nContext, LANGS, initialLang, rememberLang, translator, type Lang, type MessageKey, type T } from './i18n';
 import { DnsRecordsPage } from './pages/dns-records';
 import { DomainsPage } from './pages/domains';
+import { EmailAddressPage } from './pages/email-address';
+import { EmailAddressesPage } from './pages/email-addresses';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
 import { OverviewPage } from './pages/overview';
@@ -71,6 +73,7 @@ export function App() {
     if (route.page === 'dns') navigate(href({ page: 'domains' }));
     // A package's page shows the package of one customer: back to the new one's packages.
     if (['subdomains', 'subdomain', 'databases', 'database'].includes(route.page)) navigate(href({ page: 'overview' }));
+    if (route.page === 'email-address') navigate(href({ page: 'email' }));
   };
 
   const loggedIn = (s: Session) => {
@@ -113,6 +116,11 @@ export function App() {
                   <li>
                     <Link to={{ page: 'domains' }} aria-current={route.page === 'domains' || route.page === 'dns' ? 'page' : undefined}>
                       {t('nav.domains')}
+                    </Link>
+                  </li>
+                  <li>
+                    <Link to={{ page: 'email' }} aria-current={route.page === 'email' || route.page === 'email-address' ? 'page' : undefined}>
+                      {t('nav.email')}
                     </Link>
                   </li>
                 </ul>
@@ -182,6 +190,10 @@ function Page(props: { route: Route }) {
       return <DatabasesPage packageId={route.packageId} />;
     case 'database':
       return <DatabasePage id={route.id} />;
+    case 'email':
+      return <EmailAddressesPage />;
+    case 'email-address':
+      return <EmailAddressPage id={route.id} />;
     default:
       return <NotFoundPage />;
   }

@@ -11,7 +11,9 @@ export type Route =
   | { page: 'dns'; domain: string }
   | { page: 'not-found' }
   | { page: 'subdomains' | 'databases'; packageId: string }
-  | { page: 'subdomain' | 'database'; id: string };
+  | { page: 'subdomain' | 'database'; id: string }
+  | { page: 'email' }
+  | { page: 'email-address'; id: string };
 
 export function parse(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
@@ -28,6 +30,7 @@ export function parse(pathname: string): Route {
   if (parts.length === 3 && parts[0] === 'domains' && parts[2] === 'dns') return { page: 'dns', domain: parts[1] };
   if (parts.length === 3 && parts[0] === 'packages' && (parts[2] === 'subdomains' || parts[2] === 'databases')) return { page: parts[2], packageId: parts[1] };
   if (parts.length === 2 && (parts[0] === 'subdomains' || parts[0] === 'databases')) return { page: parts[0] === 'subdomains' ? 'subdomain' : 'database', id: parts[1] };
+  if (parts[0] === 'email' && parts.length <= 2) return parts.length === 1 ? { page: 'email' } : { page: 'email-address', id: parts[1] };
   return { page: 'not-found' };
 }
 
@@ -47,6 +50,10 @@ export function href(route: Route): string {
     case 'subdomain':
     case 'database':
       return `${BASE}${route.page}s/${encodeURIComponent(route.id)}`;
+    case 'email':
+      return `${BASE}email`;
+    case 'email-address':
+      return `${BASE}email/${encodeURIComponent(route.id)}`;
     default:
       return BASE;
   }

@@ -15,11 +15,11 @@ interface Common {
   required?: boolean;
 }
 
-function describedBy(id: string, hint?: string, errors?: ApiErrorObject[]) {
+export function describedBy(id: string, hint?: string, errors?: ApiErrorObject[]) {
   return [hint ? `${id}-hint` : '', errors?.length ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
 }
 
-function Frame(props: Common & { children: ComponentChildren }) {
+export function Frame(props: Common & { children: ComponentChildren }) {
   const { t } = useI18n();
   return (
     <div class={props.errors?.length ? 'field invalid' : 'field'}>

@@ -1,6 +1,7 @@
 // Die deutschen Texte des Panels: jeder Schlüssel von en.ts (der Typ prüft es).
 import type { Messages } from './en';
 import { de as web } from './web';
+import * as mail from './mail';
 
 export const de: Messages = {
   'app.name': 'hostplane',
@@ -130,4 +131,5 @@ export const de: Messages = {
   'error.generic': 'Etwas ist schiefgelaufen ({status}).',
   'error.detail': 'Details: {detail}',
   ...web,
+  ...mail.de,
 };

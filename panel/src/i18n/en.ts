@@ -1,6 +1,7 @@
 // The panel's English texts; de.ts must have every key (its type says so). `{name}` is a
 // placeholder filled by t().
 import { en as web } from './web';
+import * as mail from './mail';
 export const en = {
   'app.name': 'hostplane',
   'app.skip': 'Skip to content',
@@ -129,6 +130,7 @@ export const en = {
   'error.generic': 'Something went wrong ({status}).',
   'error.detail': 'Details: {detail}',
   ...web,
+  ...mail.en,
 } as const;
 
 export type MessageKey = keyof typeof en;
