@@ -10,6 +10,7 @@ import { DnsRecordsPage } from './pages/dns-records';
 import { DomainsPage } from './pages/domains';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
+import { AccountNav, AccountPage } from './pages/account-pages';
 import { OverviewPage } from './pages/overview';
 import { href, navigate, useRoute, type Route } from './router';
 import { SessionContext, type CustomerAttributes } from './session-context';
@@ -104,6 +105,7 @@ export function App() {
                       {t('nav.domains')}
                     </Link>
                   </li>
+                  <AccountNav page={route.page} />
                 </ul>
               </nav>
             )}
@@ -163,6 +165,12 @@ function Page(props: { route: Route }) {
       return <DomainsPage />;
     case 'dns':
       return <DnsRecordsPage domain={route.domain} />;
+    case 'security':
+    case 'availability':
+    case 'ssh-keys':
+    case 'webhooks':
+    case 'deliveries':
+      return <AccountPage route={route} />;
     default:
       return <NotFoundPage />;
   }

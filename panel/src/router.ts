@@ -9,7 +9,15 @@ export type Route =
   | { page: 'login' }
   | { page: 'domains' }
   | { page: 'dns'; domain: string }
-  | { page: 'not-found' };
+  | { page: 'not-found' }
+  | { page: 'security' }
+  | { page: 'availability' }
+  | { page: 'ssh-keys' }
+  | { page: 'webhooks' }
+  | { page: 'deliveries'; webhook: string };
+
+// Pages whose path is their name alone.
+const ACCOUNT_PAGES = ['security', 'availability', 'ssh-keys', 'webhooks'];
 
 export function parse(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
@@ -24,6 +32,8 @@ export function parse(pathname: string): Route {
   if (parts.length === 1 && parts[0] === 'login') return { page: 'login' };
   if (parts.length === 1 && parts[0] === 'domains') return { page: 'domains' };
   if (parts.length === 3 && parts[0] === 'domains' && parts[2] === 'dns') return { page: 'dns', domain: parts[1] };
+  if (parts.length === 1 && ACCOUNT_PAGES.includes(parts[0])) return { page: parts[0] } as Route;
+  if (parts.length === 3 && parts[0] === 'webhooks' && parts[2] === 'deliveries') return { page: 'deliveries', webhook: parts[1] };
   return { page: 'not-found' };
 }
 
@@ -37,6 +47,13 @@ export function href(route: Route): string {
       return `${BASE}domains`;
     case 'dns':
       return `${BASE}domains/${encodeURIComponent(route.domain)}/dns`;
+    case 'security':
+    case 'availability':
+    case 'ssh-keys':
+    case 'webhooks':
+      return `${BASE}${route.page}`;
+    case 'deliveries':
+      return `${BASE}webhooks/${encodeURIComponent(route.webhook)}/deliveries`;
     default:
       return BASE;
   }

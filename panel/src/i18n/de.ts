@@ -1,5 +1,6 @@
 // Die deutschen Texte des Panels: jeder Schlüssel von en.ts (der Typ prüft es).
 import type { Messages } from './en';
+import * as account from './account';
 
 export const de: Messages = {
   'app.name': 'hostplane',
@@ -128,4 +129,5 @@ export const de: Messages = {
   'error.network': 'Der Server ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   'error.generic': 'Etwas ist schiefgelaufen ({status}).',
   'error.detail': 'Details: {detail}',
+  ...account.de,
 };

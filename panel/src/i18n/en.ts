@@ -1,5 +1,6 @@
 // The panel's English texts; de.ts must have every key (its type says so). `{name}` is a
 // placeholder filled by t().
+import * as account from './account';
 export const en = {
   'app.name': 'hostplane',
   'app.skip': 'Skip to content',
@@ -127,6 +128,7 @@ export const en = {
   'error.network': 'The server cannot be reached. Check your connection and try again.',
   'error.generic': 'Something went wrong ({status}).',
   'error.detail': 'Details: {detail}',
+  ...account.en,
 } as const;
 
 export type MessageKey = keyof typeof en;
