@@ -28,7 +28,6 @@ export const en = {
   'security.totp.disable.hint': 'Six digits from your app, or one unused recovery code (xxxxx-xxxxx).',
   'security.totp.disabled': 'Two-factor login is off.',
 
-  'domains.flags': 'Change',
   'domains.lock.on': 'Lock DNS updates',
   'domains.lock.off': 'Unlock DNS updates',
   'domains.migration.on': 'Turn on migration mode',
@@ -64,7 +63,6 @@ export const en = {
   'sshKeys.publicKey': 'Public key',
   'sshKeys.publicKey.hint': 'One line of your .pub file, e.g. ssh-ed25519 AAAA… you@laptop. Never the private key.',
   'sshKeys.add.submit': 'Add key',
-  'sshKeys.added': 'Added key {fingerprint}',
   'sshKeys.key': 'key {fingerprint}',
   'sshKeys.delete': 'Remove',
   'sshKeys.delete.confirm': 'Remove key {fingerprint}?',
@@ -149,7 +147,6 @@ export const de: Record<keyof typeof en, string> = {
   'security.totp.disable.hint': 'Sechs Ziffern aus Ihrer App oder ein unbenutzter Wiederherstellungscode (xxxxx-xxxxx).',
   'security.totp.disabled': 'Die Anmeldung in zwei Schritten ist aus.',
 
-  'domains.flags': 'Ändern',
   'domains.lock.on': 'DNS-Aktualisierungen sperren',
   'domains.lock.off': 'DNS-Aktualisierungen entsperren',
   'domains.migration.on': 'Umzugsmodus einschalten',
@@ -185,7 +182,6 @@ export const de: Record<keyof typeof en, string> = {
   'sshKeys.publicKey': 'Öffentlicher Schlüssel',
   'sshKeys.publicKey.hint': 'Eine Zeile Ihrer .pub-Datei, z. B. ssh-ed25519 AAAA… sie@laptop. Nie den privaten Schlüssel.',
   'sshKeys.add.submit': 'Schlüssel hinzufügen',
-  'sshKeys.added': 'Schlüssel {fingerprint} hinzugefügt',
   'sshKeys.key': 'Schlüssel {fingerprint}',
   'sshKeys.delete': 'Entfernen',
   'sshKeys.delete.confirm': 'Schlüssel {fingerprint} entfernen?',

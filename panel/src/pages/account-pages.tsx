@@ -2,6 +2,7 @@
 import { Link } from '../components/link';
 import { useI18n, type MessageKey } from '../i18n';
 import type { Route } from '../router';
+import { useSession } from '../session-context';
 import { AvailabilityPage } from './availability';
 import { DeliveriesPage } from './webhook-deliveries';
 import { SecurityPage } from './security';
@@ -30,19 +31,22 @@ export function AccountNav(props: { page: Route['page'] }) {
   );
 }
 
+// Keyed by the shown customer: a reseller switching customers gets the page afresh, so a secret
+// shown once or a half-filled form of the previous customer does not stay on screen.
 export function AccountPage(props: { route: Route }) {
   const { route } = props;
+  const { customerId } = useSession();
   switch (route.page) {
     case 'security':
       return <SecurityPage />;
     case 'availability':
       return <AvailabilityPage />;
     case 'ssh-keys':
-      return <SshKeysPage />;
+      return <SshKeysPage key={customerId} />;
     case 'webhooks':
-      return <WebhooksPage />;
+      return <WebhooksPage key={customerId} />;
     case 'deliveries':
-      return <DeliveriesPage webhook={route.webhook} />;
+      return <DeliveriesPage key={customerId} webhook={route.webhook} />;
     default:
       return null;
   }

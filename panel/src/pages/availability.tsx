@@ -26,7 +26,8 @@ export function AvailabilityPage() {
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    // Commas or white space separate names; the path joins them with commas as the API wants.
+    // Commas or white space separate names; the path joins them with commas as the API wants. An
+    // empty field still asks (","), so that the API's own "No domain name given." answers.
     const list = names.split(/[\s,]+/).filter(Boolean).map(encodeURIComponent).join(',');
     const ok = await check.run(async () => {
       const { data } = await api<Resource<Availability>[]>('GET', `/domain-availability/${list || ','}`);
