@@ -73,7 +73,7 @@ async function measure(engine: 'sqlite' | 'postgres', browser: Browser) {
   }
 }
 
-/** The README's pictures: login, overview and DNS editor at a laptop's width. */
+/** The README's pictures: login, overview, DNS editor and two-factor enrolment at a laptop's width. */
 async function screenshots(browser: Browser, origin: string, email: string, who: Tenant) {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1100, height: 760 } });
@@ -88,6 +88,10 @@ async function screenshots(browser: Browser, origin: string, email: string, who:
   await page.goto(`${origin}/panel/domains/${who.domain}/dns`);
   await page.locator('tr[data-record]').first().waitFor();
   await page.screenshot({ path: path.join(SCREENSHOTS, 'panel-dns-records.png'), fullPage: true });
+  await page.goto(`${origin}/panel/security`);
+  await page.getByRole('button', { name: 'Set up two-factor login' }).click();
+  await page.locator('#totp-qr').waitFor();
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'panel-security.png'), fullPage: true });
   await context.close();
 }
 

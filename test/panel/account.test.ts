@@ -122,28 +122,29 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       const presence = async (who: typeof x.end1) => (await apiAs(who, `/domains/${who.domain}`)).json.data.attributes.presence;
       const { page, problems } = await loggedIn(x.end1);
       await viaNav(page, 'Domains', 'Domains');
+      // Exact names below: "Lock DNS updates" is part of "Unlock DNS updates".
       const row = page.locator(`tr[data-domain="${x.end1.domain}"]`);
-      await row.getByRole('button', { name: `Lock DNS updates: ${x.end1.domain}` }).click();
-      await row.getByRole('button', { name: `Unlock DNS updates: ${x.end1.domain}` }).waitFor();
+      await row.getByRole('button', { name: `Lock DNS updates: ${x.end1.domain}`, exact: true }).click();
+      await row.getByRole('button', { name: `Unlock DNS updates: ${x.end1.domain}`, exact: true }).waitFor();
       expect(await row.locator('[data-flag="lock"]').innerText()).toMatch(/^on/);
       expect(await presence(x.end1)).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: false } });
-      await row.getByRole('button', { name: `Turn on migration mode: ${x.end1.domain}` }).click();
-      await row.getByRole('button', { name: `Turn off migration mode: ${x.end1.domain}` }).waitFor();
+      await row.getByRole('button', { name: `Turn on migration mode: ${x.end1.domain}`, exact: true }).click();
+      await row.getByRole('button', { name: `Turn off migration mode: ${x.end1.domain}`, exact: true }).waitFor();
       expect(await presence(x.end1)).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true } });
-      await row.getByRole('button', { name: `Unlock DNS updates: ${x.end1.domain}` }).click();
-      await row.getByRole('button', { name: `Lock DNS updates: ${x.end1.domain}` }).waitFor();
+      await row.getByRole('button', { name: `Unlock DNS updates: ${x.end1.domain}`, exact: true }).click();
+      await row.getByRole('button', { name: `Lock DNS updates: ${x.end1.domain}`, exact: true }).waitFor();
       expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true } });
       expect(await axeViolations(page)).toEqual([]);
       // The page shows what the API has after a reload too.
       await page.reload();
-      await page.getByRole('button', { name: `Turn off migration mode: ${x.end1.domain}` }).waitFor();
+      await page.getByRole('button', { name: `Turn off migration mode: ${x.end1.domain}`, exact: true }).waitFor();
 
       const r = await loggedIn(x.reseller);
       await r.page.getByLabel('Customer').selectOption(x.end2.customerId);
       await r.page.locator(`[data-package="${x.end2.packageId}"]`).waitFor();
       await viaNav(r.page, 'Domains', 'Domains');
-      await r.page.getByRole('button', { name: `Turn on migration mode: ${x.end2.domain}` }).click();
-      await r.page.getByRole('button', { name: `Turn off migration mode: ${x.end2.domain}` }).waitFor();
+      await r.page.getByRole('button', { name: `Turn on migration mode: ${x.end2.domain}`, exact: true }).click();
+      await r.page.getByRole('button', { name: `Turn off migration mode: ${x.end2.domain}`, exact: true }).waitFor();
       expect(await r.page.locator('tr[data-domain]').count()).toBe(1);
       expect(await presence(x.end2)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true } });
       expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true } });
