@@ -61,8 +61,9 @@ export function App() {
   const setCustomerId = (id: string) => {
     sessionStorage.setItem(CUSTOMER_KEY, id);
     setCustomerIdState(id);
-    // A domain of the previous customer is not the new one's: back to its list.
+    // A domain (a webhook) of the previous customer is not the new one's: back to its list.
     if (route.page === 'dns') navigate(href({ page: 'domains' }));
+    if (route.page === 'deliveries') navigate(href({ page: 'webhooks' }));
   };
 
   const loggedIn = (s: Session) => {

@@ -162,6 +162,14 @@ requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
       await r.page.locator('#webhook-secret').waitFor();
       const hooks = (await apiAs(x.end2, '/webhooks')).json.data as { id: string; attributes: Record<string, unknown> }[];
       expect(hooks.map((h) => h.attributes)).toEqual([expect.objectContaining({ customer_id: x.end2.customerId, url: rx.url('/end2'), events: ['queue-job.done', 'queue-job.failed'] })]);
+      // Its deliveries; switching to another customer leaves them for that customer's webhooks, and the one-time secret is gone.
+      await r.page.getByRole('link', { name: `Deliveries of ${rx.url('/end2')}` }).click();
+      await r.page.getByText('No deliveries in the last 7 days.').waitFor();
+      expect(await axeViolations(r.page)).toEqual([]);
+      await r.page.getByLabel('Customer').selectOption(x.end1.customerId);
+      await r.page.getByRole('heading', { level: 1, name: 'Webhooks' }).waitFor();
+      await r.page.getByText('There are no webhooks yet.').waitFor();
+      expect(await r.page.locator('#webhook-secret').count()).toBe(0);
 
       const { page, problems } = await loggedIn(x.end1);
       await viaNav(page, 'Webhooks', 'Webhooks');
