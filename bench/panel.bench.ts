@@ -75,7 +75,7 @@ async function measure(engine: 'sqlite' | 'postgres', browser: Browser) {
   }
 }
 
-/** The README's pictures: login, overview, DNS editor and e-mail addresses at a laptop's width. */
+/** The README's pictures: login, overview, DNS editor, e-mail addresses and two-factor enrolment at a laptop's width. */
 async function screenshots(browser: Browser, origin: string, email: string, who: Tenant, t: TestApp) {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1100, height: 760 } });
@@ -100,6 +100,10 @@ async function screenshots(browser: Browser, origin: string, email: string, who:
   await page.getByLabel('Set my own password').check();
   await page.locator('#new-password').fill('Sales-2026-orbit');
   await page.screenshot({ path: path.join(SCREENSHOTS, 'panel-email.png'), fullPage: true });
+  await page.goto(`${origin}/panel/security`);
+  await page.getByRole('button', { name: 'Set up two-factor login' }).click();
+  await page.locator('#totp-qr').waitFor();
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'panel-security.png'), fullPage: true });
   await context.close();
 }
 

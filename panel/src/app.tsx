@@ -12,6 +12,7 @@ import { EmailAddressPage } from './pages/email-address';
 import { EmailAddressesPage } from './pages/email-addresses';
 import { LoginPage } from './pages/login';
 import { NotFoundPage } from './pages/not-found';
+import { AccountNav, AccountPage } from './pages/account-pages';
 import { OverviewPage } from './pages/overview';
 import { DatabasePage } from './pages/database';
 import { DatabasesPage } from './pages/databases';
@@ -69,11 +70,12 @@ export function App() {
   const setCustomerId = (id: string) => {
     sessionStorage.setItem(CUSTOMER_KEY, id);
     setCustomerIdState(id);
-    // A domain of the previous customer is not the new one's: back to its list.
+    // A domain (a webhook) of the previous customer is not the new one's: back to its list.
     if (route.page === 'dns') navigate(href({ page: 'domains' }));
     // A package's page shows the package of one customer: back to the new one's packages.
     if (['subdomains', 'subdomain', 'databases', 'database'].includes(route.page)) navigate(href({ page: 'overview' }));
     if (route.page === 'email-address') navigate(href({ page: 'email' }));
+    if (route.page === 'deliveries') navigate(href({ page: 'webhooks' }));
   };
 
   const loggedIn = (s: Session) => {
@@ -123,6 +125,7 @@ export function App() {
                       {t('nav.email')}
                     </Link>
                   </li>
+                  <AccountNav page={route.page} />
                 </ul>
               </nav>
             )}
@@ -194,6 +197,12 @@ function Page(props: { route: Route }) {
       return <EmailAddressesPage />;
     case 'email-address':
       return <EmailAddressPage id={route.id} />;
+    case 'security':
+    case 'availability':
+    case 'ssh-keys':
+    case 'webhooks':
+    case 'deliveries':
+      return <AccountPage route={route} />;
     default:
       return <NotFoundPage />;
   }

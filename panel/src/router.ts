@@ -13,7 +13,15 @@ export type Route =
   | { page: 'subdomains' | 'databases'; packageId: string }
   | { page: 'subdomain' | 'database'; id: string }
   | { page: 'email' }
-  | { page: 'email-address'; id: string };
+  | { page: 'email-address'; id: string }
+  | { page: 'security' }
+  | { page: 'availability' }
+  | { page: 'ssh-keys' }
+  | { page: 'webhooks' }
+  | { page: 'deliveries'; webhook: string };
+
+// Pages whose path is their name alone.
+const ACCOUNT_PAGES = ['security', 'availability', 'ssh-keys', 'webhooks'];
 
 export function parse(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
@@ -31,6 +39,8 @@ export function parse(pathname: string): Route {
   if (parts.length === 3 && parts[0] === 'packages' && (parts[2] === 'subdomains' || parts[2] === 'databases')) return { page: parts[2], packageId: parts[1] };
   if (parts.length === 2 && (parts[0] === 'subdomains' || parts[0] === 'databases')) return { page: parts[0] === 'subdomains' ? 'subdomain' : 'database', id: parts[1] };
   if (parts[0] === 'email' && parts.length <= 2) return parts.length === 1 ? { page: 'email' } : { page: 'email-address', id: parts[1] };
+  if (parts.length === 1 && ACCOUNT_PAGES.includes(parts[0])) return { page: parts[0] } as Route;
+  if (parts.length === 3 && parts[0] === 'webhooks' && parts[2] === 'deliveries') return { page: 'deliveries', webhook: parts[1] };
   return { page: 'not-found' };
 }
 
@@ -54,6 +64,13 @@ export function href(route: Route): string {
       return `${BASE}email`;
     case 'email-address':
       return `${BASE}email/${encodeURIComponent(route.id)}`;
+    case 'security':
+    case 'availability':
+    case 'ssh-keys':
+    case 'webhooks':
+      return `${BASE}${route.page}`;
+    case 'deliveries':
+      return `${BASE}webhooks/${encodeURIComponent(route.webhook)}/deliveries`;
     default:
       return BASE;
   }

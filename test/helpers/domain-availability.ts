@@ -135,3 +135,6 @@ export function useAvailability(engine: EngineName) {
       call(app.app, 'GET', url, { token: o.token ?? (o.headers ? undefined : x.end1.token), headers: o.headers }),
   };
 }
+
+/** The RDAP server alone, for suites that build their own app (test/panel/account.test.ts). */
+export { startRdapServer };

@@ -15,7 +15,7 @@ export function ConfirmButton(props: {
   cancel: string;
   class?: string;
   /** Rejects with the API's error, shown here. */
-  onConfirm(): Promise<void>;
+  onConfirm(): Promise<void> | void;
 }) {
   const [asking, setAsking] = useState(false);
   const [errors, setErrors] = useState<ApiErrorObject[]>([]);

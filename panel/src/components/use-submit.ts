@@ -16,7 +16,7 @@ export interface Submit {
 }
 
 /** `useSubmit(['description', 'antispam'], (f) => 'settings-' + f)`: the element id of each field, for the focus. */
-export function useSubmit(fields: readonly string[], idOf: (field: string) => string): Submit {
+export function useSubmit(fields: readonly string[], idOf: (field: string) => string = (f) => f): Submit {
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
   const [errors, setErrors] = useState<{ byField: Record<string, ApiErrorObject[]>; form: ApiErrorObject[] }>({ byField: {}, form: [] });
@@ -32,9 +32,12 @@ export function useSubmit(fields: readonly string[], idOf: (field: string) => st
     } catch (err) {
       const { byField, form } = errorsByField(err, fields);
       const rest: ApiErrorObject[] = [];
+      // An error of an entry of a list field (/data/attributes/events/1), or of a path or query
+      // parameter the form has a field for (source.parameter), goes to that field too.
       for (const e of form) {
         const top = /^\/data\/attributes\/([^/]+)\//.exec(e.source?.pointer ?? '')?.[1];
-        if (top && fields.includes(top)) (byField[top] ??= []).push(e);
+        const field = [top, e.source?.parameter].find((n) => n && fields.includes(n));
+        if (field) (byField[field] ??= []).push(e);
         else rest.push(e);
       }
       setErrors({ byField, form: rest });

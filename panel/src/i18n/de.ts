@@ -2,6 +2,7 @@
 import type { Messages } from './en';
 import { de as web } from './web';
 import * as mail from './mail';
+import * as account from './account';
 
 export const de: Messages = {
   'app.name': 'hostplane',
@@ -132,4 +133,5 @@ export const de: Messages = {
   'error.detail': 'Details: {detail}',
   ...web,
   ...mail.de,
+  ...account.de,
 };

@@ -2,6 +2,7 @@
 // placeholder filled by t().
 import { en as web } from './web';
 import * as mail from './mail';
+import * as account from './account';
 export const en = {
   'app.name': 'hostplane',
   'app.skip': 'Skip to content',
@@ -131,6 +132,7 @@ export const en = {
   'error.detail': 'Details: {detail}',
   ...web,
   ...mail.en,
+  ...account.en,
 } as const;
 
 export type MessageKey = keyof typeof en;

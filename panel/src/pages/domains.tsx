@@ -1,5 +1,5 @@
 // The customer's domains (API guide "Domains"): registration, presence and its two flags; a
-// presence domain links to its DNS records.
+// presence domain links to its DNS records, and its flags switch in place (presence-flag.tsx).
 import { list } from '../api/client';
 import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
@@ -9,6 +9,7 @@ import { useLoad } from '../components/use-load';
 import { formatDate, useI18n } from '../i18n';
 import { useSession } from '../session-context';
 import { apiErrors } from './page-errors';
+import { PresenceFlag } from './presence-flag';
 
 export interface DomainAttributes {
   name: string;
@@ -20,8 +21,7 @@ export interface DomainAttributes {
 export function DomainsPage() {
   const { t, lang } = useI18n();
   const { customerId } = useSession();
-  const [loaded] = useLoad(() => list<DomainAttributes>('/domains', { 'filter[owner_id]': customerId }), [customerId]);
-  const onOff = (on: boolean) => (on ? t('domains.on') : t('domains.off'));
+  const [loaded, reload] = useLoad(() => list<DomainAttributes>('/domains', { 'filter[owner_id]': customerId }), [customerId]);
   return (
     <section>
       <PageHeading title={t('domains.title')} />
@@ -50,8 +50,8 @@ export function DomainsPage() {
                   {r ? `${r.status} · ${t('domains.expires', { date: formatDate(lang, r.expires_at) })}` : t('domains.notRegistered')}
                 </td>
                 <td data-label={t('domains.presence')}>{p ? t('domains.on') : t('domains.noPresence')}</td>
-                <td data-label={t('domains.updateLock')}>{p ? onOff(p.dns_update_lock) : '—'}</td>
-                <td data-label={t('domains.migration')}>{p ? onOff(p.dns_migration_mode.enabled) : '—'}</td>
+                <td data-label={t('domains.updateLock')}>{p ? <PresenceFlag key={`${d.id}-lock`} domain={d} flag="lock" onChanged={reload} /> : '—'}</td>
+                <td data-label={t('domains.migration')}>{p ? <PresenceFlag key={`${d.id}-migration`} domain={d} flag="migration" onChanged={reload} /> : '—'}</td>
               </tr>
             );
           })}
