@@ -63,9 +63,24 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect(knot.output).toBe('');
     });
 
-    it('delv with the DS as trust anchor: an answer is fully validated', async () => {
-      const out = await delv(port, dir, 'zone.example', dsText('zone.example', key), 'zone.example', 'A');
-      expect(out.output).toMatch(/; fully validated\nzone\.example\.\s+\d+\s+IN\s+A\s+192\.0\.2\.1/);
+    const ask = async (name: string, type: string) => (await delv(port, dir, 'zone.example', dsText('zone.example', key), name, type)).output;
+
+    it.each([
+      ['zone.example', 'A'], ['zone.example', 'MX'], ['zone.example', 'DNSKEY'], ['mail.zone.example', 'A'], ['long.zone.example', 'TXT'],
+      ['_443._tcp.www2.zone.example', 'TLSA'], ['www.zone.example', 'A'], ['x.y.wild.zone.example', 'TXT'], ['real.wild.zone.example', 'A'],
+    ])('delv with the DS as trust anchor: %s %s is fully validated', async (name, type) => {
+      const out = await ask(name, type);
+      expect(out).toMatch(/^; fully validated$/m);
+      expect(out).not.toMatch(/resolution failed|insecure|bogus/);
+    });
+
+    it.each([
+      ['nothere.zone.example', 'A', 'ncache nxdomain'], ['zz.deep.zone.example', 'A', 'ncache nxdomain'], ['zone.example', 'SRV', 'ncache nxrrset'],
+      ['b.c.zone.example', 'A', 'ncache nxrrset'], ['x.wild.zone.example', 'MX', 'ncache nxrrset'], ['real.wild.zone.example', 'TXT', 'ncache nxrrset'],
+    ])('delv: the denial of %s %s is fully validated (%s)', async (name, type, kind) => {
+      const out = await ask(name, type);
+      expect(out).toMatch(/^; negative response, fully validated$/m);
+      expect(out).toContain(kind);
     });
   });
 });
