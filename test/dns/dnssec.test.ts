@@ -1,18 +1,34 @@
 // DNSSEC from hostplane's own DNS server (docs/decisions/0032-dnssec.md), checked by real tools only:
 // an AXFR of a signed zone passes ldns-verify-zone and kzonecheck --dnssec on, after a change too;
 // delv, with the zone's DS as its trust anchor, validates answers, denials and wildcards.
+import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
-import { ENV, ZONE, addDomain, addRecords, change, customer } from '../helpers/dns.js';
+import { ENV, ZONE, addDomain, addRecords, change, customer, runDig, tcp, udp, type Row } from '../helpers/dns.js';
 import { axfrText, delv, dnssecToolsMissing, kzonecheck, ldnsVerify, toolDir } from '../helpers/dnssec.js';
 import { requirable } from '../helpers/required.js';
 import { testKey } from '../helpers/secondaries.js';
 import { DnsServer } from '../../src/dns/server.js';
 import { DnssecRepository } from '../../src/dns/dnssec.repository.js';
-import { dsText, type SigningKey } from '../../src/dns/dnssec-keys.js';
+import { dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
 import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
 
 const SIGNED = { ...ENV, DNS_DNSSEC: 'on' };
+/** Eleven TXT records that fit a 1232-byte UDP reply alone, not with their signature. */
+const FITS: Row[] = Array.from({ length: 11 }, (_, i): Row => ['fits', 'TXT', `${i}`.padEnd(90, 'x')]);
+
+/** A query with EDNS0 (1232), the DO bit when `dnssecOk`, and the AD bit when `ad`. */
+const doQuery = (name: string, type: string, dnssecOk: boolean, ad = false) =>
+  dnsPacket.encode({
+    type: 'query',
+    id: 77,
+    flags: ad ? dnsPacket.AUTHENTIC_DATA : 0,
+    questions: [{ name, type, class: 'IN' }],
+    additionals: [{ type: 'OPT', name: '.', udpPayloadSize: 1232, flags: dnssecOk ? dnsPacket.DNSSEC_OK : 0 }],
+  });
+const kinds = (p: DecodedPacket, section: 'answers' | 'authorities') =>
+  p[section].map((a) => (a.type === 'RRSIG' ? `RRSIG ${(a.data as { typeCovered: string }).typeCovered}` : `${a.type} ${a.name}`));
+const optFlags = (p: DecodedPacket) => p.additionals.find((a) => a.type === 'OPT')?.flags ?? -1;
 
 describe.each(ENGINES)('DNSSEC on %s', (engine) => {
   requirable(dnssecToolsMissing())('signed zones checked by ldns-verify-zone, kzonecheck and delv', () => {
@@ -27,7 +43,7 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       ts = await freshStore(engine);
       const cust = await customer(ts.store);
       await addDomain(ts.store, cust, 'zone.example');
-      await addRecords(ts.store, 'zone.example', ZONE);
+      await addRecords(ts.store, 'zone.example', [...ZONE, ...FITS]);
       await new DnsSecondariesService(ts.store.db).add({ name: 'dig', address: '127.0.0.1:9', keyFileText: xfr.bindFile });
       dns = await DnsServer.start({ store: ts.store, config: testConfig(SIGNED), listen: '127.0.0.1:0' });
       port = dns.port!;
@@ -50,7 +66,8 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect(knot.ok).toBe(true);
     });
 
-    it('a record changed in the store: the zone verifies again with the new serial', async () => {
+    it('a record changed in the store: the zone verifies again with the new serial, IXFR carries the signatures, delv validates the new answer', async () => {
+      const before = dns.zones.get('zone.example')!.serial;
       await change(ts.store, 'zone.example', (db) => db.updateTable('dns_records').set({ data: '192.0.2.26' }).where('domain', '=', 'zone.example').where('name', '=', 'mail').execute(), ['mail']);
       await addRecords(ts.store, 'zone.example', [['new.deep', 'A', '192.0.2.44'], ['aaa', 'TXT', 'first in the chain']]);
       await dns.sync();
@@ -61,6 +78,55 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect(ldns.output).toMatch(/Zone is verified and complete/);
       const knot = await kzonecheck(text, 'zone.example', dir);
       expect(knot.output).toBe('');
+      // IXFR from the serial before: the old and new signatures of what changed, not the whole zone.
+      const ixfr = await runDig(port, '+nocmd', '+nostats', '-y', `hmac-sha256:${xfr.name}:${xfr.secret}`, 'zone.example', `IXFR=${before}`);
+      const lines = ixfr.split('\n').filter((l) => l && !l.startsWith(';') && !/\sTSIG\s/.test(l));
+      expect(lines.filter((l) => /\sSOA\s/.test(l)).length).toBeGreaterThanOrEqual(4);
+      expect(lines.some((l) => /^mail\.zone\.example\.\s.*\sRRSIG\s+A 13 3 600 /.test(l))).toBe(true);
+      expect(lines.some((l) => /\sRRSIG\s+SOA 13 2 /.test(l))).toBe(true);
+      expect(lines.length).toBeLessThan(text.split('\n').length / 2);
+      const out = await ask('mail.zone.example', 'A');
+      expect(out).toMatch(/^; fully validated\nmail\.zone\.example\.\s+600\s+IN\s+A\s+192\.0\.2\.26$/m);
+    });
+
+    it('with DO an answer carries its RRSIG and DO is copied; AD is never set, even when asked for', async () => {
+      const p = dnsPacket.decode((await udp(port, doQuery('zone.example', 'A', true, true)))!);
+      expect({ rcode: p.rcode, aa: p.flag_aa, ad: p.flag_ad, tc: p.flag_tc }).toEqual({ rcode: 'NOERROR', aa: true, ad: false, tc: false });
+      expect(kinds(p, 'answers')).toEqual(['A zone.example', 'RRSIG A']);
+      expect(p.answers[1]).toMatchObject({ name: 'zone.example', ttl: 3600, data: { typeCovered: 'A', algorithm: 13, labels: 2, originalTTL: 3600, keyTag: key.keyTag, signersName: 'zone.example' } });
+      expect(optFlags(p) & dnsPacket.DNSSEC_OK).toBe(dnsPacket.DNSSEC_OK);
+      const nx = dnsPacket.decode((await udp(port, doQuery('nothere.zone.example', 'A', true)))!);
+      expect({ rcode: nx.rcode, ad: nx.flag_ad }).toEqual({ rcode: 'NXDOMAIN', ad: false });
+      expect(kinds(nx, 'authorities')).toEqual(['SOA zone.example', 'RRSIG SOA', 'NSEC many.zone.example', 'RRSIG NSEC', 'NSEC zone.example', 'RRSIG NSEC']);
+    });
+
+    it('without DO the answers are those of the unsigned zone', async () => {
+      for (const transport of ['udp', 'tcp'] as const) {
+        const msg = doQuery('zone.example', 'A', false);
+        const raw = transport === 'udp' ? await udp(port, msg) : (await tcp(port, [msg]))[0];
+        const p = dnsPacket.decode(raw!);
+        expect(kinds(p, 'answers')).toEqual(['A zone.example']);
+        expect(p.authorities).toEqual([]);
+        expect(optFlags(p)).toBe(0);
+        const nx = dnsPacket.decode((await udp(port, doQuery('nothere.zone.example', 'A', false)))!);
+        expect(kinds(nx, 'authorities')).toEqual(['SOA zone.example']);
+      }
+    });
+
+    it('a signed answer too large for UDP is truncated (TC), and comes whole over TCP', async () => {
+      const plain = dnsPacket.decode((await udp(port, doQuery('fits.zone.example', 'TXT', false)))!);
+      expect({ tc: plain.flag_tc, answers: plain.answers.length }).toEqual({ tc: false, answers: 11 });
+      const cut = dnsPacket.decode((await udp(port, doQuery('fits.zone.example', 'TXT', true)))!);
+      expect({ tc: cut.flag_tc, answers: cut.answers.length }).toEqual({ tc: true, answers: 0 });
+      const whole = dnsPacket.decode((await tcp(port, [doQuery('fits.zone.example', 'TXT', true)]))[0]);
+      expect({ tc: whole.flag_tc, kinds: kinds(whole, 'answers').slice(-2), answers: whole.answers.length }).toEqual({ tc: false, kinds: ['TXT fits.zone.example', 'RRSIG TXT'], answers: 12 });
+    });
+
+    it('delv with the DS of another key: the answer is not validated', async () => {
+      const other = signingKey(newPrivateKey(13), 13);
+      const out = (await delv(port, dir, 'zone.example', dsText('zone.example', other), 'zone.example', 'A')).output;
+      expect(out).not.toMatch(/fully validated/);
+      expect(out).toMatch(/resolution failed/);
     });
 
     const ask = async (name: string, type: string) => (await delv(port, dir, 'zone.example', dsText('zone.example', key), name, type)).output;
