@@ -220,7 +220,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     } satisfies DnssecSettings,
   };
   // Signatures must be made again while they are still valid, with room to reach the secondaries.
-  if (dnsSettings.dnssec.refreshS >= dnsSettings.dnssec.validityS) problems.push('DNS_DNSSEC_REFRESH_S: must be less than DNS_DNSSEC_VALIDITY_S');
+  // Signatures start up to two hours back (rounded to the hour, an hour for clocks): a refresh
+  // closer than that to the validity would find every zone due again at once.
+  if (dnsSettings.dnssec.refreshS + 7200 > dnsSettings.dnssec.validityS) problems.push('DNS_DNSSEC_REFRESH_S: must be at least two hours less than DNS_DNSSEC_VALIDITY_S');
   // A server must get at least two heartbeats into the window, or a slow tick makes it "stale".
   if (dnsSettings.serverStaleMs < 2 * dnsSettings.heartbeatMs) problems.push('DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS');
   const baseSetting = (name: 'DNS_BASE_IPV4' | 'DNS_BASE_IPV6' | 'DNS_BASE_MX' | 'DNS_BASE_AUTOCONFIG', fallback: string, valid: (v: string) => boolean) => {

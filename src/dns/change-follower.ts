@@ -190,7 +190,7 @@ export class ChangeFollower {
   /** The zone of `rows`, signed when the domain is (docs/decisions/0032-dnssec.md). */
   private async buildZone(rows: ZoneRows): Promise<Zone> {
     const zone = Zone.build(rows.domain, rows.serial, rows.records, this.settings, this.skipped(rows.domain));
-    if (this.signed.wants(rows.dnssec)) await this.signed.sign(zone);
+    if (this.signed.wants(rows.dnssec)) await this.signed.sign(zone, this.zones.get(rows.domain));
     return zone;
   }
 

@@ -41,11 +41,14 @@ export class SignedZones {
     return choice ?? this.config.dns.dnssec.default;
   }
 
-  /** Signs a zone just built (its key made when it has none). */
-  async sign(zone: Zone): Promise<void> {
-    const { algorithm, validityS } = this.config.dns.dnssec;
-    const signer = new ZoneSigner(await this.keys.signingKey(zone.name, algorithm), validityS);
-    signer.signAll(zone);
+  /**
+   * Signs a zone just built (its key made when it has none); `prev`, the version it replaces, lends
+   * the signatures of the RRsets that stayed the same.
+   */
+  async sign(zone: Zone, prev?: Zone): Promise<void> {
+    const { algorithm, validityS, refreshS } = this.config.dns.dnssec;
+    const signer = new ZoneSigner(await this.keys.signingKey(zone.name, algorithm), validityS, refreshS);
+    signer.signAll(zone, prev?.signer ? prev : undefined);
     zone.signer = signer;
   }
 
@@ -58,8 +61,9 @@ export class SignedZones {
     const signer = zone.signer as ZoneSigner;
     const around = [...new Set([...owners, ...signer.neighbours(zone, owners)])];
     const before = around.flatMap((o) => zone.recordsAt(o));
+    const sets = new Map(around.map((o) => [o, zone.nodes.get(o)]));
     zone.replaceOwners(serial, owners, records, onSkip);
-    if (!signer.update(zone, owners)) {
+    if (!signer.update(zone, owners, (o) => sets.get(o))) {
       signer.signAll(zone);
       zone.history = [];
       return { removed: [], added: [] };

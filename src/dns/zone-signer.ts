@@ -53,28 +53,46 @@ export function validityNow(validityS: number, now = Date.now()): Validity {
   return { inception, expiration: inception + validityS };
 }
 
-/** `new ZoneSigner(key, validityS).signAll(zone)`; `signer.update(zone, owners)` after a change. */
+/** The sets an owner had before a change: their signatures are kept where the set is the same. */
+export type Before = (owner: string) => Sets | undefined;
+
+/**
+ * `new ZoneSigner(key, validityS, refreshS).signAll(zone, prev)`; `signer.update(zone, owners, before)`
+ * after a change. A signature is made again only for an RRset that changed, or when the one it has
+ * runs out within `refreshS`: a zone built whole again keeps the signatures of what stayed, so its
+ * IXFR step is what changed and no more.
+ */
 export class ZoneSigner {
   /** Canonical keys (dnssec-keys.ts) of the owners in the NSEC chain, sorted. */
   private chain: string[] = [];
   private names = new Map<string, string>();
   /** The earliest expiration of the zone's signatures (seconds). */
-  expiration = 0;
+  expiration = Infinity;
+  /** Signatures that expire before this (seconds) are made again. */
+  private keepAfter = 0;
 
   constructor(
     readonly key: SigningKey,
     private readonly validityS: number,
+    private readonly refreshS: number,
   ) {}
 
-  /** Signs every owner (a zone just built, or due for new signatures). */
-  signAll(zone: Zone): void {
-    const v = validityNow(this.validityS);
-    this.expiration = v.expiration;
+  /** Signs every owner of a zone just built; `prev`: the zone it replaces, whose signatures are kept where they still fit. */
+  signAll(zone: Zone, prev?: Zone): void {
+    const v = this.begin();
+    this.expiration = Infinity;
     this.chain = [];
     this.names.clear();
     for (const owner of zone.nodes.keys()) if (this.inChain(zone, owner)) this.add(owner);
     this.chain.sort();
-    for (const owner of zone.nodes.keys()) this.signOwner(zone, owner, v, null);
+    const before: Before = prev ? (o) => prev.nodes.get(o) : () => undefined;
+    for (const owner of zone.nodes.keys()) this.signOwner(zone, owner, v, before);
+  }
+
+  private begin(): Validity {
+    const now = Date.now();
+    this.keepAfter = now / 1000 + this.refreshS;
+    return validityNow(this.validityS, now);
   }
 
   /**
@@ -95,8 +113,8 @@ export class ZoneSigner {
    * of their predecessors, the apex's SOA. Returns false when the change moved a delegation (names
    * below it change sides): the caller signs the whole zone then.
    */
-  update(zone: Zone, owners: Iterable<string>): boolean {
-    const v = validityNow(this.validityS);
+  update(zone: Zone, owners: Iterable<string>, before: Before): boolean {
+    const v = this.begin();
     const touched = [...owners];
     for (const o of touched) {
       const k = canonicalKey(o);
@@ -113,12 +131,17 @@ export class ZoneSigner {
         this.names.set(k, o);
       }
     }
+    const done = new Set<string>();
+    const sign = (o: string) => {
+      if (!done.has(o)) this.signOwner(zone, o, v, before);
+      done.add(o);
+    };
     for (const o of touched) {
-      if (zone.nodes.has(o)) this.signOwner(zone, o, v, null);
+      sign(o);
       const pred = this.predecessor(canonicalKey(o));
-      if (pred !== undefined && !touched.includes(pred)) this.signOwner(zone, pred, v, new Set([TYPE_NSEC]));
+      if (pred !== undefined) sign(pred);
     }
-    if (!touched.includes(zone.name)) this.signOwner(zone, zone.name, v, new Set([T.SOA]));
+    sign(zone.name);
     return true;
   }
 
@@ -161,6 +184,12 @@ export class ZoneSigner {
     return cut === undefined || cut === owner;
   }
 
+  /** A signature made by this key that stays valid past the refresh time. */
+  private fits(sig: Rec): boolean {
+    const d = sig.rdata;
+    return d[2] === this.key.algorithm && d.readUInt16BE(16) === this.key.keyTag && d.readUInt32BE(8) > this.keepAfter;
+  }
+
   private hasBelow(zone: Zone, owner: string): boolean {
     const suffix = `.${owner}`;
     for (const n of zone.nodes.keys()) if (n.endsWith(suffix)) return true;
@@ -169,14 +198,15 @@ export class ZoneSigner {
 
   /**
    * Writes the owner's DNSSEC sets: DNSKEY at the apex, its NSEC, RRSIGs over what is authoritative
-   * there (only DS and NSEC at a delegation; nothing below one). `only`: just the signatures of
-   * those types are made again (the others are kept as they are).
+   * there (only DS and NSEC at a delegation; nothing below one). A set that is as it was `before`
+   * keeps its signature while that has more than the refresh time left.
    */
-  private signOwner(zone: Zone, owner: string, v: Validity, only: Set<number> | null) {
+  private signOwner(zone: Zone, owner: string, v: Validity, before: Before) {
     const sets = zone.nodes.get(owner);
     if (sets === undefined) return;
     const all = listOf(sets);
-    const oldSigs = all.filter((s) => setType(s) === TYPE_RRSIG).flatMap(recordsOf);
+    const old = listOf(before(owner) ?? sets);
+    const oldSigs = old.filter((s) => setType(s) === TYPE_RRSIG).flatMap(recordsOf);
     const data = all.filter((s) => {
       const t = setType(s);
       return t !== TYPE_RRSIG && t !== TYPE_NSEC && t !== TYPE_DNSKEY;
@@ -195,16 +225,16 @@ export class ZoneSigner {
     for (const s of data) {
       const type = setType(s);
       if (cut === owner && type !== T.DS && type !== TYPE_NSEC) continue;
-      if (only && !only.has(type)) {
-        const kept = oldSigs.filter((r) => coveredType(r) === type);
-        if (kept.length) {
-          sigs.push(...kept);
-          continue;
-        }
+      const kept = old.includes(s) ? oldSigs.find((r) => coveredType(r) === type && this.fits(r)) : undefined;
+      if (kept) {
+        sigs.push(kept);
+        this.expiration = Math.min(this.expiration, kept.rdata.readUInt32BE(8));
+        continue;
       }
       const recs = recordsOf(s);
       const rdata = rrsigRdata({ owner, type, ttl: recs[0].ttl, rdatas: recs.map((r) => r.rdata) }, zone.name, this.key, v);
       sigs.push({ type: TYPE_RRSIG, ttl: recs[0].ttl, rdata });
+      this.expiration = Math.min(this.expiration, v.expiration);
     }
     zone.nodes.set(owner, setsOf([...data, wireSetOf(sigs)]));
   }
