@@ -1,11 +1,11 @@
 // DNSSEC from hostplane's own DNS server (docs/decisions/0032-dnssec.md), checked by real tools only:
 // an AXFR of a signed zone passes ldns-verify-zone and kzonecheck --dnssec on, after a change too;
-// delv, with the zone's DS as its trust anchor, validates answers, denials and wildcards.
+// delv and Unbound, with the zone's DS as trust anchor, validate answers, denials and wildcards.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
 import { ENV, ZONE, addDomain, addRecords, change, customer, runDig, tcp, udp, type Row } from '../helpers/dns.js';
-import { axfrText, delv, dnssecToolsMissing, kzonecheck, ldnsVerify, toolDir } from '../helpers/dnssec.js';
+import { axfrText, delv, dnssecToolsMissing, kzonecheck, ldnsVerify, startUnbound, toolDir } from '../helpers/dnssec.js';
 import { requirable } from '../helpers/required.js';
 import { testKey } from '../helpers/secondaries.js';
 import { DnsServer } from '../../src/dns/server.js';
@@ -120,6 +120,33 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect({ tc: cut.flag_tc, answers: cut.answers.length }).toEqual({ tc: true, answers: 0 });
       const whole = dnsPacket.decode((await tcp(port, [doQuery('fits.zone.example', 'TXT', true)]))[0]);
       expect({ tc: whole.flag_tc, kinds: kinds(whole, 'answers').slice(-2), answers: whole.answers.length }).toEqual({ tc: false, kinds: ['TXT fits.zone.example', 'RRSIG TXT'], answers: 12 });
+    });
+
+    it('Unbound with the DS as trust anchor resolves through hostplane: AD on answers and denials; a changed record validated again; a wrong DS answers SERVFAIL', async () => {
+      const unbound = await startUnbound(port, 'zone.example', dsText('zone.example', key));
+      const wrong = await startUnbound(port, 'zone.example', dsText('zone.example', signingKey(newPrivateKey(13), 13)));
+      try {
+        const resolve = async (u: { port: number }, name: string, type: string) => {
+          const out = await runDig(u.port, '+dnssec', '+rec', name, type);
+          return { status: /status: ([A-Z]+)/.exec(out)?.[1], ad: / ad[ ;]/.test(/;; flags:[^;]*;/.exec(out)?.[0] ?? ''), out };
+        };
+        for (const [name, type, status] of [['zone.example', 'A', 'NOERROR'], ['x.y.wild.zone.example', 'TXT', 'NOERROR'], ['nothere.zone.example', 'A', 'NXDOMAIN'], ['zone.example', 'SRV', 'NOERROR']]) {
+          const r = await resolve(unbound, name, type);
+          expect({ name, status: r.status, ad: r.ad }).toEqual({ name, status, ad: true });
+        }
+        await change(ts.store, 'zone.example', (db) => db.updateTable('dns_records').set({ data: '192.0.2.27' }).where('domain', '=', 'zone.example').where('name', '=', 'mail').execute(), ['mail']);
+        await dns.sync();
+        // Unbound keeps nothing longer than a second here (cache-max-ttl).
+        await new Promise((r) => setTimeout(r, 1100));
+        const changed = await resolve(unbound, 'mail.zone.example', 'A');
+        expect({ status: changed.status, ad: changed.ad }).toEqual({ status: 'NOERROR', ad: true });
+        expect(changed.out).toMatch(/^mail\.zone\.example\.\s+\d+\s+IN\s+A\s+192\.0\.2\.27$/m);
+        const bogus = await resolve(wrong, 'zone.example', 'A');
+        expect({ status: bogus.status, ad: bogus.ad }).toEqual({ status: 'SERVFAIL', ad: false });
+      } finally {
+        await unbound.stop();
+        await wrong.stop();
+      }
     });
 
     it('delv with the DS of another key: the answer is not validated', async () => {

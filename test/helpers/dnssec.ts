@@ -1,6 +1,6 @@
 // The real DNSSEC tools of the signing tests (docs/decisions/0032-dnssec.md): a zone taken by AXFR
 // with dig, checked by ldns-verify-zone (ldnsutils) and kzonecheck (knot-dnssecutils), and answers
-// validated by delv (bind9-dnsutils) with the zone's DS as its trust anchor.
+// validated by delv (bind9-dnsutils) and a private Unbound with the zone's DS as their trust anchor.
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import type { TestKey } from './secondaries.js';
 
 const run = promisify(execFile);
-const TOOLS: [string, string][] = [['dig', 'dnsutils'], ['delv', 'bind9-dnsutils'], ['ldns-verify-zone', 'ldnsutils'], ['kzonecheck', 'knot-dnssecutils']];
+const TOOLS: [string, string][] = [['dig', 'dnsutils'], ['delv', 'bind9-dnsutils'], ['ldns-verify-zone', 'ldnsutils'], ['kzonecheck', 'knot-dnssecutils'], ['unbound', 'unbound']];
 
 /** Why the DNSSEC tool tests cannot run here, or null: `requirable(dnssecToolsMissing())(…)`. */
 export function dnssecToolsMissing(): string | null {
@@ -76,4 +76,82 @@ export async function delv(port: number, dir: string, zone: string, ds: string, 
   const anchors = path.join(dir, 'anchors.conf');
   fs.writeFileSync(anchors, `trust-anchors {\n  ${zone}. static-ds ${tag} ${alg} ${digestType} "${digest}";\n};\n`);
   return tool('delv', ['@127.0.0.1', '-p', String(port), '-a', anchors, `+root=${zone}`, '+nortrace', name, type]);
+}
+
+export interface RunningUnbound {
+  port: number;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A private Unbound on 127.0.0.1 (a free port), validating with `ds` of `zone` as its trust anchor and
+ * asking our server at `primaryPort` for that zone (a stub zone): `const u = await startUnbound(…)`.
+ */
+export async function startUnbound(primaryPort: number, zone: string, ds: string): Promise<RunningUnbound> {
+  const dir = toolDir();
+  const { spawn } = await import('node:child_process');
+  const { freePort } = await import('./ports.js');
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const conf = path.join(dir, 'unbound.conf');
+    fs.writeFileSync(
+      conf,
+      `server:
+  interface: 127.0.0.1
+  port: ${port}
+  do-ip6: no
+  do-daemonize: no
+  username: ""
+  chroot: ""
+  directory: "${dir}"
+  pidfile: "${dir}/unbound.pid"
+  use-syslog: no
+  logfile: ""
+  verbosity: 1
+  val-log-level: 2
+  do-not-query-localhost: no
+  module-config: "validator iterator"
+  trust-anchor: "${zone}. DS ${ds}"
+  cache-max-ttl: 1
+  cache-max-negative-ttl: 1
+remote-control:
+  control-enable: no
+stub-zone:
+  name: "${zone}"
+  stub-addr: 127.0.0.1@${primaryPort}
+`,
+    );
+    const child = spawn('unbound', ['-d', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    const { soaSerial } = await import('../../src/provisioning/dns/driver.js');
+    let up = false;
+    for (let i = 0; i < 100 && child.exitCode === null; i++) {
+      if ((await soaSerial('127.0.0.1', port, zone, 200)) !== 'gives no answer') {
+        up = true;
+        break;
+      }
+    }
+    const stop = async () => {
+      if (child.exitCode === null) {
+        process.kill(child.pid!, 'SIGTERM');
+        await exited;
+      }
+    };
+    if (up) {
+      return {
+        port,
+        log: () => output,
+        async stop() {
+          await stop();
+          fs.rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    await stop();
+    if (attempt >= 3) throw new Error(`unbound did not start: ${output}`);
+  }
 }
