@@ -61,11 +61,20 @@ export function dsDigest(zone: string, dnskey: Buffer): Buffer {
   return crypto.createHash('sha256').update(nameWire(zone)).update(dnskey).digest();
 }
 
+/** A key's public side: what DNSKEY and DS records are made of. */
+export type PublicKey = Pick<SigningKey, 'algorithm' | 'flags' | 'dnskey' | 'keyTag'>;
+
+/** The public side from what the store keeps (flags, algorithm, base64 of the key field). */
+export function publicKey(flags: number, algorithm: number, base64: string): PublicKey {
+  const dnskey = Buffer.concat([Buffer.from([flags >> 8, flags & 0xff, 3, algorithm]), Buffer.from(base64, 'base64')]);
+  return { flags, algorithm: algorithm as DnssecAlgorithm, dnskey, keyTag: keyTag(dnskey) };
+}
+
 /** The DS record a registry takes, in presentation form: `<key tag> <algorithm> 2 <digest>`. */
-export const dsText = (zone: string, key: SigningKey): string => `${key.keyTag} ${key.algorithm} 2 ${dsDigest(zone, key.dnskey).toString('hex').toUpperCase()}`;
+export const dsText = (zone: string, key: PublicKey): string => `${key.keyTag} ${key.algorithm} 2 ${dsDigest(zone, key.dnskey).toString('hex').toUpperCase()}`;
 
 /** The DNSKEY in presentation form: `257 3 13 <base64>`. */
-export const dnskeyText = (key: SigningKey): string => `${key.flags} 3 ${key.algorithm} ${key.dnskey.subarray(4).toString('base64')}`;
+export const dnskeyText = (key: PublicKey): string => `${key.flags} 3 ${key.algorithm} ${key.dnskey.subarray(4).toString('base64')}`;
 
 /** Signature times, in seconds since the epoch. */
 export interface Validity {
