@@ -1,13 +1,16 @@
 // DNSSEC from hostplane's own DNS server (docs/decisions/0032-dnssec.md), checked by real tools only:
 // an AXFR of a signed zone passes ldns-verify-zone and kzonecheck --dnssec on, after a change too;
-// delv and Unbound, with the zone's DS as trust anchor, validate answers, denials and wildcards.
+// delv and Unbound, with the zone's DS as trust anchor, validate answers, denials and wildcards, from
+// hostplane and from NSD and Knot secondaries.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
 import { ENV, ZONE, addDomain, addRecords, change, customer, runDig, tcp, udp, type Row } from '../helpers/dns.js';
 import { axfrText, delv, dnssecToolsMissing, kzonecheck, ldnsVerify, startUnbound, toolDir } from '../helpers/dnssec.js';
 import { requirable } from '../helpers/required.js';
-import { testKey } from '../helpers/secondaries.js';
+import { secondaryMissing, startSecondary, testKey, type RunningSecondary } from '../helpers/secondaries.js';
+import { elapsedUntil } from '../helpers/wait.js';
+import { soaSerial } from '../../src/provisioning/dns/driver.js';
 import { DnsServer } from '../../src/dns/server.js';
 import { DnssecRepository } from '../../src/dns/dnssec.repository.js';
 import { dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
@@ -148,6 +151,42 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
         await wrong.stop();
       }
     });
+
+    for (const secEngine of ['nsd', 'knot'] as const) {
+      requirable(secondaryMissing(secEngine))(`${secEngine} as a secondary`, () => {
+        let sec: RunningSecondary | undefined;
+        const skey = testKey(`${secEngine}-key`);
+        const serial = async () => (await ts.store.db.selectFrom('domains').select('dns_serial').where('name', '=', 'zone.example').executeTakeFirstOrThrow()).dns_serial;
+        const serves = async (s: number) =>
+          elapsedUntil(async () => (await soaSerial('127.0.0.1', sec!.port, 'zone.example')) === s, 15_000).catch(() => {
+            throw new Error(`${secEngine} did not serve serial ${s}: ${sec!.log()}`);
+          });
+        beforeAll(async () => {
+          const service = new DnsSecondariesService(ts.store.db);
+          sec = await startSecondary(secEngine, port, skey, ['zone.example'], async (p) => {
+            await service.add({ name: secEngine, address: `127.0.0.1:${p}`, keyFileText: skey.bindFile });
+          });
+        });
+        afterAll(async () => {
+          await sec?.stop();
+          await new DnsSecondariesService(ts.store.db).remove(secEngine).catch(() => {});
+        });
+
+        it('serves the signed zone: delv validates its answers and denials; a change reaches it (NOTIFY, transfer) and validates too', async () => {
+          await serves(await serial());
+          const ds = dsText('zone.example', key);
+          const a = await delv(sec!.port, dir, 'zone.example', ds, 'x.y.wild.zone.example', 'TXT');
+          expect(a.output).toMatch(/^; fully validated$/m);
+          const nx = await delv(sec!.port, dir, 'zone.example', ds, 'nothere.zone.example', 'A');
+          expect(nx.output).toMatch(/^; negative response, fully validated$/m);
+          await addRecords(ts.store, 'zone.example', [[`${secEngine}-new`, 'A', '192.0.2.78']]);
+          await dns.sync();
+          await serves(await serial());
+          const added = await delv(sec!.port, dir, 'zone.example', ds, `${secEngine}-new.zone.example`, 'A');
+          expect(added.output).toMatch(new RegExp(`^; fully validated\\n${secEngine}-new\\.zone\\.example\\.\\s+\\d+\\s+IN\\s+A\\s+192\\.0\\.2\\.78$`, 'm'));
+        });
+      });
+    }
 
     it('delv with the DS of another key: the answer is not validated', async () => {
       const other = signingKey(newPrivateKey(13), 13);
