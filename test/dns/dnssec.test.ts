@@ -92,6 +92,17 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect(out).toMatch(/^; fully validated\nmail\.zone\.example\.\s+600\s+IN\s+A\s+192\.0\.2\.26$/m);
     });
 
+    it('a change of the whole zone keeps the signatures of what stayed: its IXFR step is the SOA and its signature', async () => {
+      const before = dns.zones.get('zone.example')!.serial;
+      await change(ts.store, 'zone.example', async () => {});
+      await dns.sync();
+      const ixfr = await runDig(port, '+nocmd', '+nostats', '-y', `hmac-sha256:${xfr.name}:${xfr.secret}`, 'zone.example', `IXFR=${before}`);
+      const lines = ixfr.split('\n').filter((l) => l && !l.startsWith(';') && !/\sTSIG\s/.test(l)).map((l) => l.split(/\s+/).slice(3, 5).join(' '));
+      expect(lines).toEqual(['SOA ns1.dns.test.', 'SOA ns1.dns.test.', 'RRSIG SOA', 'SOA ns1.dns.test.', 'RRSIG SOA', 'SOA ns1.dns.test.']);
+      const text = await axfrText(port, 'zone.example', xfr);
+      expect((await ldnsVerify(text, dir)).output).toMatch(/Zone is verified and complete/);
+    });
+
     it('with DO an answer carries its RRSIG and DO is copied; AD is never set, even when asked for', async () => {
       const p = dnsPacket.decode((await udp(port, doQuery('zone.example', 'A', true, true)))!);
       expect({ rcode: p.rcode, aa: p.flag_aa, ad: p.flag_ad, tc: p.flag_tc }).toEqual({ rcode: 'NOERROR', aa: true, ad: false, tc: false });
