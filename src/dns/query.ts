@@ -4,7 +4,7 @@
 // path through dns-packet, with the same answers (decision 0014; fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
-import { pickSet, setCount } from './rrsets.js';
+import { pickSet, setCount, sigsCovering } from './rrsets.js';
 import { T, type ZoneSet } from './zone.js';
 
 /** UDP replies never exceed this, whatever the client advertises (DNS Flag Day 2020: no fragments). */
@@ -240,8 +240,11 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
   let answer: string | undefined;
   let authority: string | undefined;
   const zone = zones.find(q.key);
-  // Signed answers (RRSIGs, denial proofs) are made by the general path.
-  if (dnssecOk && zone?.signer) return null;
+  // A signed zone asked with DO: a plain answer gets its RRSIGs here; proofs (NSEC) take the general path.
+  const signed = dnssecOk && zone?.signer != null;
+  if (signed && (qtype === T.RRSIG || qtype === T.NSEC)) return null;
+  let sigs = '';
+  let sigCount = 0;
   if (!zone) {
     rcode = RCODE.REFUSED;
     aa = 0;
@@ -255,27 +258,32 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
       while (!zone.exists(encloser)) encloser = encloser.slice(encloser.indexOf('.') + 1);
       sets = zone.nodes.get(`*.${encloser}`);
       if (sets === undefined) rcode = RCODE.NXDOMAIN;
+      if (signed) return null; // the proof that the name does not exist
     }
     if (sets !== undefined) {
       answer = pickSet(sets, qtype);
       if (answer === undefined && pickSet(sets, T.CNAME) !== undefined) return null; // a chain
     }
-    if (answer === undefined) authority = zone.negativeSoaWire;
+    if (answer === undefined) {
+      if (signed) return null; // NODATA: the NSEC of the name
+      authority = zone.negativeSoaWire;
+    } else if (signed) ({ wire: sigs, count: sigCount } = sigsCovering(sets!, qtype));
   }
 
   const optLength = advertised >= 0 ? OPT_WIRE.length : 0;
-  const size = end + (answer?.length ?? 0) + (authority?.length ?? 0) + optLength;
+  const size = end + (answer?.length ?? 0) + sigs.length + (authority?.length ?? 0) + optLength;
   if (size > sizeLimit(ctx, advertised)) return null; // truncation: the general path
   const out = Buffer.allocUnsafe(size);
   out.writeUInt16BE(msg.readUInt16BE(0), 0);
   out.writeUInt16BE(QR | aa | (flags & (RD | CD)) | rcode, 2);
   out.writeUInt16BE(1, 4);
-  out.writeUInt16BE(answer === undefined ? 0 : setCount(answer), 6);
+  out.writeUInt16BE(answer === undefined ? 0 : setCount(answer) + sigCount, 6);
   out.writeUInt16BE(authority === undefined ? 0 : 1, 8);
   out.writeUInt16BE(optLength ? 1 : 0, 10);
   q.raw.copy(out, 12);
   let p = end;
   if (answer !== undefined) p += out.write(answer, p, 'latin1');
+  if (sigCount) p += out.write(sigs, p, 'latin1');
   if (authority !== undefined) p += out.write(authority, p, 'latin1');
   if (optLength) (dnssecOk ? OPT_WIRE_DO : OPT_WIRE).copy(out, p);
   return out;

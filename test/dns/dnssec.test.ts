@@ -12,6 +12,7 @@ import { secondaryMissing, startSecondary, testKey, type RunningSecondary } from
 import { elapsedUntil } from '../helpers/wait.js';
 import { soaSerial } from '../../src/provisioning/dns/driver.js';
 import { DnsServer } from '../../src/dns/server.js';
+import { answerQuery } from '../../src/dns/query.js';
 import { DnssecRepository } from '../../src/dns/dnssec.repository.js';
 import { dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
 import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
@@ -112,6 +113,25 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       const nx = dnsPacket.decode((await udp(port, doQuery('nothere.zone.example', 'A', true)))!);
       expect({ rcode: nx.rcode, ad: nx.flag_ad }).toEqual({ rcode: 'NXDOMAIN', ad: false });
       expect(kinds(nx, 'authorities')).toEqual(['SOA zone.example', 'RRSIG SOA', 'NSEC many.zone.example', 'RRSIG NSEC', 'NSEC zone.example', 'RRSIG NSEC']);
+    });
+
+    it('with DO the quick path answers as the general path does (docs/decisions/0014-dns-zones-in-wire-form.md)', () => {
+      const names = ['zone.example', 'mail.zone.example', 'www.zone.example', 'fits.zone.example', 'x.wild.zone.example', 'nothere.zone.example', 'c.zone.example', 'sub.zone.example', 'many.zone.example', 'Zone.Example'];
+      let quick = 0;
+      for (const name of names) {
+        for (const type of ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'SOA', 'NS', 'DNSKEY', 'NSEC', 'RRSIG', 'DS', 'CAA']) {
+          for (const transport of ['udp', 'tcp'] as const) {
+            const msg = doQuery(name, type, true);
+            const out = answerQuery(dns.zones, msg, { transport });
+            let general = answerQuery(dns.zones, msg, { transport, general: true });
+            // Owner names are compressed on the quick path: what the general path truncates may fit.
+            if (general && dnsPacket.decode(general).flag_tc && out && !dnsPacket.decode(out).flag_tc) general = answerQuery(dns.zones, msg, { transport: 'tcp', general: true });
+            expect(out && dnsPacket.decode(out), `${name} ${type} ${transport}`).toEqual(general && dnsPacket.decode(general));
+            if (out && general && out.length < general.length) quick++;
+          }
+        }
+      }
+      expect(quick).toBeGreaterThan(30);
     });
 
     it('without DO the answers are those of the unsigned zone', async () => {
