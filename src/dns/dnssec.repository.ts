@@ -57,6 +57,17 @@ export class DnssecRepository {
     return this.db.selectFrom('dnssec_keys').select(['algorithm', 'flags', 'private_key']).where('domain', '=', domain).orderBy('generation', 'desc').limit(1).executeTakeFirst();
   }
 
+  /** The public halves of the keys of `domains`, each domain's oldest first. */
+  publicKeysOf(domains: string[]): Promise<(PublicKeyRow & { domain: string })[]> {
+    return this.db
+      .selectFrom('dnssec_keys')
+      .select(['domain', 'generation', 'algorithm', 'flags', 'key_tag', 'public_key'])
+      .where('domain', 'in', domains)
+      .orderBy('domain')
+      .orderBy('generation')
+      .execute();
+  }
+
   /** The public halves of a domain's keys, oldest first. */
   publicKeys(domain: string): Promise<PublicKeyRow[]> {
     return this.db.selectFrom('dnssec_keys').select(['generation', 'algorithm', 'flags', 'key_tag', 'public_key']).where('domain', '=', domain).orderBy('generation').execute();
