@@ -1,7 +1,7 @@
 // domain (API guide "Domains", "Compatibility with existing clients"): request schemas and the wire
 // representation.
 import { Type } from 'typebox';
-import { Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
+import { EXTENSION, Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import type { DomainRow } from './domains.repository.js';
 
@@ -58,7 +58,7 @@ export const DomainSchemas = resourceSchemas('Domain', 'domain', {
             ds_records: Type.Array(Type.String(), { description: 'DS records for the registry: `<key tag> <algorithm> 2 <SHA-256 digest>`' }),
             dnskeys: Type.Array(Type.String(), { description: 'the DNSKEY records: `257 3 <algorithm> <base64>`' }),
           },
-          { description: 'extension (API guide "DNSSEC (extension)")' },
+          { description: 'DNSSEC of the zone (API guide "DNSSEC (extension)")', ...EXTENSION },
         ),
       }),
       'null when the domain is not used in a package',
