@@ -48,7 +48,8 @@ export class SignedZones {
   async sign(zone: Zone, prev?: Zone): Promise<void> {
     const { algorithm, validityS, refreshS } = this.config.dns.dnssec;
     const signer = new ZoneSigner(await this.keys.signingKey(zone.name, algorithm), validityS, refreshS);
-    signer.signAll(zone, prev?.signer ? prev : undefined);
+    if (prev?.signer) signer.signAll(zone, (o) => prev.nodes.get(o));
+    else signer.signAll(zone);
     zone.signer = signer;
   }
 
@@ -60,15 +61,17 @@ export class SignedZones {
   replaceOwners(zone: Zone, serial: number, owners: string[], records: Iterable<StoredRecord>, onSkip: OnSkip): RecordDiff {
     const signer = zone.signer as ZoneSigner;
     const around = [...new Set([...owners, ...signer.neighbours(zone, owners)])];
-    const before = around.flatMap((o) => zone.recordsAt(o));
+    const recordsBefore = around.flatMap((o) => zone.recordsAt(o));
     const sets = new Map(around.map((o) => [o, zone.nodes.get(o)]));
+    const before = (o: string) => sets.get(o);
     zone.replaceOwners(serial, owners, records, onSkip);
-    if (!signer.update(zone, owners, (o) => sets.get(o))) {
-      signer.signAll(zone);
+    if (!signer.update(zone, owners, before)) {
+      // The owners changed hold signatures over what they were: those are compared with `before`.
+      signer.signAll(zone, before);
       zone.history = [];
       return { removed: [], added: [] };
     }
-    return diffRecords(before, around.flatMap((o) => zone.recordsAt(o)));
+    return diffRecords(recordsBefore, around.flatMap((o) => zone.recordsAt(o)));
   }
 
   /** Signed zones whose signatures have less than DNS_DNSSEC_REFRESH_S left. */

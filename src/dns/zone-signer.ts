@@ -42,6 +42,8 @@ function wireSetOf(records: Rec[]): WireSet {
   return out.toString('latin1');
 }
 
+const hasType = (sets: Sets | undefined, type: number) => sets !== undefined && listOf(sets).some((s) => setType(s) === type);
+
 const setsOf = (list: WireSet[]): Sets => (list.length === 1 ? list[0] : list);
 
 /** The type an RRSIG record covers (the first field of its RDATA). */
@@ -77,15 +79,17 @@ export class ZoneSigner {
     private readonly refreshS: number,
   ) {}
 
-  /** Signs every owner of a zone just built; `prev`: the zone it replaces, whose signatures are kept where they still fit. */
-  signAll(zone: Zone, prev?: Zone): void {
+  /**
+   * Signs every owner; `before` gives the sets an owner had in the version this one replaces, whose
+   * signatures are kept where the set is the same (an owner it does not know keeps what it holds).
+   */
+  signAll(zone: Zone, before: Before = () => undefined): void {
     const v = this.begin();
     this.expiration = Infinity;
     this.chain = [];
     this.names.clear();
     for (const owner of zone.nodes.keys()) if (this.inChain(zone, owner)) this.add(owner);
     this.chain.sort();
-    const before: Before = prev ? (o) => prev.nodes.get(o) : () => undefined;
     for (const owner of zone.nodes.keys()) this.signOwner(zone, owner, v, before);
   }
 
@@ -116,13 +120,13 @@ export class ZoneSigner {
   update(zone: Zone, owners: Iterable<string>, before: Before): boolean {
     const v = this.begin();
     const touched = [...owners];
+    // A delegation that came or went hides or shows the names below it: the whole zone again.
+    for (const o of touched) if (o !== zone.name && zone.cuts.has(o) !== hasType(before(o), T.NS)) return false;
     for (const o of touched) {
       const k = canonicalKey(o);
       const i = this.position(k);
       const was = this.chain[i] === k;
       const now = this.inChain(zone, o);
-      // A delegation that came or went hides or shows the names below it.
-      if (was !== now && (zone.cuts.has(o) || this.hasBelow(zone, o))) return false;
       if (was && !now) {
         this.chain.splice(i, 1);
         this.names.delete(k);
@@ -188,12 +192,6 @@ export class ZoneSigner {
   private fits(sig: Rec): boolean {
     const d = sig.rdata;
     return d[2] === this.key.algorithm && d.readUInt16BE(16) === this.key.keyTag && d.readUInt32BE(8) > this.keepAfter;
-  }
-
-  private hasBelow(zone: Zone, owner: string): boolean {
-    const suffix = `.${owner}`;
-    for (const n of zone.nodes.keys()) if (n.endsWith(suffix)) return true;
-    return false;
   }
 
   /**

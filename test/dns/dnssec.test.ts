@@ -93,6 +93,24 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect(out).toMatch(/^; fully validated\nmail\.zone\.example\.\s+600\s+IN\s+A\s+192\.0\.2\.26$/m);
     });
 
+    it('a delegation added, then removed: the zone verifies each time; its glue is neither signed nor in the NSEC chain', async () => {
+      await addRecords(ts.store, 'zone.example', [['deleg', 'NS', 'ns.deleg.zone.example'], ['ns.deleg', 'A', '192.0.2.60']]);
+      await dns.sync();
+      const text = await axfrText(port, 'zone.example', xfr);
+      expect(text).toMatch(/^ns\.deleg\.zone\.example\.\s+\d+\s+IN\s+A\s+192\.0\.2\.60$/m);
+      expect(text).not.toMatch(/^ns\.deleg\.zone\.example\.\s+\d+\s+IN\s+(RRSIG|NSEC)\s/m);
+      expect(text).toMatch(/^deleg\.zone\.example\.\s+\d+\s+IN\s+RRSIG\s+NSEC /m);
+      expect(text).not.toMatch(/^deleg\.zone\.example\.\s+\d+\s+IN\s+RRSIG\s+NS /m);
+      expect((await ldnsVerify(text, dir)).output).toMatch(/Zone is verified and complete/);
+      expect((await kzonecheck(text, 'zone.example', dir)).output).toBe('');
+      await change(ts.store, 'zone.example', (db) => db.deleteFrom('dns_records').where('domain', '=', 'zone.example').where('name', '=', 'deleg').execute(), ['deleg']);
+      await dns.sync();
+      const after = await axfrText(port, 'zone.example', xfr);
+      expect(after).toMatch(/^ns\.deleg\.zone\.example\.\s+\d+\s+IN\s+RRSIG\s+A /m);
+      expect((await ldnsVerify(after, dir)).output).toMatch(/Zone is verified and complete/);
+      expect((await kzonecheck(after, 'zone.example', dir)).output).toBe('');
+    });
+
     it('a change of the whole zone keeps the signatures of what stayed: its IXFR step is the SOA and its signature', async () => {
       const before = dns.zones.get('zone.example')!.serial;
       await change(ts.store, 'zone.example', async () => {});
