@@ -293,7 +293,8 @@ export class ChangeFollower {
         const diff = zone.signer
           ? this.signed.replaceOwners(zone, rows.serial, absolute, rows.records, this.skipped(domain))
           : zone.replaceOwners(rows.serial, absolute, rows.records, this.skipped(domain));
-        addChange(zone, from, fromSoa, diff);
+        if (diff) addChange(zone, from, fromSoa, diff);
+        else zone.history = [];
         return from !== zone.serial ? zone : null;
       }
     }

@@ -56,9 +56,10 @@ export class SignedZones {
   /**
    * Zone.replaceOwners for a signed zone, signed again where the change reaches (the owners, their
    * NSEC predecessors, the SOA); the difference includes the signatures. A change that moved a
-   * delegation signs the whole zone, and its history starts again (older serials get AXFR).
+   * delegation signs the whole zone: null then, as the difference is not known (the caller starts
+   * the zone's history again, so older serials get the whole zone).
    */
-  replaceOwners(zone: Zone, serial: number, owners: string[], records: Iterable<StoredRecord>, onSkip: OnSkip): RecordDiff {
+  replaceOwners(zone: Zone, serial: number, owners: string[], records: Iterable<StoredRecord>, onSkip: OnSkip): RecordDiff | null {
     const signer = zone.signer as ZoneSigner;
     const around = [...new Set([...owners, ...signer.neighbours(zone, owners)])];
     const recordsBefore = around.flatMap((o) => zone.recordsAt(o));
@@ -68,8 +69,7 @@ export class SignedZones {
     if (!signer.update(zone, owners, before)) {
       // The owners changed hold signatures over what they were: those are compared with `before`.
       signer.signAll(zone, before);
-      zone.history = [];
-      return { removed: [], added: [] };
+      return null;
     }
     return diffRecords(recordsBefore, around.flatMap((o) => zone.recordsAt(o)));
   }

@@ -94,9 +94,13 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
     });
 
     it('a delegation added, then removed: the zone verifies each time; its glue is neither signed nor in the NSEC chain', async () => {
+      const before = dns.zones.get('zone.example')!.serial;
       await addRecords(ts.store, 'zone.example', [['deleg', 'NS', 'ns.deleg.zone.example'], ['ns.deleg', 'A', '192.0.2.60']]);
       await dns.sync();
       const text = await axfrText(port, 'zone.example', xfr);
+      // Signed again whole: an IXFR from before gets the whole zone, glue included.
+      const ixfr = await runDig(port, '+nocmd', '+nostats', '-y', `hmac-sha256:${xfr.name}:${xfr.secret}`, 'zone.example', `IXFR=${before}`);
+      expect(ixfr).toMatch(/^ns\.deleg\.zone\.example\.\s+\d+\s+IN\s+A\s+192\.0\.2\.60$/m);
       expect(text).toMatch(/^ns\.deleg\.zone\.example\.\s+\d+\s+IN\s+A\s+192\.0\.2\.60$/m);
       expect(text).not.toMatch(/^ns\.deleg\.zone\.example\.\s+\d+\s+IN\s+(RRSIG|NSEC)\s/m);
       expect(text).toMatch(/^deleg\.zone\.example\.\s+\d+\s+IN\s+RRSIG\s+NSEC /m);
