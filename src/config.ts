@@ -39,6 +39,10 @@ const SETTINGS = {
   DNS_SECONDARY_TIMEOUT_MS: Int('a DNS job fails when a registered secondary does not serve its change after this long [60000]'),
   DNS_UDP_BATCH: OneOf(['auto', 'on', 'off'], "UDP queries read and answered in batches by the native reader (recvmmsg/sendmmsg): auto (when it is built), on (fail at start when it is not), off (node's dgram) [auto]"),
   DNS_CATALOG_ZONE: Str('name of the catalog zone (RFC 9432) listing every zone for secondaries, or off [catalog.hostplane.invalid]'),
+  DNS_DNSSEC: OneOf(['on', 'off'], 'whether a presence domain that has not chosen is signed with DNSSEC (docs/decisions/0032-dnssec.md) [off]'),
+  DNS_DNSSEC_ALGORITHM: OneOf(['ecdsap256sha256', 'ed25519'], 'algorithm of new DNSSEC keys: 13 (ECDSA P-256) or 15 (Ed25519) [ecdsap256sha256]'),
+  DNS_DNSSEC_VALIDITY_S: Int('how long a DNSSEC signature is valid [1209600: 14 days]'),
+  DNS_DNSSEC_REFRESH_S: Int('a signed zone is signed again when its signatures have less than this left [604800: 7 days]'),
   DNS_BASE_IPV4: Str('A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]'),
   DNS_BASE_IPV6: Str('AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]'),
   DNS_BASE_MX: Str('mail server host of a new presence domain (MX 10; its SRV records for mail clients); off for none [mail.hostplane.test]'),
@@ -91,6 +95,16 @@ function settingProblems(raw: Record<string, string>): string[] {
 
 export type Env = { [K in keyof typeof SETTINGS]?: (typeof SETTINGS)[K] extends Setting<infer T> ? T : never };
 
+/** DNSSEC signing (docs/decisions/0032-dnssec.md). */
+export interface DnssecSettings {
+  /** DNS_DNSSEC: domains that have not chosen are signed. */
+  default: boolean;
+  /** DNS_DNSSEC_ALGORITHM of new keys: 13 ECDSA P-256, 15 Ed25519. */
+  algorithm: 13 | 15;
+  validityS: number;
+  refreshS: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -104,7 +118,7 @@ export interface Config {
   dnsListen: string;
   dnsDefaultTtl: number;
   /** The DNS server (src/dns; docs/decisions/0003-dns-propagation.md). */
-  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null; udpBatch: 'auto' | 'on' | 'off' };
+  dns: { nameservers: string[]; hostmaster: string; pollMs: number; heartbeatMs: number; serverStaleMs: number; secondaryTimeoutMs: number; catalogZone: string | null; udpBatch: 'auto' | 'on' | 'off'; dnssec: DnssecSettings };
   /** The operator's default base records of a presence domain (null: that record is left out); `autoconfig` is added to every plan's. */
   dnsBase: { ipv4: string | null; ipv6: string | null; mx: string | null; autoconfig: string | null };
   brandWords: string[];
@@ -198,7 +212,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secondaryTimeoutMs: positive('DNS_SECONDARY_TIMEOUT_MS', num(e.DNS_SECONDARY_TIMEOUT_MS, 60_000)),
     catalogZone: catalogZone === 'off' ? null : catalogZone,
     udpBatch: e.DNS_UDP_BATCH ?? 'auto',
+    dnssec: {
+      default: e.DNS_DNSSEC === 'on',
+      algorithm: e.DNS_DNSSEC_ALGORITHM === 'ed25519' ? 15 : 13,
+      validityS: positive('DNS_DNSSEC_VALIDITY_S', num(e.DNS_DNSSEC_VALIDITY_S, 14 * 86_400)),
+      refreshS: positive('DNS_DNSSEC_REFRESH_S', num(e.DNS_DNSSEC_REFRESH_S, 7 * 86_400)),
+    } satisfies DnssecSettings,
   };
+  // Signatures must be made again while they are still valid, with room to reach the secondaries.
+  // Signatures start up to two hours back (rounded to the hour, an hour for clocks): a refresh
+  // closer than that to the validity would find every zone due again at once.
+  if (dnsSettings.dnssec.refreshS + 7200 > dnsSettings.dnssec.validityS) problems.push('DNS_DNSSEC_REFRESH_S: must be at least two hours less than DNS_DNSSEC_VALIDITY_S');
   // A server must get at least two heartbeats into the window, or a slow tick makes it "stale".
   if (dnsSettings.serverStaleMs < 2 * dnsSettings.heartbeatMs) problems.push('DNS_SERVER_STALE_MS: must be at least twice DNS_HEARTBEAT_MS');
   const baseSetting = (name: 'DNS_BASE_IPV4' | 'DNS_BASE_IPV6' | 'DNS_BASE_MX' | 'DNS_BASE_AUTOCONFIG', fallback: string, valid: (v: string) => boolean) => {

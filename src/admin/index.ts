@@ -8,6 +8,7 @@ import { CustomersAdminService } from './customers.service.js';
 import { PackagesAdminService } from './packages.service.js';
 import { DomainsAdminService } from './domains.service.js';
 import { DkimService } from '../resources/dns-records/dns-records.dkim.js';
+import { DnssecAdminService } from './dnssec.service.js';
 
 export interface Admin {
   customers: CustomersAdminService;
@@ -15,6 +16,8 @@ export interface Admin {
   domains: DomainsAdminService;
   /** DKIM keys: rotation, what sends unsigned (API guide "Sending mail"). */
   dkim: DkimService;
+  /** DNSSEC of presence domains (docs/decisions/0032-dnssec.md). */
+  dnssec: DnssecAdminService;
   /** Reads the operator's listings and tests use directly. */
   repo: AdminRepository;
 }
@@ -25,5 +28,5 @@ export function buildAdmin(deps: ServiceDeps): Admin {
   const customers = new CustomersAdminService(repo);
   const packages = new PackagesAdminService(repo, customers, dnsRecords);
   const domains = new DomainsAdminService(repo, packages, dnsRecords, new SubdomainsService(deps));
-  return { customers, packages, domains, dkim: new DkimService(deps), repo };
+  return { customers, packages, domains, dkim: new DkimService(deps), dnssec: new DnssecAdminService(deps.store, deps.config), repo };
 }

@@ -23,6 +23,7 @@ import * as m018webhooks from './migrations/018-webhooks.js';
 import * as m019tokenScopes from './migrations/019-token-scopes.js';
 import * as m020auditEvents from './migrations/020-audit-events.js';
 import * as m021panelSessions from './migrations/021-panel-sessions.js';
+import * as m022dnssec from './migrations/022-dnssec.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -40,6 +41,7 @@ const ALL = {
   '019-token-scopes': m019tokenScopes,
   '020-audit-events': m020auditEvents,
   '021-panel-sessions': m021panelSessions,
+  '022-dnssec': m022dnssec,
 };
 
 /** Every migration's name, in order. */

@@ -105,6 +105,23 @@ export interface DomainsTable {
   dns_migration_mode: Bool;
   dns_serial: Generated<number>;
   created_at: string;
+  /** DNSSEC (migration 022): 1 signed, 0 unsigned, null as DNS_DNSSEC says. */
+  dnssec: Generated<number | null>;
+}
+
+/** A domain's DNSSEC signing keys (migration 022; docs/decisions/0032-dnssec.md). */
+export interface DnssecKeysTable {
+  id: Generated<number>;
+  domain: string;
+  generation: number;
+  algorithm: number;
+  flags: number;
+  key_tag: number;
+  /** Base64 of the DNSKEY's public key field. */
+  public_key: string;
+  /** The PKCS#8 PEM sealed by security/secret-box.ts: never shown or logged. */
+  private_key: string;
+  created_at: string;
 }
 
 /** A domain's DKIM keys (migration 015); the public half is the managed TXT `<selector>._domainkey` (record_id). */
@@ -390,6 +407,7 @@ export interface Database {
   api_tokens: ApiTokensTable;
   plans: PlansTable;
   dkim_keys: DkimKeysTable;
+  dnssec_keys: DnssecKeysTable;
   packages: PackagesTable;
   domains: DomainsTable;
   queue_jobs: QueueJobsTable;

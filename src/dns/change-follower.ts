@@ -12,7 +12,9 @@ import type { StoredRecord } from './rdata.js';
 import { addChange, soaWire, withHistory } from './transfer-messages.js';
 import type { Transfers } from './transfers.js';
 import { Zone, type ZoneSet, type ZoneSettings } from './zone.js';
-import { ZoneRepository, type ZoneChange } from './zone.repository.js';
+import { ZoneRepository, type ZoneChange, type ZoneRows } from './zone.repository.js';
+import { SignedZones } from './signed-zones.js';
+import { ChangeLogRepository } from '../provisioning/dns/change-log.repository.js';
 
 /** Names of zones read per round trip at start (each zone's records are then read and built alone). */
 const LOAD_PAGE = 1000;
@@ -55,7 +57,7 @@ export interface ChangeFollowerOptions {
   /** The zones the server answers from: loaded and kept current here. */
   zones: ZoneSet;
   store: Store;
-  config: Pick<Config, 'dns'>;
+  config: Pick<Config, 'dns' | 'webhooks'>;
   settings: ZoneSettings;
   log: FastifyBaseLogger;
   /** The server's warning, at most one per interval. */
@@ -79,6 +81,7 @@ export class ChangeFollower {
   private readonly log: FastifyBaseLogger;
   private readonly warn: (err: unknown, msg: string) => void;
   private readonly transfers: Transfers;
+  private readonly signed: SignedZones;
   private readonly startedAt = nowIso();
   /** The server listens and has a dns_servers row (jobs wait for it). */
   private registered = false;
@@ -111,6 +114,7 @@ export class ChangeFollower {
     this.log = opts.log;
     this.warn = opts.warn;
     this.transfers = opts.transfers;
+    this.signed = new SignedZones(opts.store, opts.config);
   }
 
   /**
@@ -132,7 +136,7 @@ export class ChangeFollower {
       // Zone by zone, each built before the next is read (its rows die young); on PostgreSQL a few
       // reads are under way meanwhile, so a store of many small zones is not one round trip each.
       for await (const rows of inTurn(names, store.engine === 'postgres' ? LOAD_AHEAD : 1, (name) => this.repo.zone(name))) {
-        if (rows && this.serves(rows.domain)) this.zones.set(this.buildZone(rows.domain, rows.serial, rows.records));
+        if (rows && this.serves(rows.domain)) this.zones.set(await this.buildZone(rows));
       }
       if (names.length < LOAD_PAGE) break;
       after = names[names.length - 1];
@@ -183,8 +187,11 @@ export class ChangeFollower {
     return next;
   }
 
-  private buildZone(domain: string, serial: number, records: Parameters<typeof Zone.build>[2]) {
-    return Zone.build(domain, serial, records, this.settings, this.skipped(domain));
+  /** The zone of `rows`, signed when the domain is (docs/decisions/0032-dnssec.md). */
+  private async buildZone(rows: ZoneRows): Promise<Zone> {
+    const zone = Zone.build(rows.domain, rows.serial, rows.records, this.settings, this.skipped(rows.domain));
+    if (this.signed.wants(rows.dnssec)) await this.signed.sign(zone, this.zones.get(rows.domain));
+    return zone;
   }
 
   private skipped(domain: string) {
@@ -278,11 +285,16 @@ export class ChangeFollower {
         this.zones.delete(domain);
         return null;
       }
-      if (rows.serial === last) {
+      // Signed or unsigned as before: a zone that changes sides is built whole again.
+      if (rows.serial === last && this.signed.wants(rows.dnssec) === (zone.signer !== null)) {
         const from = zone.serial;
         const fromSoa = soaWire(zone);
-        const diff = zone.replaceOwners(rows.serial, owners.map((o) => (o === '' ? domain : `${o}.${domain}`.toLowerCase())), rows.records, this.skipped(domain));
-        addChange(zone, from, fromSoa, diff);
+        const absolute = owners.map((o) => (o === '' ? domain : `${o}.${domain}`.toLowerCase()));
+        const diff = zone.signer
+          ? this.signed.replaceOwners(zone, rows.serial, absolute, rows.records, this.skipped(domain))
+          : zone.replaceOwners(rows.serial, absolute, rows.records, this.skipped(domain));
+        if (diff) addChange(zone, from, fromSoa, diff);
+        else zone.history = [];
         return from !== zone.serial ? zone : null;
       }
     }
@@ -291,7 +303,7 @@ export class ChangeFollower {
       this.zones.delete(domain);
       return null;
     }
-    const next = this.buildZone(rows.domain, rows.serial, rows.records);
+    const next = await this.buildZone(rows);
     // IXFR: the new version remembers what changed since the old one (transfer-messages.ts).
     withHistory(zone, next);
     this.zones.set(next);
@@ -319,6 +331,7 @@ export class ChangeFollower {
     try {
       await this.report();
       await this.transfers.loadSecondaries(0);
+      await this.resignDue();
       await this.repo.purgeGone(Math.max(GONE_AFTER_MS, 10 * this.opts.config.dns.serverStaleMs));
       if (Date.now() - this.lastLogPurge > CHANGE_LOG_PURGE_EVERY_MS) {
         this.lastLogPurge = Date.now();
@@ -329,6 +342,22 @@ export class ChangeFollower {
     } finally {
       this.beating = false;
     }
+  }
+
+  /**
+   * Zones whose signatures run out within DNS_DNSSEC_REFRESH_S get a change of the whole zone in the
+   * store: a new serial, so every DNS server signs them again and the secondaries take the new
+   * signatures (docs/decisions/0032-dnssec.md).
+   */
+  private async resignDue() {
+    const due = this.signed.due(this.zones.values());
+    if (!due.length) return;
+    const log = new ChangeLogRepository(this.opts.store.db);
+    for (const domain of due) {
+      const id = await log.appendChange(domain);
+      this.log.info({ domain, change: id }, 'DNSSEC signatures due: zone signed again');
+    }
+    this.wake();
   }
 
   private async listenForNotifications() {

@@ -25,7 +25,7 @@ const MAX_CHAIN = 8;
  * dns-packet cannot encode), which only disables wildcard synthesis for it. REFUSED when no zone
  * of ours contains the name.
  */
-export function resolve(zones: ZoneSet, qname: string, asked: string | null, qtype: number): Resolution {
+export function resolve(zones: ZoneSet, qname: string, asked: string | null, qtype: number, dnssecOk = false): Resolution {
   const res: Resolution = { rcode: RCODE.NOERROR, aa: true, answers: [], authorities: [], additionals: [] };
   const first = zones.find(qname, qtype === T.DS);
   if (!first) return { ...res, rcode: RCODE.REFUSED, aa: false };
@@ -38,7 +38,7 @@ export function resolve(zones: ZoneSet, qname: string, asked: string | null, qty
   let owner: string | null = asked;
   for (let step = 0; zone && step < MAX_CHAIN; step++) {
     seen.add(name);
-    const next = lookupIn(zone, name, owner, qtype, res, step === 0, step === 0 && childApex);
+    const next = lookupIn(zone, name, owner, qtype, res, step === 0, step === 0 && childApex, dnssecOk && zone.signer !== null);
     if (next === null || seen.has(next)) break;
     name = next;
     owner = next;
@@ -48,13 +48,15 @@ export function resolve(zones: ZoneSet, qname: string, asked: string | null, qty
 }
 
 /** One step: fills `res`; returns the CNAME target to continue with, or null when done. */
-function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: number, res: Resolution, first: boolean, exists: boolean): string | null {
+function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: number, res: Resolution, first: boolean, exists: boolean, signed: boolean): string | null {
   // A delegation at or above the name (below the apex) hands the question to the child's servers,
   // except DS at the cut itself, which lives on the parent side.
   const cut = findCut(zone, qname);
   if (cut && !(cut === qname && qtype === T.DS)) {
     const ns = zone.answersAt(cut, T.NS);
     res.authorities.push(...ns);
+    // RFC 4035 §3.1.4: the DS of the delegation, or the NSEC that proves it has none.
+    if (signed) res.authorities.push(...withSigs(zone, cut, zone.answersAt(cut, T.DS).length ? T.DS : T.NSEC));
     res.additionals.push(...glue(zone, ns));
     if (first) res.aa = false;
     return null;
@@ -63,13 +65,17 @@ function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: number
   let at = qname;
   let owner = asked ?? qname;
   if (!zone.nodes.has(qname)) {
-    if (zone.exists(qname) || exists) return negative(zone, res, RCODE.NOERROR); // empty non-terminal
+    // An empty non-terminal: the NSEC before it proves it has no records (RFC 4035 §3.1.3.2).
+    if (zone.exists(qname) || exists) return negative(zone, res, RCODE.NOERROR, signed ? [covering(zone, qname)] : []);
     // RFC 4592 §3.3.1: the source of synthesis is "*." + the closest encloser.
     let encloser = parent(qname);
     while (!zone.exists(encloser)) encloser = parent(encloser);
     at = `*.${encloser}`;
-    if (!zone.nodes.has(at) || asked === null) return negative(zone, res, RCODE.NXDOMAIN);
+    // RFC 4035 §3.1.3.2: no such name, and no wildcard that could have made it.
+    if (!zone.nodes.has(at) || asked === null) return negative(zone, res, RCODE.NXDOMAIN, signed ? [covering(zone, qname), covering(zone, at)] : []);
     owner = asked;
+    // RFC 4035 §3.1.3.3: an answer made from a wildcard comes with the proof that the name itself does not exist.
+    if (signed) res.authorities.push(...withSigs(zone, covering(zone, qname), T.NSEC));
   }
 
   if (qtype === T.ANY) {
@@ -80,21 +86,44 @@ function lookupIn(zone: Zone, qname: string, asked: string | null, qtype: number
   const answers = zone.answersAt(at, qtype, owner);
   if (answers.length) {
     res.answers.push(...answers);
+    if (signed) res.answers.push(...signatures(zone, at, answers[0].type, owner));
     return null;
   }
   const cname = zone.answersAt(at, T.CNAME, owner);
   if (cname.length) {
     res.answers.push(...cname);
+    if (signed) res.answers.push(...signatures(zone, at, 'CNAME', owner));
     return cname[0].data as string;
   }
-  return negative(zone, res, RCODE.NOERROR);
+  // RFC 4035 §3.1.3.1: the NSEC of the name shows the types it has (of the wildcard, unexpanded).
+  return negative(zone, res, RCODE.NOERROR, signed ? [at] : []);
 }
 
-function negative(zone: Zone, res: Resolution, rcode: number): null {
+/** A negative answer: the SOA, and with DNSSEC its signature and the NSEC records of `proofs`' owners. */
+function negative(zone: Zone, res: Resolution, rcode: number, proofs: string[]): null {
   res.rcode = rcode;
-  res.authorities.push(zone.negativeSoa());
+  const soa = zone.negativeSoa();
+  res.authorities.push(soa);
+  if (proofs.length) {
+    res.authorities.push(...signatures(zone, zone.name, 'SOA', zone.name).map((s) => ({ ...s, ttl: soa.ttl })));
+    for (const owner of new Set(proofs)) res.authorities.push(...withSigs(zone, owner, T.NSEC));
+  }
   return null;
 }
+
+/** The RRSIGs at `at` over its RRset of `typeName`, owned by `owner`. */
+function signatures(zone: Zone, at: string, typeName: string, owner: string): Answer[] {
+  return zone.answersAt(at, T.RRSIG, owner).filter((s) => (s.data as { typeCovered: string }).typeCovered === typeName);
+}
+
+/** The RRset of `type` at `owner` with its signatures. */
+function withSigs(zone: Zone, owner: string, type: number): Answer[] {
+  const set = zone.answersAt(owner, type);
+  return set.length ? [...set, ...signatures(zone, owner, set[0].type, owner)] : [];
+}
+
+/** The owner of the NSEC that covers `name` in a signed zone. */
+const covering = (zone: Zone, name: string): string => zone.signer!.covering(name);
 
 /** The highest delegation point at or above `qname`, below the apex. */
 export function findCut(zone: Zone, qname: string): string | undefined {

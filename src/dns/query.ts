@@ -4,7 +4,7 @@
 // path through dns-packet, with the same answers (decision 0014; fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
-import { pickSet, setCount } from './rrsets.js';
+import { pickSet, setCount, sigsCovering } from './rrsets.js';
 import { T, type ZoneSet } from './zone.js';
 
 /** UDP replies never exceed this, whatever the client advertises (DNS Flag Day 2020: no fragments). */
@@ -128,7 +128,8 @@ export function answerQuery(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buf
   if (question.qtype === 251 || question.qtype === 252 || (question.qclass !== 1 && question.qclass !== 255)) {
     return reply({ id, opcode, flags: echoed, rcode: RCODE.REFUSED, question, opt, ctx });
   }
-  const res = resolve(zones, question.key, askedName(question), question.qtype);
+  const dnssecOk = opt !== null && ((opt.flags ?? 0) & dnsPacket.DNSSEC_OK) !== 0;
+  const res = resolve(zones, question.key, askedName(question), question.qtype, dnssecOk);
   return reply({ id, opcode, flags: echoed | (res.aa ? AA : 0), rcode: res.rcode, question, opt, ctx, res });
 }
 
@@ -146,7 +147,8 @@ interface ReplyParts {
 
 function reply(p: ReplyParts): Buffer | null {
   const optOut: Answer[] = p.opt
-    ? [{ type: 'OPT', name: '.', udpPayloadSize: MAX_UDP_PAYLOAD, extendedRcode: p.rcode >> 4, ednsVersion: 0, flags: 0, options: [] }]
+    ? // RFC 3225 §3: the DO bit is copied into the reply.
+      [{ type: 'OPT', name: '.', udpPayloadSize: MAX_UDP_PAYLOAD, extendedRcode: p.rcode >> 4, ednsVersion: 0, flags: (p.opt.flags ?? 0) & dnsPacket.DNSSEC_OK, options: [] }]
     : [];
   const header = (extra: number) => ({
     type: 'response' as const,
@@ -196,6 +198,8 @@ function sizeLimit(ctx: QueryContext, advertised: number): number {
 
 /** Our OPT record (RFC 6891 §6.1.2): root owner, type 41, payload size, no extended rcode, version 0, no flags, no options. */
 const OPT_WIRE = Buffer.from([0, 0, 41, MAX_UDP_PAYLOAD >> 8, MAX_UDP_PAYLOAD & 0xff, 0, 0, 0, 0, 0, 0]);
+/** The same with the DO bit, copied from a query that set it (RFC 3225 §3). */
+const OPT_WIRE_DO = Buffer.from([0, 0, 41, MAX_UDP_PAYLOAD >> 8, MAX_UDP_PAYLOAD & 0xff, 0, 0, 0x80, 0, 0, 0]);
 /** EDNS0 options the general path decodes (dns-packet reads their contents and may refuse them): ECS, KEEPALIVE, KEY-TAG. */
 const DECODED_OPTIONS = new Set([8, 11, 14]);
 
@@ -215,6 +219,7 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
   if (qtype === 41 || qtype === 251 || qtype === 252 || qtype === T.ANY || qtype === T.DS) return null;
   const end = 12 + q.raw.length;
   let advertised = -1;
+  let dnssecOk = false;
   if (arcount === 1) {
     // OPT: root owner, TYPE 41, CLASS = payload size, TTL = extended rcode, version, flags.
     if (end + 11 > msg.length || msg[end] !== 0 || msg.readUInt16BE(end + 1) !== 41 || msg[end + 6] !== 0) return null;
@@ -227,6 +232,7 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
     }
     if (p !== stop) return null;
     advertised = msg.readUInt16BE(end + 3);
+    dnssecOk = (msg[end + 7] & 0x80) !== 0;
   } else if (end !== msg.length) return null;
 
   let rcode: number = RCODE.NOERROR;
@@ -234,6 +240,11 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
   let answer: string | undefined;
   let authority: string | undefined;
   const zone = zones.find(q.key);
+  // A signed zone asked with DO: a plain answer gets its RRSIGs here; proofs (NSEC) take the general path.
+  const signed = dnssecOk && zone?.signer != null;
+  if (signed && (qtype === T.RRSIG || qtype === T.NSEC)) return null;
+  let sigs = '';
+  let sigCount = 0;
   if (!zone) {
     rcode = RCODE.REFUSED;
     aa = 0;
@@ -247,28 +258,33 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
       while (!zone.exists(encloser)) encloser = encloser.slice(encloser.indexOf('.') + 1);
       sets = zone.nodes.get(`*.${encloser}`);
       if (sets === undefined) rcode = RCODE.NXDOMAIN;
+      if (signed) return null; // the proof that the name does not exist
     }
     if (sets !== undefined) {
       answer = pickSet(sets, qtype);
       if (answer === undefined && pickSet(sets, T.CNAME) !== undefined) return null; // a chain
     }
-    if (answer === undefined) authority = zone.negativeSoaWire;
+    if (answer === undefined) {
+      if (signed) return null; // NODATA: the NSEC of the name
+      authority = zone.negativeSoaWire;
+    } else if (signed) ({ wire: sigs, count: sigCount } = sigsCovering(sets!, qtype));
   }
 
   const optLength = advertised >= 0 ? OPT_WIRE.length : 0;
-  const size = end + (answer?.length ?? 0) + (authority?.length ?? 0) + optLength;
+  const size = end + (answer?.length ?? 0) + sigs.length + (authority?.length ?? 0) + optLength;
   if (size > sizeLimit(ctx, advertised)) return null; // truncation: the general path
   const out = Buffer.allocUnsafe(size);
   out.writeUInt16BE(msg.readUInt16BE(0), 0);
   out.writeUInt16BE(QR | aa | (flags & (RD | CD)) | rcode, 2);
   out.writeUInt16BE(1, 4);
-  out.writeUInt16BE(answer === undefined ? 0 : setCount(answer), 6);
+  out.writeUInt16BE(answer === undefined ? 0 : setCount(answer) + sigCount, 6);
   out.writeUInt16BE(authority === undefined ? 0 : 1, 8);
   out.writeUInt16BE(optLength ? 1 : 0, 10);
   q.raw.copy(out, 12);
   let p = end;
   if (answer !== undefined) p += out.write(answer, p, 'latin1');
+  if (sigCount) p += out.write(sigs, p, 'latin1');
   if (authority !== undefined) p += out.write(authority, p, 'latin1');
-  if (optLength) OPT_WIRE.copy(out, p);
+  if (optLength) (dnssecOk ? OPT_WIRE_DO : OPT_WIRE).copy(out, p);
   return out;
 }

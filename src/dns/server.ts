@@ -15,7 +15,7 @@ import { Transfers } from './transfers.js';
 import type { UdpEndpoint } from './udp.js';
 import { SOA_TIMERS, ZoneSet, type ZoneSettings } from './zone.js';
 
-export type DnsServerConfig = Pick<Config, 'dnsListen' | 'dnsDefaultTtl' | 'dns'>;
+export type DnsServerConfig = Pick<Config, 'dnsListen' | 'dnsDefaultTtl' | 'dns' | 'webhooks'>;
 
 export interface DnsServerOptions {
   store: Store;

@@ -11,6 +11,8 @@ export interface ZoneRows {
   domain: string;
   serial: number;
   records: StoredRecord[];
+  /** DNSSEC as the domain chose (migration 022): true, false, or null (the setting decides). */
+  dnssec: boolean | null;
 }
 
 /** One entry of the change log as a DNS server applies it. */
@@ -40,10 +42,11 @@ function ownersOf(text: string | null): string[] | null {
 function zoneRows(domain: string, rows: unknown[][]): ZoneRows | undefined {
   if (!rows.length) return undefined;
   const records: StoredRecord[] = [];
-  for (const [, id, name, type, data, ttl] of rows as [unknown, unknown, string | null, string | null, string | null, unknown][]) {
+  for (const [, id, name, type, data, ttl] of rows as [unknown, unknown, string | null, string | null, string | null, unknown, unknown][]) {
     if (type !== null) records.push({ name: name ?? '', record_type: type, data: data ?? '', ttl: Number(ttl), id: Number(id) });
   }
-  return { domain, serial: Number(rows[0][0]), records };
+  const dnssec = rows[0][6];
+  return { domain, serial: Number(rows[0][0]), records, dnssec: dnssec === null || dnssec === undefined ? null : Number(dnssec) === 1 };
 }
 
 export class ZoneRepository {
@@ -97,7 +100,7 @@ export class ZoneRepository {
 
   /**
    * The read of a presence domain's serial and served records, of every owner or of `owners`
-   * only; its rows (zoneRows) are [serial, id, name, record_type, data, ttl], one with nulls for
+   * only; its rows (zoneRows) are [serial, id, name, record_type, data, ttl, dnssec], one with nulls for
    * a zone without records, none for a domain without presence.
    */
   private served(domain: string, owners?: string[]) {
@@ -107,7 +110,7 @@ export class ZoneRepository {
         const on = j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']);
         return owners ? on.on('r.name', 'in', owners) : on;
       })
-      .select(['d.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl'])
+      .select(['d.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl', 'd.dnssec'])
       .where('d.has_presence', '=', 1)
       .where('d.name', '=', domain)
       // In the order of the index on (domain, name, record_type), whose entries follow the record

@@ -24,7 +24,7 @@ export interface ZoneSettings {
 /** Sensible timers for a zone nobody transfers; MINIMUM bounds how long a "no such record" is cached. */
 export const SOA_TIMERS = { refresh: 3600, retry: 600, expire: 1209600, minimum: 300 } as const;
 
-export const T = { A: 1, NS: 2, CNAME: 5, SOA: 6, AAAA: 28, DS: 43, ANY: 255 } as const;
+export const T = { A: 1, NS: 2, CNAME: 5, SOA: 6, AAAA: 28, DS: 43, RRSIG: 46, NSEC: 47, DNSKEY: 48, ANY: 255 } as const;
 
 /** Told of each stored record that is not served, and why (the DNS server logs it). */
 export type OnSkip = (rec: StoredRecord, reason: string) => void;
@@ -42,7 +42,14 @@ export interface Delta {
   added: Buffer[];
 }
 
+/** What answers need of a signed zone's signer (zone-signer.ts): the NSEC that covers a name. */
+export interface ZoneSigning {
+  covering(name: string): string;
+}
+
 export class Zone {
+  /** Set when the zone is signed (docs/decisions/0032-dnssec.md): its RRSIG and NSEC sets are at the owners. */
+  signer: ZoneSigning | null = null;
   /** Owners of records (the apex always: SOA and NS), with their RRsets. */
   readonly nodes = new Map<string, Sets>();
   /**

@@ -76,7 +76,7 @@ describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
       nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000, secondaryTimeoutMs: 60000,
-      catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto',
+      catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto', dnssec: { default: false, algorithm: 13, validityS: 1209600, refreshS: 604800 },
     });
     expect(testConfig({ DNS_UDP_BATCH: 'off' }).dns.udpBatch).toBe('off');
     expect(() => testConfig({ DNS_UDP_BATCH: 'yes', LOG_LEVEL: 'loud' })).toThrow(

@@ -30,7 +30,33 @@ export function domainCommand(io: CliIo): Command {
     'id', 'name', 'customer_id', 'package_id', 'registered', 'presence', 'expires_at',
   ]);
   dkimCommands(domain, io);
+  domain.addCommand(dnssecCommand(io));
   return domain;
+}
+
+/** DNSSEC of a presence domain (docs/decisions/0032-dnssec.md): on, off, and what the registry needs. */
+function dnssecCommand(io: CliIo): Command {
+  const dnssec = new Command('dnssec').description("sign a domain's zone with DNSSEC, serve it unsigned again, or show its DS records");
+  const lines = (s: { domain: string; enabled: boolean; choice: string; ds_records: string[]; dnskeys: string[] }) =>
+    [`${s.domain}: DNSSEC ${s.enabled ? 'on' : 'off'}${s.choice === 'default' ? ' (DNS_DNSSEC)' : ''}`, ...s.ds_records.map((d) => `DS ${d}`), ...s.dnskeys.map((k) => `DNSKEY ${k}`)].join('\n') + '\n';
+  leaf(dnssec.command('status').description('show whether the zone is signed, its DS records for the registry and its DNSKEYs'))
+    .argument('<domain>', 'domain name (Unicode or ACE)')
+    .action((name: string, o: Json) => withStore(io, async ({ admin, out }) => {
+      const s = await admin.dnssec.status(ace(name));
+      printResult(out, o, s, lines(s));
+    }));
+  for (const [verb, on] of [['enable', true], ['disable', false]] as const) {
+    const help = on
+      ? 'sign the zone (a key is made); then give the registry the DS records shown'
+      : 'serve the zone unsigned again; remove the DS at the registry first and wait for its TTL, or validating resolvers fail';
+    leaf(dnssec.command(verb).description(help))
+      .argument('<domain>', 'domain name (Unicode or ACE)')
+      .action((name: string, o: Json) => withStore(io, async ({ admin, out }) => {
+        const { status, changeId } = await admin.dnssec.set(ace(name), on);
+        printResult(out, o, { ...status, change_id: changeId }, `${lines(status)}The DNS servers serve it ${on ? 'signed' : 'unsigned'} once they have applied change ${changeId}.\n`);
+      }));
+  }
+  return dnssec;
 }
 
 /** DKIM keys of a domain (API guide "Sending mail"): show, rotate, and what sends unsigned. */

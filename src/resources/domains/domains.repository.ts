@@ -25,10 +25,21 @@ const COLUMNS = [
   'has_presence',
   'dns_update_lock',
   'dns_migration_mode',
+  'dnssec',
 ] as const satisfies readonly (keyof DomainsTable)[];
 const SELECTED = COLUMNS.map((c) => `domains.${c}` as const);
 
-export type DomainRow = Pick<Selectable<DomainsTable>, (typeof COLUMNS)[number]>;
+export type DomainRow = Pick<Selectable<DomainsTable>, (typeof COLUMNS)[number]> & {
+  /** presence.dnssec as the service filled it in (API guide "DNSSEC (extension)"). */
+  dnssec_view?: DnssecView;
+};
+
+/** presence.dnssec: whether the zone is signed, and what the registry needs. */
+export interface DnssecView {
+  enabled: boolean;
+  ds_records: string[];
+  dnskeys: string[];
+}
 
 /** Filters after parsing: each given attribute holds at least one value (OR within, AND across). */
 export interface DomainFilters {

@@ -1,7 +1,7 @@
 // domain (API guide "Domains", "Compatibility with existing clients"): request schemas and the wire
 // representation.
 import { Type } from 'typebox';
-import { Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
+import { EXTENSION, Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import type { DomainRow } from './domains.repository.js';
 
@@ -52,6 +52,14 @@ export const DomainSchemas = resourceSchemas('Domain', 'domain', {
       Type.Object({
         dns_update_lock: Type.Boolean({ description: 'DNS update protection: while on, a change of plan leaves the base records alone' }),
         dns_migration_mode: Type.Object({ enabled: Type.Boolean() }),
+        dnssec: Type.Object(
+          {
+            enabled: Type.Boolean({ description: 'whether the zone is served signed' }),
+            ds_records: Type.Array(Type.String(), { description: 'DS records for the registry: `<key tag> <algorithm> 2 <SHA-256 digest>`' }),
+            dnskeys: Type.Array(Type.String(), { description: 'the DNSKEY records: `257 3 <algorithm> <base64>`' }),
+          },
+          { description: 'DNSSEC of the zone (API guide "DNSSEC (extension)")', ...EXTENSION },
+        ),
       }),
       'null when the domain is not used in a package',
     ),
@@ -67,7 +75,7 @@ export const DomainSchemas = resourceSchemas('Domain', 'domain', {
       name: 'shop-demo.example',
       name_ace: 'shop-demo.example',
       registration: { created_at: '2026-11-22T03:51:28.686Z', expires_at: '2027-11-22T03:51:28.686Z', status: 'active' },
-      presence: { dns_update_lock: false, dns_migration_mode: { enabled: false } },
+      presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } },
     },
     relationships: { owner: { data: { type: 'customer', id: '10002' } }, package: { data: { type: 'package', id: '2' } } },
     links: { self: 'https://api.example.net/domains/shop-demo.example' },
@@ -85,7 +93,11 @@ export function domainResource(row: DomainRow, links: LinkBuilder): ResourceObje
         ? { created_at: row.registration_created_at, expires_at: row.registration_expires_at, status: row.registration_status }
         : null,
       presence: row.has_presence
-        ? { dns_update_lock: row.dns_update_lock === 1, dns_migration_mode: { enabled: row.dns_migration_mode === 1 } }
+        ? {
+            dns_update_lock: row.dns_update_lock === 1,
+            dns_migration_mode: { enabled: row.dns_migration_mode === 1 },
+            dnssec: row.dnssec_view ?? { enabled: row.dnssec === 1, ds_records: [], dnskeys: [] },
+          }
         : null,
     },
     relationships: { owner: ref('customer', row.customer_id), package: ref('package', row.package_id) },

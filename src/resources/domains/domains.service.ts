@@ -8,11 +8,16 @@ import { idValues } from '../../db/ids.js';
 import { aceLabel, aceOf } from '../../domain-name.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { DomainsRepository, type DomainRow } from './domains.repository.js';
+import { DomainsRepository, type DnssecView, type DomainRow } from './domains.repository.js';
 import { seesDomain } from '../../auth/token-scope.js';
 import type { DomainUpdateBody } from './domains.schema.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { lockForCheck, type Precondition } from '../../db/locks.js';
+import type { Config } from '../../config.js';
+import { DnssecRepository } from '../../dns/dnssec.repository.js';
+import { dnskeyText, dsText, publicKey } from '../../dns/dnssec-keys.js';
+
+const OFF = { enabled: false, ds_records: [], dnskeys: [] } as const satisfies DnssecView;
 
 export type PresenceUpdate = NonNullable<Static<typeof DomainUpdateBody>['data']['attributes']['presence']>;
 
@@ -21,9 +26,26 @@ export class DomainsService {
   private readonly repo: DomainsRepository;
 
   private readonly db: Kysely<Database>;
+  private readonly config: Config;
   constructor(deps: ServiceDeps) {
     this.db = deps.store.db;
+    this.config = deps.config;
     this.repo = new DomainsRepository(this.db);
+  }
+
+  /**
+   * Fills in presence.dnssec (API guide "DNSSEC (extension)"): signed when the domain chose so, or
+   * DNS_DNSSEC says so; the keys are read only for signed domains (most are not: no extra read).
+   */
+  private async withDnssec<R extends DomainRow>(rows: R[]): Promise<R[]> {
+    const signed = rows.filter((r) => r.has_presence && (r.dnssec === null ? this.config.dns.dnssec.default : r.dnssec === 1));
+    const keys = signed.length ? await new DnssecRepository(this.db, []).publicKeysOf(signed.map((r) => r.name)) : [];
+    // New objects: rows of the compiled reads are not extensible.
+    return rows.map((r) => {
+      if (!signed.includes(r)) return { ...r, dnssec_view: OFF };
+      const pub = keys.filter((k) => k.domain === r.name).map((k) => publicKey(k.flags, k.algorithm, k.public_key));
+      return { ...r, dnssec_view: { enabled: true, ds_records: pub.map((k) => dsText(r.name, k)), dnskeys: pub.map(dnskeyText) } };
+    });
   }
 
   /**
@@ -45,7 +67,7 @@ export class DomainsService {
     const ownerIds = idValues(filters.owner_id);
     const packageIds = idValues(filters.package_id);
     if (ownerIds?.length === 0 || packageIds?.length === 0) return Promise.resolve(EMPTY_PAGE);
-    return this.repo.list(actor, { ownerIds, packageIds }, page);
+    return this.repo.list(actor, { ownerIds, packageIds }, page).then(async (p) => ({ ...p, rows: await this.withDnssec(p.rows) }));
   }
 
   /** `withToken(ace)`: what the route's read with the token found for this name, if it ran for it. */
@@ -56,7 +78,7 @@ export class DomainsService {
     const found = withToken?.(ace);
     const row = found ? found[0] : await this.repo.findVisible(actor, ace);
     if (!row) throw notFound('domain');
-    return row;
+    return (await this.withDnssec([row]))[0];
   }
 
   /** GET /domains/{name}: the token's owner and the domain (by ACE name) in one statement (src/auth/plugin.ts TokenRead). */
@@ -82,7 +104,7 @@ export class DomainsService {
       await lockForCheck(trx, precondition, 'domains', 'name', domain.name);
       if (precondition) precondition(await visible());
       await repo.updatePresence(actor, domain.name, values);
-      return visible();
+      return (await this.withDnssec([await visible()]))[0];
     });
   }
 }
