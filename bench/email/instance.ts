@@ -21,7 +21,6 @@ import { buildJobs } from '../../src/resources/jobs.js';
 import { buildDrivers, closeDrivers, type Drivers } from '../../src/provisioning/drivers.js';
 import type { MailDriver } from '../../src/provisioning/mail/driver.js';
 import { CREATES, WARMUP, DOMAIN, type EngineName, stacks } from './settings.js';
-import { login } from './imap.js';
 
 /** up.sh on a free port-base, Dovecot reporting logins to `hostplaneUrl`: the stack's IMAP address. */
 export async function stackUp(dir: string, databaseUrl: string, hostplaneUrl: string): Promise<string> {

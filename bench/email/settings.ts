@@ -1,6 +1,5 @@
 // The settings of the mail bench (bench/email.bench.ts says what each does) and what its parts share.
 import { BenchStacks } from '../stacks.js';
-import { login } from './imap.js';
 
 export const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 export const CREATES = num('BENCH_MAIL_CREATES', 50);

@@ -2,7 +2,6 @@
 // changes, and where a push's time goes.
 import { performance } from 'node:perf_hooks';
 import { sleep, jobFinishedAt } from '../report.js';
-import type { Config } from '../../src/config.js';
 import { tlsAskUrl } from '../../src/provisioning/drivers.js';
 import { CaddyClient, sameJson } from '../../src/provisioning/web/caddy-client.js';
 import { caddyConfig } from '../../src/provisioning/web/caddy-config.js';

@@ -2,7 +2,6 @@
 // parts share.
 import { performance } from 'node:perf_hooks';
 import { BenchStacks } from '../stacks.js';
-import { answers } from './client.js';
 
 export const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 export const SITES = (process.env.BENCH_WEB_SITES ?? '10,1000').split(',').map(Number).filter((n) => n > 0).sort((a, b) => a - b);

@@ -2,7 +2,6 @@
 // clients generate method names from, the extensions, walking the document's operations and
 // schemas, and Redocly's lint engine.
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
-import { it } from 'vitest';
 import { BASE } from '../helpers/app.js';
 
 export const codeBody = (code: string) => ({ data: { type: 'totp-enrolment', attributes: { code } } });
