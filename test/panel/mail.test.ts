@@ -69,9 +69,9 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         await form.getByRole('button', { name: 'Add address' }).click();
         const secret = page.locator('[data-secret]');
         await secret.waitFor();
-        const password = await secret.locator('.secret-value').innerText();
+        const password = await secret.locator('.secret-value').inputValue();
         expect(password).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]{18}[A-Za-z0-9]$/);
-        expect(await secret.innerText()).toContain('shown only this once');
+        expect(await secret.innerText()).toContain('you won’t see it again');
         await page.getByText(`Adding ${address}: done`).waitFor({ timeout: JOB_MS });
         expect(await axeViolations(page)).toEqual([]);
 
@@ -82,7 +82,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         expect(await imapLogin(s.imap, address, password)).toBe('OK');
 
         // Hidden for good: neither the page nor a reload shows it again.
-        await secret.getByRole('button', { name: 'I have noted it — hide it' }).click();
+        await secret.getByRole('button', { name: 'I have saved it' }).click();
         expect(await page.locator('[data-secret]').count()).toBe(0);
         await page.reload();
         await page.locator(`tr[data-address="${a!.id}"]`).waitFor();
@@ -194,10 +194,10 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         await page.getByRole('button', { name: 'Generate a new password' }).click();
         const secret = page.locator('[data-secret]');
         await secret.waitFor();
-        const generated = await secret.locator('.secret-value').innerText();
+        const generated = await secret.locator('.secret-value').inputValue();
         expect(await imapLogin(s.imap, address, generated)).toBe('OK');
         expect(await imapLogin(s.imap, address, OWN)).toBe('NO');
-        await secret.getByRole('button', { name: 'I have noted it — hide it' }).click();
+        await secret.getByRole('button', { name: 'I have saved it' }).click();
 
         // The autoresponder: a clear on/off, then its text and dates, each its own PATCH.
         const auto = async () => (await get(`/email-addresses/${id}`, s.x.end1)).json.data.attributes.autoresponder;
@@ -229,7 +229,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         await page.getByRole('button', { name: 'Add application password' }).click();
         await secret.waitFor();
         expect(await secret.innerText()).toContain('The application password for Thunderbird on Laptop');
-        const appPassword = await secret.locator('.secret-value').innerText();
+        const appPassword = await secret.locator('.secret-value').inputValue();
         const row = page.locator('tr[data-app-password]');
         await row.waitFor();
         expect(await row.innerText()).toMatch(/Laptop\s+Thunderbird[\s\S]*never/);
@@ -275,7 +275,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         await form.getByRole('button', { name: 'Add address' }).click();
         const address = `hello@${s.x.end2.domain}`;
         await page.getByText(`Adding ${address}: done`).waitFor({ timeout: JOB_MS });
-        const password = await page.locator('[data-secret] .secret-value').innerText();
+        const password = await page.locator('[data-secret] .secret-value').inputValue();
         expect((await viaApi(address, s.x.end2))?.attributes.address_type).toBe('mailbox');
         expect(await imapLogin(s.imap, address, password)).toBe('OK');
         expect(await axeViolations(page)).toEqual([]);

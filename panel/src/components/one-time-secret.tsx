@@ -1,6 +1,6 @@
-// A password the API shows once (API guide "Databases": the answers of POST /databases and POST
-// /databases/{id}/password): a read-only field that selects itself, a copy button, and the plain
-// warning that it will not be shown again. It takes the focus when it appears.
+// A password the API shows once (a new database's or mailbox's, a new one for either, an application
+// password): a read-only field that selects itself, a copy button, and the plain warning that it
+// will not be shown again. It takes the focus when it appears.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useI18n } from '../i18n';
@@ -23,14 +23,14 @@ export function OneTimeSecret(props: { id: string; title: string; secret: string
     }
   };
   return (
-    <section class="secret" aria-labelledby={`${props.id}-title`}>
+    <section class="secret" aria-labelledby={`${props.id}-title`} data-secret>
       <h2 id={`${props.id}-title`} class="h3">
         {props.title}
       </h2>
-      <p class="secret-once">{t('db.secret.once')}</p>
+      <p class="secret-once">{t('secret.once')}</p>
       {props.children}
       <div class="field">
-        <label for={props.id}>{t('db.secret.password')}</label>
+        <label for={props.id}>{t('secret.password')}</label>
         <input
           id={props.id}
           ref={field}
@@ -45,14 +45,14 @@ export function OneTimeSecret(props: { id: string; title: string; secret: string
       </div>
       <div class="actions">
         <button type="button" onClick={copy}>
-          {t('db.secret.copy')}
+          {t('secret.copy')}
         </button>
         <button type="button" class="secondary" onClick={props.onDismiss}>
-          {t('db.secret.dismiss')}
+          {t('secret.dismiss')}
         </button>
       </div>
       <p role="status" class="hint">
-        {copied === 'yes' ? t('db.secret.copied') : copied === 'failed' ? t('db.secret.copyFailed') : ''}
+        {copied === 'yes' ? t('secret.copied') : copied === 'failed' ? t('secret.copyFailed') : ''}
       </p>
     </section>
   );

@@ -12,6 +12,8 @@ export interface Submit {
   form: ApiErrorObject[];
   /** Runs `action`; true when it succeeded. */
   run(action: () => Promise<unknown>): Promise<boolean>;
+  /** A form's onSubmit that runs `action` (`onSubmit={submitWith(async () => …)}`). */
+  submitWith(action: () => Promise<unknown>): (e: Event) => Promise<void>;
   reset(): void;
 }
 
@@ -48,5 +50,9 @@ export function useSubmit(fields: readonly string[], idOf: (field: string) => st
       setBusy(false);
     }
   };
-  return { busy, done, byField: errors.byField, form: errors.form, run, reset };
+  const submitWith = (action: () => Promise<unknown>) => async (e: Event) => {
+    e.preventDefault();
+    await run(action);
+  };
+  return { busy, done, byField: errors.byField, form: errors.form, run, submitWith, reset };
 }

@@ -46,8 +46,6 @@ export const en = {
   'mail.local.hint': 'Letters, digits, _ and -, with single dots between them, e.g. john.smith',
   'mail.domain': 'Domain',
   'mail.secret.title': 'The password of {address}',
-  'secret.once': 'Note it now: it is shown only this once.',
-  'secret.dismiss': 'I have noted it — hide it',
 
   'mail.quota': 'Mailbox size',
   'mail.quota.notMeasured': 'up to {limit} (not measured yet)',
@@ -165,8 +163,6 @@ export const de: Record<keyof typeof en, string> = {
   'mail.local.hint': 'Buchstaben, Ziffern, _ und -, mit einzelnen Punkten dazwischen, z. B. max.muster',
   'mail.domain': 'Domain',
   'mail.secret.title': 'Das Passwort von {address}',
-  'secret.once': 'Notieren Sie es jetzt: Es wird nur dieses eine Mal gezeigt.',
-  'secret.dismiss': 'Notiert – ausblenden',
 
   'mail.quota': 'Postfachgröße',
   'mail.quota.notMeasured': 'bis {limit} (noch nicht gemessen)',

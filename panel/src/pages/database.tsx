@@ -12,7 +12,7 @@ import { NotReady } from '../components/not-ready';
 import { OneTimeSecret } from '../components/one-time-secret';
 import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
-import { useApiForm } from '../components/use-api-form';
+import { useSubmit } from '../components/use-submit';
 import { useLoad } from '../components/use-load';
 import { formatDate, useI18n } from '../i18n';
 import { typeLabel, usageText, type Database, type DatabaseAttributes } from './databases';
@@ -85,7 +85,7 @@ function DescriptionForm(props: { id: string; initial: string; onSaved(): void }
   const { t } = useI18n();
   const [value, setValue] = useState(props.initial);
   const [saved, setSaved] = useState(false);
-  const { busy, fieldErrors, formErrors, submitWith } = useApiForm(['description'], () => 'change-description');
+  const { busy, byField: fieldErrors, form: formErrors, submitWith } = useSubmit(['description'], () => 'change-description');
   const submit = (e: Event) => {
     setSaved(false);
     return submitWith(async () => {

@@ -13,7 +13,7 @@ import { NotReady } from '../components/not-ready';
 import { OneTimeSecret } from '../components/one-time-secret';
 import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
-import { useApiForm } from '../components/use-api-form';
+import { useSubmit } from '../components/use-submit';
 import { useLoad } from '../components/use-load';
 import { formatDate, useI18n, type Lang, type T } from '../i18n';
 import { loadPackage } from './package-data';
@@ -137,7 +137,7 @@ function CreateForm(props: { versions: string[]; onSubmit(version: string, descr
   const { t } = useI18n();
   const [version, setVersion] = useState(props.versions[0] ?? '');
   const [description, setDescription] = useState('');
-  const { busy, fieldErrors, formErrors, submitWith } = useApiForm(CREATE_FIELDS, (f) => (f === 'description' ? 'new-description' : 'new-version'));
+  const { busy, byField: fieldErrors, form: formErrors, submitWith } = useSubmit(CREATE_FIELDS, (f) => (f === 'description' ? 'new-description' : 'new-version'));
   const submit = submitWith(async () => {
     await props.onSubmit(version, description);
     setDescription('');

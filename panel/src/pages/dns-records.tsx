@@ -12,7 +12,7 @@ import { PageHeading } from '../components/page-heading';
 import { useLoad } from '../components/use-load';
 import { useI18n, type MessageKey } from '../i18n';
 import { RecordForm, recordAttributes, type RecordInput } from './dns-record-form';
-import type { DomainAttributes } from './domains';
+import type { DomainAttributes } from '../api/domains';
 import { NotFoundPage } from './not-found';
 import { apiErrors } from './page-errors';
 

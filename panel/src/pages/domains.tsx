@@ -1,6 +1,7 @@
 // The customer's domains (API guide "Domains"): registration, presence and its two flags; a
 // presence domain links to its DNS records, and its flags switch in place (presence-flag.tsx).
 import { list } from '../api/client';
+import type { DomainAttributes } from '../api/domains';
 import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { Link } from '../components/link';
@@ -11,12 +12,6 @@ import { useSession } from '../session-context';
 import { apiErrors } from './page-errors';
 import { PresenceFlag } from './presence-flag';
 
-export interface DomainAttributes {
-  name: string;
-  name_ace: string;
-  registration: { created_at: string; expires_at: string; status: string } | null;
-  presence: { dns_update_lock: boolean; dns_migration_mode: { enabled: boolean } } | null;
-}
 
 export function DomainsPage() {
   const { t, lang } = useI18n();

@@ -11,7 +11,7 @@ import { focusLater } from '../components/focus-later';
 import { JobStatus, type TrackedJob } from '../components/job-status';
 import { Link } from '../components/link';
 import { PageHeading } from '../components/page-heading';
-import { SecretOnce } from '../components/secret-once';
+import { OneTimeSecret } from '../components/one-time-secret';
 import { useLoad } from '../components/use-load';
 import { useI18n, type MessageKey } from '../i18n';
 import { useSession } from '../session-context';
@@ -61,7 +61,7 @@ export function EmailAddressesPage() {
           ))}
         </ul>
       )}
-      {secret && <SecretOnce title={t('mail.secret.title', { address: secret.address })} secret={secret.password} onDismiss={() => setSecret(null)} />}
+      {secret && <OneTimeSecret id="shown-password" title={t('mail.secret.title', { address: secret.address })} secret={secret.password} onDismiss={() => setSecret(null)} />}
       {loaded.state === 'loading' && <p role="status">{t('app.loading')}</p>}
       {loaded.state === 'error' && <FormErrors errors={apiErrors(loaded.error)} />}
       {loaded.state === 'ready' && (

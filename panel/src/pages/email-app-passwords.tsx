@@ -5,7 +5,7 @@ import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { TextField } from '../components/field';
 import { focusLater } from '../components/focus-later';
-import { SecretOnce } from '../components/secret-once';
+import { OneTimeSecret } from '../components/one-time-secret';
 import { useLoad } from '../components/use-load';
 import { useSubmit } from '../components/use-submit';
 import { formatDate, useI18n } from '../i18n';
@@ -51,7 +51,7 @@ export function AppPasswordsSection(props: { address: EmailAddress }) {
     <>
       <h2>{t('mail.app')}</h2>
       <p class="hint">{t('mail.app.intro')}</p>
-      {secret && <SecretOnce title={secret.title} secret={secret.password} onDismiss={() => setSecret(null)} />}
+      {secret && <OneTimeSecret id="new-app-password" title={secret.title} secret={secret.password} onDismiss={() => setSecret(null)} />}
       {loaded.state === 'error' && <FormErrors errors={apiErrors(loaded.error)} />}
       {loaded.state === 'ready' && !loaded.data.length && <p>{t('mail.app.none')}</p>}
       {loaded.state === 'ready' && loaded.data.length > 0 && (

@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { FormErrors } from '../components/errors';
 import { NewPasswordField } from '../components/password-field';
 import { Saving } from '../components/saving';
-import { SecretOnce } from '../components/secret-once';
+import { OneTimeSecret } from '../components/one-time-secret';
 import { useSubmit } from '../components/use-submit';
 import { useI18n } from '../i18n';
 import { newGeneratedPassword, patchAddress, type EmailAddress } from './email-api';
@@ -34,7 +34,7 @@ export function PasswordSection(props: { address: EmailAddress }) {
     <>
       <h2>{t('mail.password')}</h2>
       <p class="hint">{t('mail.password.intro')}</p>
-      {secret && <SecretOnce title={t('mail.secret.title', { address: a.address })} secret={secret} onDismiss={() => setSecret(null)} />}
+      {secret && <OneTimeSecret id="shown-password" title={t('mail.secret.title', { address: a.address })} secret={secret} onDismiss={() => setSecret(null)} />}
       <FormErrors errors={generate.form} />
       <div class="actions">
         <button type="button" class="secondary" id="password-generate" disabled={generate.busy} onClick={newOne}>

@@ -9,7 +9,7 @@ import { FormErrors } from '../components/errors';
 import { JobStatus, type TrackedJob } from '../components/job-status';
 import { useSubmit } from '../components/use-submit';
 import { useI18n } from '../i18n';
-import type { DomainAttributes } from './domains';
+import type { DomainAttributes } from '../api/domains';
 import './account.css';
 
 type Flag = 'lock' | 'migration';

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { CheckField } from '../components/check-field';
 import { FormErrors } from '../components/errors';
 import { SelectField, TextField } from '../components/field';
-import { useApiForm } from '../components/use-api-form';
+import { useSubmit } from '../components/use-submit';
 import { useI18n, type MessageKey } from '../i18n';
 
 export const KINDS = ['webspace', 'redirect', 'email'] as const;
@@ -59,7 +59,7 @@ export function SubdomainForm(props: {
   const [values, setValues] = useState<SubdomainInput>(props.initial);
   const set = <K extends keyof SubdomainInput>(key: K) => (value: SubdomainInput[K]) => setValues((v) => ({ ...v, [key]: value }));
   const id = (field: string) => `${props.idPrefix}-${field.replace('.', '-')}`;
-  const { busy, fieldErrors, formErrors, submitWith } = useApiForm(FIELDS, id);
+  const { busy, byField: fieldErrors, form: formErrors, submitWith } = useSubmit(FIELDS, id);
   const adding = props.domains !== undefined;
   const php = props.phpVersions.includes(values.php_version) || !values.php_version ? props.phpVersions : [values.php_version, ...props.phpVersions];
   const submit = submitWith(async () => {

@@ -11,7 +11,7 @@ import { PageHeading } from '../components/page-heading';
 import { TrackedJobs, useTrackedJobs } from '../components/tracked-jobs';
 import { useLoad } from '../components/use-load';
 import { useI18n, type MessageKey, type T } from '../i18n';
-import type { DomainAttributes } from './domains';
+import type { DomainAttributes } from '../api/domains';
 import { loadPackage } from './package-data';
 import { EMPTY_SUBDOMAIN, KINDS, SubdomainForm, kindAttributes, type Kind, type SubdomainInput } from './subdomain-form';
 

@@ -1,0 +1,7 @@
+// A domain as the panel reads it (API guide "Domains"): several pages list or show domains.
+export interface DomainAttributes {
+  name: string;
+  name_ace: string;
+  registration: { created_at: string; expires_at: string; status: string } | null;
+  presence: { dns_update_lock: boolean; dns_migration_mode: { enabled: boolean } } | null;
+}
