@@ -39,6 +39,8 @@ async function readQr(page: Page, selector: string): Promise<string | null> {
 
 const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 const focusedId = (page: Page) => page.evaluate(() => document.activeElement?.id);
+/** A domain without DNSSEC, as `presence.dnssec` shows it (API guide "DNSSEC (extension)"). */
+const UNSIGNED = { enabled: false, ds_records: [], dnskeys: [] };
 
 requirable(chromiumMissing)('the customer panel: security, presence flags, domain availability', () => {
   describe.each(ENGINES)('%s', (engine) => {
@@ -128,13 +130,13 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       await row.getByRole('button', { name: `Lock DNS updates: ${x.end1.domain}`, exact: true }).click();
       await row.getByRole('button', { name: `Unlock DNS updates: ${x.end1.domain}`, exact: true }).waitFor();
       expect(await row.locator('[data-flag="lock"]').innerText()).toMatch(/^on/);
-      expect(await presence(x.end1)).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: false } });
+      expect(await presence(x.end1)).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: false }, dnssec: UNSIGNED });
       await row.getByRole('button', { name: `Turn on migration mode: ${x.end1.domain}`, exact: true }).click();
       await row.getByRole('button', { name: `Turn off migration mode: ${x.end1.domain}`, exact: true }).waitFor();
-      expect(await presence(x.end1)).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true } });
+      expect(await presence(x.end1)).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: UNSIGNED });
       await row.getByRole('button', { name: `Unlock DNS updates: ${x.end1.domain}`, exact: true }).click();
       await row.getByRole('button', { name: `Lock DNS updates: ${x.end1.domain}`, exact: true }).waitFor();
-      expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true } });
+      expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true }, dnssec: UNSIGNED });
       expect(await axeViolations(page)).toEqual([]);
       // The page shows what the API has after a reload too.
       await page.reload();
@@ -147,8 +149,8 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       await r.page.getByRole('button', { name: `Turn on migration mode: ${x.end2.domain}`, exact: true }).click();
       await r.page.getByRole('button', { name: `Turn off migration mode: ${x.end2.domain}`, exact: true }).waitFor();
       expect(await r.page.locator('tr[data-domain]').count()).toBe(1);
-      expect(await presence(x.end2)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true } });
-      expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true } });
+      expect(await presence(x.end2)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true }, dnssec: UNSIGNED });
+      expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true }, dnssec: UNSIGNED });
       expect([...problems, ...r.problems]).toEqual([]);
     }, 60_000);
 

@@ -3,6 +3,7 @@ import type { Messages } from './en';
 import { de as web } from './web';
 import * as mail from './mail';
 import * as account from './account';
+import * as dnssec from './dnssec';
 
 export const de: Messages = {
   'app.name': 'hostplane',
@@ -134,4 +135,5 @@ export const de: Messages = {
   ...web,
   ...mail.de,
   ...account.de,
+  ...dnssec.de,
 };

@@ -3,6 +3,7 @@
 import { en as web } from './web';
 import * as mail from './mail';
 import * as account from './account';
+import * as dnssec from './dnssec';
 export const en = {
   'app.name': 'hostplane',
   'app.skip': 'Skip to content',
@@ -133,6 +134,7 @@ export const en = {
   ...web,
   ...mail.en,
   ...account.en,
+  ...dnssec.en,
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -13,6 +13,7 @@ import { useLoad } from '../components/use-load';
 import { useI18n, type MessageKey } from '../i18n';
 import { RecordForm, recordAttributes, type RecordInput } from './dns-record-form';
 import type { DomainAttributes } from '../api/domains';
+import { DnssecStatus } from './dnssec-status';
 import { NotFoundPage } from './not-found';
 import { apiErrors } from './page-errors';
 
@@ -197,6 +198,7 @@ export function DnsRecordsPage(props: { domain: string }) {
       )}
       <h2>{t('dns.create')}</h2>
       <RecordForm idPrefix="new" domain={domain.attributes.name} initial={EMPTY} submitLabel={t('dns.create.submit')} onSubmit={async (v) => void (await create(v))} resetAfter />
+      <DnssecStatus dnssec={domain.attributes.presence?.dnssec} />
     </section>
   );
 }
