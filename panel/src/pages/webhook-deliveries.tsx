@@ -1,4 +1,4 @@
-// The deliveries of one webhook (API guide "Webhooks", "Deliveries"): the attempts of the last 7
+// The deliveries of one webhook (API guide "Webhooks": its deliveries): the attempts of the last 7
 // days, newest first, optionally the failed ones only (filter[status]=failed). A webhook that is
 // not the user's answers 404: the page says not found.
 import { useState } from 'preact/hooks';
