@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, list, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
-import { ConfirmButton } from '../components/confirm-button';
+import { ChangeOrDelete } from '../components/change-or-delete';
 import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { SelectField, TextField } from '../components/field';
@@ -107,18 +107,7 @@ export function DatabasesPage(props: { packageId: string }) {
                 <td data-label={t('web.description')}>{a.description}</td>
                 <td data-label={t('db.usage')}>{usageText(t, lang, a.usage)}</td>
                 <td data-label={t('web.actions')} class="row-actions">
-                  <Link to={{ page: 'database', id: d.id }} class="button-link" label={`${t('web.change')}: ${label(a.name)}`}>
-                    {t('web.change')}
-                  </Link>{' '}
-                  <ConfirmButton
-                    id={`delete-${d.id}`}
-                    label={t('web.delete')}
-                    ariaLabel={`${t('web.delete')}: ${label(a.name)}`}
-                    question={t('db.delete.confirm', { name: a.name })}
-                    yes={t('web.delete.yes')}
-                    cancel={t('web.cancel')}
-                    onConfirm={() => remove(d)}
-                  />
+                  <ChangeOrDelete id={d.id} to={{ page: 'database', id: d.id }} name={label(a.name)} question={t('db.delete.confirm', { name: a.name })} onDelete={() => remove(d)} />
                 </td>
               </tr>
             );

@@ -6,7 +6,8 @@ import { api, ApiError, idFromLink, list, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
 import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
-import { JobStatus, type TrackedJob } from '../components/job-status';
+import { type TrackedJob } from '../components/job-status';
+import { TrackedJobs } from '../components/tracked-jobs';
 import { Link } from '../components/link';
 import { PageHeading } from '../components/page-heading';
 import { useLoad } from '../components/use-load';
@@ -100,15 +101,7 @@ export function DnsRecordsPage(props: { domain: string }) {
         <Link to={{ page: 'domains' }}>{t('dns.back')}</Link>
       </p>
       <PageHeading title={t('dns.title', { name: domain.attributes.name })} />
-      {jobs.length > 0 && (
-        <ul class="jobs">
-          {jobs.map((j) => (
-            <li key={j.id + j.action}>
-              <JobStatus job={j} onFinished={reload} />
-            </li>
-          ))}
-        </ul>
-      )}
+      <TrackedJobs jobs={jobs} onFinished={reload} />
       {!loaded.data.records.length && <p>{t('dns.empty')}</p>}
       {loaded.data.records.length > 0 && (
         <DataTable

@@ -8,7 +8,8 @@ import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { SelectField } from '../components/field';
 import { focusLater } from '../components/focus-later';
-import { JobStatus, type TrackedJob } from '../components/job-status';
+import { type TrackedJob } from '../components/job-status';
+import { TrackedJobs } from '../components/tracked-jobs';
 import { Link } from '../components/link';
 import { PageHeading } from '../components/page-heading';
 import { OneTimeSecret } from '../components/one-time-secret';
@@ -52,15 +53,7 @@ export function EmailAddressesPage() {
   return (
     <section>
       <PageHeading title={t('mail.title')} />
-      {jobs.length > 0 && (
-        <ul class="jobs">
-          {jobs.map((j) => (
-            <li key={j.id + j.action}>
-              <JobStatus job={j} onFinished={reload} />
-            </li>
-          ))}
-        </ul>
-      )}
+      <TrackedJobs jobs={jobs} onFinished={reload} />
       {secret && <OneTimeSecret id="shown-password" title={t('mail.secret.title', { address: secret.address })} secret={secret.password} onDismiss={() => setSecret(null)} />}
       {loaded.state === 'loading' && <p role="status">{t('app.loading')}</p>}
       {loaded.state === 'error' && <FormErrors errors={apiErrors(loaded.error)} />}

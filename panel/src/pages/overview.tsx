@@ -105,7 +105,11 @@ export function OverviewPage() {
                     </Link>
                   </dd>
                   <dt>{t('overview.emails')}</dt>
-                  <dd>{ofMax(c['email-addresses'], plan?.max_email_addresses)}</dd>
+                  <dd>
+                    <Link to={{ page: 'email' }} label={`${t('overview.emails')}: ${ofMax(c['email-addresses'], plan?.max_email_addresses)}`}>
+                      {ofMax(c['email-addresses'], plan?.max_email_addresses)}
+                    </Link>
+                  </dd>
                   {plan && (
                     <>
                       <dt>{t('overview.webspace')}</dt>

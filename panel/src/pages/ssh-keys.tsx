@@ -8,7 +8,8 @@ import { ConfirmButton } from '../components/confirm-button';
 import { DataTable } from '../components/data-table';
 import { FormErrors } from '../components/errors';
 import { SelectField, TextField } from '../components/field';
-import { JobStatus, type TrackedJob } from '../components/job-status';
+import { type TrackedJob } from '../components/job-status';
+import { TrackedJobs } from '../components/tracked-jobs';
 import { PageHeading } from '../components/page-heading';
 import { useLoad } from '../components/use-load';
 import { useSubmit } from '../components/use-submit';
@@ -88,15 +89,7 @@ export function SshKeysPage() {
     <section>
       <PageHeading title={t('sshKeys.title')} />
       <p>{t('sshKeys.intro')}</p>
-      {jobs.length > 0 && (
-        <ul class="jobs">
-          {jobs.map((j) => (
-            <li key={j.id + j.action}>
-              <JobStatus job={j} onFinished={reload} />
-            </li>
-          ))}
-        </ul>
-      )}
+      <TrackedJobs jobs={jobs} onFinished={reload} />
       {!keys.length && <p>{t('sshKeys.empty')}</p>}
       {keys.length > 0 && (
         <DataTable

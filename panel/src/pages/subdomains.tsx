@@ -3,7 +3,7 @@
 // failed in place. A package that is not the user's answers 404 from the API: the page says so.
 import { api, list, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
-import { ConfirmButton } from '../components/confirm-button';
+import { ChangeOrDelete } from '../components/change-or-delete';
 import { DataTable } from '../components/data-table';
 import { Link } from '../components/link';
 import { NotReady } from '../components/not-ready';
@@ -93,18 +93,7 @@ export function SubdomainsPage(props: { packageId: string }) {
                 </td>
                 <td data-label={t('web.description')}>{a.description}</td>
                 <td data-label={t('web.actions')} class="row-actions">
-                  <Link to={{ page: 'subdomain', id: s.id }} class="button-link" label={`${t('web.change')}: ${label(a.fqdn)}`}>
-                    {t('web.change')}
-                  </Link>{' '}
-                  <ConfirmButton
-                    id={`delete-${s.id}`}
-                    label={t('web.delete')}
-                    ariaLabel={`${t('web.delete')}: ${label(a.fqdn)}`}
-                    question={t('sub.delete.confirm', { name: a.fqdn })}
-                    yes={t('web.delete.yes')}
-                    cancel={t('web.cancel')}
-                    onConfirm={() => remove(s)}
-                  />
+                  <ChangeOrDelete id={s.id} to={{ page: 'subdomain', id: s.id }} name={label(a.fqdn)} question={t('sub.delete.confirm', { name: a.fqdn })} onDelete={() => remove(s)} />
                 </td>
               </tr>
             );
