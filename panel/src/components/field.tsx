@@ -20,11 +20,20 @@ export function describedBy(id: string, hint?: string, errors?: ApiErrorObject[]
 }
 
 export function Frame(props: Common & { children: ComponentChildren }) {
-  const { t } = useI18n();
   return (
     <div class={props.errors?.length ? 'field invalid' : 'field'}>
       <label for={props.id}>{props.label}</label>
       {props.children}
+      <FieldNotes id={props.id} hint={props.hint} errors={props.errors} />
+    </div>
+  );
+}
+
+/** A field's hint and the API's errors for it, with the ids `describedBy` names. */
+export function FieldNotes(props: { id: string; hint?: string; errors?: ApiErrorObject[] }) {
+  const { t } = useI18n();
+  return (
+    <>
       {props.hint && (
         <p class="hint" id={`${props.id}-hint`}>
           {props.hint}
@@ -35,7 +44,7 @@ export function Frame(props: Common & { children: ComponentChildren }) {
           {props.errors.map((e) => errorMessage(t, e)).join(' ')}
         </p>
       ) : null}
-    </div>
+    </>
   );
 }
 
