@@ -192,6 +192,23 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       expect(problems).toEqual([]);
     }, 60_000);
 
+    it('a reseller acting for an end customer checks domain availability: the answers the API gives it, the switch kept', async () => {
+      const r = await loggedIn(x.reseller);
+      await r.page.getByLabel('Customer').selectOption(x.end2.customerId);
+      await r.page.locator(`[data-package="${x.end2.packageId}"]`).waitFor();
+      await viaNav(r.page, 'Domain check', 'Domain availability');
+      const names = [x.end2.domain, 'free-name.test'];
+      await r.page.getByLabel('Domain names').fill(names.join(', '));
+      await r.page.getByRole('button', { name: 'Check' }).click();
+      await r.page.locator('tr[data-availability]').nth(1).waitFor();
+      const api = (await apiAs(x.reseller, `/domain-availability/${names.join(',')}`)).json.data as { id: string; attributes: { available: boolean | null } }[];
+      expect(api.map((a) => a.attributes.available)).toEqual([false, true]);
+      expect(await r.page.locator(`tr[data-availability="${api[0].id}"] td`).innerText()).toBe('Taken: it is registered already.');
+      expect(await r.page.locator(`tr[data-availability="${api[1].id}"] td`).innerText()).toBe('Available: it can be registered.');
+      expect(await r.page.getByLabel('Customer').inputValue()).toBe(x.end2.customerId);
+      expect(r.problems).toEqual([]);
+    }, 60_000);
+
     it('at phone width (375 px) the security page with its QR code scrolls not sideways, and axe finds nothing serious', async () => {
       const { page, problems } = await loggedIn(x.end2, { viewport: { width: 375, height: 740 } });
       await page.goto(`${s.origin}/panel/security`);
