@@ -7,8 +7,9 @@ import { FormErrors } from '../components/errors';
 import { SelectField, TextField } from '../components/field';
 import { NewPasswordField } from '../components/password-field';
 import { useSubmit } from '../components/use-submit';
-import { useI18n, type MessageKey } from '../i18n';
-import { ANTISPAM_MODES, createAddress, type EmailAddress } from './email-api';
+import { useI18n } from '../i18n';
+import { AntispamField } from './antispam-field';
+import { createAddress, type EmailAddress } from './email-api';
 
 const FIELDS = ['address', 'address_type', 'forward_to', 'description', 'antispam', 'password'] as const;
 const fieldId = (f: string) => `new-${f === 'address' ? 'local' : f}`;
@@ -60,15 +61,7 @@ export function AddressForm(props: { domains: string[]; onCreated(address: Email
           options={[{ value: 'mailbox', label: t('mail.type.mailbox') }, { value: 'forward', label: t('mail.type.forward') }]}
           errors={s.byField.address_type}
         />
-        <SelectField
-          id="new-antispam"
-          label={t('mail.antispam')}
-          hint={t(`mail.antispam.hint.${antispam}` as MessageKey)}
-          value={antispam}
-          onInput={setAntispam}
-          options={ANTISPAM_MODES.map((m) => ({ value: m, label: t(`mail.antispam.${m}` as MessageKey) }))}
-          errors={s.byField.antispam}
-        />
+        <AntispamField id="new-antispam" value={antispam} onInput={setAntispam} errors={s.byField.antispam} />
       </div>
       <TextField
         id="new-forward_to"

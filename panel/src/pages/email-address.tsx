@@ -4,15 +4,16 @@
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api/client';
 import { FormErrors } from '../components/errors';
-import { SelectField, TextField } from '../components/field';
+import { TextField } from '../components/field';
 import { Link } from '../components/link';
 import { PageHeading } from '../components/page-heading';
 import { Saving } from '../components/saving';
 import { useLoad } from '../components/use-load';
 import { useSubmit } from '../components/use-submit';
-import { formatDate, useI18n, type MessageKey } from '../i18n';
+import { formatDate, useI18n } from '../i18n';
 import { AppPasswordsSection } from './email-app-passwords';
-import { ANTISPAM_MODES, addTarget, getAddress, patchAddress, removeTarget, type EmailAddress } from './email-api';
+import { AntispamField } from './antispam-field';
+import { addTarget, getAddress, patchAddress, removeTarget, type EmailAddress } from './email-api';
 import { AutoresponderSection } from './email-autoresponder';
 import { PasswordSection } from './email-password';
 import { NotFoundPage } from './not-found';
@@ -92,15 +93,7 @@ function SettingsSection(props: { address: EmailAddress; onSaved(): void }) {
       <form onSubmit={submit} noValidate class="settings-form">
         <FormErrors errors={s.form} />
         <TextField id="settings-description" label={t('mail.description')} value={description} onInput={setDescription} errors={s.byField.description} />
-        <SelectField
-          id="settings-antispam"
-          label={t('mail.antispam')}
-          hint={t(`mail.antispam.hint.${antispam}` as MessageKey)}
-          value={antispam}
-          onInput={setAntispam}
-          options={ANTISPAM_MODES.map((m) => ({ value: m, label: t(`mail.antispam.${m}` as MessageKey) }))}
-          errors={s.byField.antispam}
-        />
+        <AntispamField id="settings-antispam" value={antispam} onInput={setAntispam} errors={s.byField.antispam} />
         <div class="actions">
           <button type="submit" disabled={s.busy}>
             {t('mail.save')}
