@@ -194,6 +194,15 @@ port_taken() {
   (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# ": port N on 127.0.0.1 is in use (taken since the check)" for the first of <port…> another process
+# listens on now, or nothing: why a daemon that failed to start may have failed.
+taken_since() {
+  local p
+  for p in "$@"; do
+    if port_taken "$p"; then printf ': port %s on 127.0.0.1 is in use (taken since the check)' "$p"; return; fi
+  done
+}
+
 # Whether <pid> is a live `hostplane node mail-policy`: node, with those two arguments in a row.
 mail_policy_live() {
   live_as "$1" node && [[ $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) == *" node mail-policy "* ]]

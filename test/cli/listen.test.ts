@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exited, freePort, spawnCli } from '../helpers/cli.js';
+import { canListen } from '../helpers/ports.js';
 
 /** Holds 127.0.0.1:`port` over TCP, and over UDP too with `udp`. */
 async function occupy(port: number, udp = false) {
@@ -19,13 +20,6 @@ async function occupy(port: number, udp = false) {
   return { close: async () => { sock?.close(); await new Promise((r) => tcp.close(r)); } };
 }
 
-/** Whether 127.0.0.1:`port` can be listened on (TCP), i.e. nobody holds it. */
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer().once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
 
 // A port the DNS server gets for UDP and TCP: free for both a moment ago.
 async function freeDnsPort(): Promise<number> {
@@ -76,7 +70,7 @@ describe('a taken port names the setting that moves it', { timeout: 60_000 }, ()
           `hostplane: cannot listen for DNS on 127.0.0.1:${dnsPort}: the port is already in use (by another program, or another hostplane). ` +
           `Set DNS_LISTEN=host:port to move the DNS server, e.g. DNS_LISTEN=127.0.0.1:${dnsPort + 1}, or DNS_LISTEN=off to run without it.\n`,
       });
-      expect(await isFree(httpPort)).toBe(true);
+      expect(await canListen(httpPort)).toBe(true);
     } finally {
       await held.close();
     }

@@ -2,11 +2,10 @@
 // and a port-base whose ports are free: for the tests (through test/helpers/stack.ts) and the
 // subdomains bench. Nothing here needs vitest.
 import { spawn, spawnSync } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { EnvSchema } from '../../src/config.js';
 import type { CliRun } from './cli.js';
-import { freePort } from './ports.js';
+import { freeRun } from './ports.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const UP = path.join(ROOT, 'deploy/local/up.sh');
@@ -51,26 +50,13 @@ export function script(file: string, args: string[], env: Record<string, string>
   });
 }
 
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
 
 /** The ports above the port-base the stack takes: web +1, +2; mail (SMTP, IMAP, LMTP, doveadm) +10 to +13; rspamd (milter, controller) +14, +15; the DNS secondary (Knot, STACK_DNS_SECONDARY=knot) +16; submission +17, +18; the mail policy service +19; SFTP (sshd) +20. */
 const STACK_OFFSETS = [1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20];
 
 /** A port-base whose other ports (STACK_OFFSETS) were free a moment ago too. */
-export async function freeBase(): Promise<number> {
-  for (;;) {
-    const base = await freePort();
-    if (base + Math.max(...STACK_OFFSETS) > 65535) continue;
-    let free = true;
-    for (const off of STACK_OFFSETS) if (!(free = await canListen(base + off))) break;
-    if (free) return base;
-  }
+export function freeBase(): Promise<number> {
+  return freeRun(Math.max(...STACK_OFFSETS) + 1, [0, ...STACK_OFFSETS]);
 }
 
 /** up.sh on a fresh port-base; a port another process took meanwhile gets new ones, as the caddy helper does. */

@@ -201,10 +201,12 @@ if [[ -z $mail_missing ]]; then
   rm -f -- "$dir/$dovecot_pid_rel" "$dir/$postfix_pid_rel"
   # Both daemonize; with stdio closed, as they do not let go of a terminal they were given.
   dovecot -c "$mail/dovecot/dovecot.conf" </dev/null >>"$mail/dovecot.log" 2>&1 ||
-    die "dovecot did not start; the end of $mail/dovecot.log:
+    die "dovecot did not start$(taken_since "$imap_port" "$lmtp_port" "$doveadm_port"); the end of $mail/dovecot.log:
 $(tail -n 20 -- "$mail/dovecot.log")"
+  # Postfix's master logs through its own log service, which is not up when the master fails to
+  # start: its reason is lost, so a port taken since the check above is named here.
   postfix -c "$mail/postfix" start </dev/null >>"$mail/postfix.log" 2>&1 ||
-    die "postfix did not start; the end of $mail/postfix.log:
+    die "postfix did not start$(taken_since "$smtp_port" "$submission_port" "$submissions_port"); the end of $mail/postfix.log:
 $(tail -n 20 -- "$mail/postfix.log")"
   deadline=$((SECONDS + 15))
   until port_taken "$smtp_port" && port_taken "$imap_port" && port_taken "$lmtp_port" && port_taken "$doveadm_port" &&

@@ -24,6 +24,7 @@ import { newKey, sftpBatch, sftpServerMissing, ssh, type ClientKey } from '../..
 import { postSshKey } from '../../helpers/ssh-keys-suite.js';
 import { stackMissing } from '../../helpers/stack.js';
 import { PHP_VERSION, browse, postSubdomain, useSubdomainsSuite } from '../../helpers/subdomains.js';
+import { freePort } from '../../helpers/ports.js';
 import { pollUntil } from '../../helpers/wait.js';
 
 requirable(stackMissing() ?? sftpServerMissing())('SFTP into a package\'s home on the local stack', () => {
@@ -142,12 +143,7 @@ requirable(stackMissing() ?? sftpServerMissing())('SFTP into a package\'s home o
       expect(w.stderr).toContain('stdio forwarding failed');
 
       // -L: the tunnel's listener is the client's own; what goes into it is refused by sshd.
-      const port = await new Promise<number>((resolve) => {
-        const probe = net.createServer().listen(0, '127.0.0.1', () => {
-          const p = (probe.address() as net.AddressInfo).port;
-          probe.close(() => resolve(p));
-        });
-      });
+      const port = await freePort();
       const tunnel = ssh(server(), a.linuxUser, keyA, ['-N', '-L', `127.0.0.1:${port}:${s.web.httpListen}`]);
       try {
         await pollUntil(() => new Promise<boolean>((resolve) => {
