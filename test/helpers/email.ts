@@ -11,7 +11,7 @@ import type { Store } from '../../src/db/index.js';
 import { nowIso } from '../../src/db/time.js';
 import { MailServersRepository } from '../../src/provisioning/mail/servers.repository.js';
 import { call, createTestApp, freshStore, processUrl, type EngineName, type TestApp, type TestStore } from './app.js';
-import { DOWN, script, upOnFreePorts } from './stack.js';
+import { DOWN, script, upOnFreePorts, STACK_UP_MS } from './stack.js';
 import { seedTenants, type Tenants } from './tenants.js';
 
 /** POST /email-addresses as `token`. */
@@ -92,7 +92,7 @@ export function useMailSuite(engine: EngineName): MailSuite {
     s.policy = stack.mail.policy;
     s.rspamd = stack.mail.rspamd ?? null;
     s.x = await seedTenants(s.t.admin);
-  }, 120_000);
+  }, STACK_UP_MS);
   afterAll(async () => {
     await s.t?.close();
     if (s.dir) await script(DOWN, [s.dir], {}).catch(() => undefined);

@@ -59,6 +59,9 @@ export function freeBase(): Promise<number> {
   return freeRun(Math.max(...STACK_OFFSETS) + 1, [0, ...STACK_OFFSETS]);
 }
 
+/** How long a hook that starts the local stack may take: minutes when the suite runs files side by side. */
+export const STACK_UP_MS = 240_000;
+
 /** up.sh on a fresh port-base; a port another process took meanwhile gets new ones, as the caddy helper does. */
 export async function upOnFreePorts(dir: string, env: Record<string, string>): Promise<{ run: CliRun; base: number }> {
   for (let attempt = 1; ; attempt++) {

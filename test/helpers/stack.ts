@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { requirable } from './required.js';
 
-export { DOWN, ROOT, UP, freeBase, script, scriptEnv, shellQuoted, unregisterHint, upOnFreePorts } from './stack-scripts.js';
+export { DOWN, ROOT, UP, freeBase, script, scriptEnv, shellQuoted, unregisterHint, upOnFreePorts, STACK_UP_MS } from './stack-scripts.js';
 
 /** The installed PHP-FPM binaries up.sh registers: { '8.2': '/usr/sbin/php-fpm8.2' }. */
 export const PHP: Record<string, string> = Object.fromEntries(

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { call, createTestApp, freshStore, processUrl, type EngineName, type TestApp, type TestStore } from './app.js';
 import { freePort } from './ports.js';
-import { DOWN, PHP, script, upOnFreePorts } from './stack.js';
+import { DOWN, PHP, script, upOnFreePorts, STACK_UP_MS } from './stack.js';
 import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { WebServersRepository, webServerConn } from '../../src/provisioning/web/servers.repository.js';
 
@@ -77,7 +77,7 @@ export function useSubdomainsSuite(engine: EngineName, o: { sftp?: boolean } = {
       const { token } = await s.t.admin.customers.issueToken(contactId, 'test');
       return { token, domain, packageId: String(packageId), linuxUser, home: path.join(s.web.homeRoot, linuxUser) };
     };
-  }, 120_000);
+  }, STACK_UP_MS);
   afterAll(async () => {
     await s.t?.close();
     if (s.dir) await script(DOWN, [s.dir], {});

@@ -39,7 +39,7 @@ requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
       await page.getByRole('button', { name: 'Add key' }).click();
       await page.locator('#key-public_key-error').waitFor();
       expect(await page.locator('#key-public_key').getAttribute('aria-invalid')).toBe('true');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('key-public_key');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('key-public_key');
       expect(await axeViolations(page)).toEqual([]);
       expect(await keysOf(x.end1)).toEqual([]);
 
@@ -57,7 +57,7 @@ requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
       expect(await row.innerText()).toContain('end1 package');
 
       await row.getByRole('button', { name: `Remove: ${fingerprint}` }).click();
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe(`key-delete-${added.id}-yes`);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe(`key-delete-${added.id}-yes`);
       await page.keyboard.press('Enter');
       await page.getByText(`Deleting key ${fingerprint}: done`).waitFor({ timeout: 20_000 });
       expect(await keysOf(x.end1)).toEqual([]);

@@ -77,7 +77,7 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       await page.getByRole('button', { name: 'Turn on' }).click();
       await page.locator('#totp-code-error').waitFor();
       expect(await page.locator('#totp-code').getAttribute('aria-invalid')).toBe('true');
-      expect(await focusedId(page)).toBe('totp-code');
+      await expect.poll(() => focusedId(page)).toBe('totp-code');
       expect((await login(emailOf(x.solo))).status).toBe(201);
 
       // The right code, computed from the secret as shown: on, and the recovery codes this once.
@@ -160,7 +160,7 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       await page.getByRole('heading', { level: 1, name: 'Domain availability' }).waitFor();
       expect(await axeViolations(page)).toEqual([]);
       for (let i = 0; i < 60 && (await focusedId(page)) !== 'availability-names'; i++) await page.keyboard.press('Tab');
-      expect(await focusedId(page)).toBe('availability-names');
+      await expect.poll(() => focusedId(page)).toBe('availability-names');
       const names = [x.end1.domain, 'taken.test', 'free-name.test'];
       await page.keyboard.type(`${names.join(', ')} `);
       await page.keyboard.press('Enter');

@@ -58,7 +58,7 @@ suite('the panel: databases in Chromium', () => {
       await page.locator('#new-description-error').waitFor();
       expect(await page.locator('#new-description-error').innerText()).toMatch(/^This value is not accepted\. Details: .*255/);
       expect(await page.locator('#new-description').getAttribute('aria-invalid')).toBe('true');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-description');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-description');
       expect(await axeViolations(page)).toEqual([]);
       expect(await databasesOf(x.other)).toEqual([]);
 
@@ -74,7 +74,7 @@ suite('the panel: databases in Chromium', () => {
       const password = await secret.inputValue();
       expect(password).toMatch(/^[A-Za-z0-9]{20}$/);
       // The field has the focus with its text selected: ready to copy.
-      expect(await page.evaluate(() => {
+      await expect.poll(() => page.evaluate(() => {
         const el = document.activeElement as HTMLInputElement;
         return [el.id, el.selectionStart, el.selectionEnd];
       })).toEqual(['new-password', 0, 20]);
@@ -107,7 +107,7 @@ suite('the panel: databases in Chromium', () => {
       // A new password, after a confirmation: shown once; the old one stops working.
       await page.getByRole('button', { name: 'Set a new password' }).click();
       await page.getByText(`The current password of ${name} stops working at once`).waitFor();
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Yes, new password');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Yes, new password');
       await page.getByRole('button', { name: 'Yes, new password' }).click();
       await secret.waitFor();
       const second = await secret.inputValue();
@@ -123,7 +123,7 @@ suite('the panel: databases in Chromium', () => {
       await page.getByText(`Delete database ${name} with all its data?`).waitFor();
       // "Cancel" first: nothing happens and the focus returns to the button.
       await page.getByRole('button', { name: 'Cancel' }).click();
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe(`delete-${db.id}`);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe(`delete-${db.id}`);
       await page.getByRole('button', { name: `Delete: database ${name}` }).click();
       await page.getByRole('button', { name: 'Yes, delete' }).click();
       await done(page, `Deleting database ${name}`);
@@ -138,7 +138,7 @@ suite('the panel: databases in Chromium', () => {
       await page.goto(`${origin}/panel/packages/${x.end.packageId}/databases`);
       await page.getByRole('button', { name: 'Create database' }).waitFor();
       for (let i = 0; i < 100 && (await page.evaluate(() => document.activeElement?.id)) !== 'new-version'; i++) await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-version');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-version');
       await page.keyboard.press('Tab');
       await page.keyboard.type('typed, not clicked');
       await page.keyboard.press('Enter');
@@ -147,9 +147,9 @@ suite('the panel: databases in Chromium', () => {
       expect(db.attributes.description).toBe('typed, not clicked');
       await done(page, `Adding database ${db.attributes.name}`);
       // The password field took the focus; Tab reaches the copy button.
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-password');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-password');
       await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Copy password');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Copy password');
       await page.keyboard.press('Enter');
       await page.getByText('Copied.').waitFor();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator('#new-password').inputValue());

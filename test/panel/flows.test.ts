@@ -110,7 +110,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await page.getByRole('button', { name: 'Log in' }).click();
       const code = page.getByLabel('Code from your authenticator app');
       await code.waitFor();
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('totp_code');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('totp_code');
       expect(await axeViolations(page)).toEqual([]);
       await code.fill(codeAt(secret));
       await page.getByRole('button', { name: 'Continue' }).click();
@@ -150,7 +150,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await form.getByRole('button', { name: 'Add record' }).click();
       await page.locator('#new-ttl-error').waitFor();
       expect(await page.locator('#new-ttl').getAttribute('aria-invalid')).toBe('true');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-ttl');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-ttl');
       expect(await axeViolations(page)).toEqual([]);
       expect((await recordsOf(x.end1.domain, x.end1)).length).toBe(before.length);
       await form.getByLabel('TTL').fill('600');
@@ -187,7 +187,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await page.getByRole('heading', { level: 1 }).waitFor();
       // Tab from the top of the page to the form's first field.
       for (let i = 0; i < 200 && (await page.evaluate(() => document.activeElement?.id)) !== 'new-record_type'; i++) await page.keyboard.press('Tab');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-record_type');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-record_type');
       // A, AAAA, CNAME, MX, TXT: four steps down.
       for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowDown');
       expect(await page.locator('#new-record_type').inputValue()).toBe('TXT');

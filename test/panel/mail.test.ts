@@ -116,7 +116,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         expect(await error.innerText()).toContain('This password does not follow the password rules.');
         expect(await error.innerText()).toContain('customer-portal password');
         expect(await field.getAttribute('aria-invalid')).toBe('true');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-password');
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-password');
         expect(await axeViolations(page)).toEqual([]);
         expect(await viaApi(address, s.x.end1)).toBeUndefined();
 
@@ -215,7 +215,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         await page.getByLabel('Switches on on').fill('2020-01-01');
         await page.getByRole('button', { name: 'Save autoresponder' }).click();
         await page.locator('#auto-activates-error').waitFor();
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('auto-activates');
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('auto-activates');
         expect(await axeViolations(page)).toEqual([]);
         expect((await auto()).activates).toBe(null);
         await page.getByRole('button', { name: 'Switch the autoresponder off' }).click();
@@ -252,7 +252,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         await page.getByRole('button', { name: `Delete: ${address}` }).click();
         const confirm = page.locator(`tr[data-address="${id}"] .confirm`);
         expect(await confirm.innerText()).toContain('All its stored mail is deleted for good');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe(`delete-yes-${id}`);
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe(`delete-yes-${id}`);
         await page.getByRole('button', { name: 'Yes, delete' }).click();
         await page.getByText(`Deleting ${address}: done`).waitFor({ timeout: JOB_MS });
         await page.locator(`tr[data-address="${id}"]`).waitFor({ state: 'detached' });
@@ -301,7 +301,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
       it('adds a forward with the keyboard alone', async () => {
         const { page, problems } = await mailPage(s.x.end1);
         for (let i = 0; i < 200 && (await page.evaluate(() => document.activeElement?.id)) !== 'new-local'; i++) await page.keyboard.press('Tab');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-local');
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-local');
         await page.keyboard.type('keys');
         await page.keyboard.press('Tab'); // the domain
         await page.keyboard.press('Tab'); // the kind: mailbox, forward
@@ -309,7 +309,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         expect(await page.locator('#new-address_type').inputValue()).toBe('forward');
         await page.keyboard.press('Tab'); // spam handling
         await page.keyboard.press('Tab');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-forward_to');
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-forward_to');
         await page.keyboard.type('typed@example.net');
         await page.keyboard.press('Enter');
         const address = `keys@${s.x.end1.domain}`;

@@ -54,7 +54,7 @@ requirable(chromiumMissing ?? stackMissing())('the panel: subdomains in Chromium
       await f.getByRole('button', { name: 'Add subdomain' }).click();
       await page.locator('#new-redirect-target-error').waitFor();
       expect(await page.locator('#new-redirect-target-error').innerText()).toBe('This value is not accepted. Details: redirect.target must start with http:// or https://.');
-      expect(await page.evaluate(() => document.activeElement?.id)).toBe('new-redirect-target');
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('new-redirect-target');
       expect(await axeViolations(page)).toEqual([]);
       await f.getByLabel('Redirect target').fill('https://target.example/base');
       await f.getByLabel('Keep the request path (dynamic redirect)').check();

@@ -15,7 +15,7 @@ import { ImapClient, inboxCount } from '../../helpers/imap.js';
 import { addDomain, addUser, deactivateUser, removeUser } from '../../helpers/mail-directory.js';
 import { freePort } from '../../helpers/ports.js';
 import { sendMail } from '../../helpers/smtp.js';
-import { DOWN, describeMailStack, script, upOnFreePorts } from '../../helpers/stack.js';
+import { DOWN, describeMailStack, script, upOnFreePorts, STACK_UP_MS } from '../../helpers/stack.js';
 import { pollUntil } from '../../helpers/wait.js';
 import { dovecotMailDriver, type MailServerConn } from '../../../src/provisioning/mail/driver.js';
 import { DoveadmError } from '../../../src/provisioning/mail/doveadm.js';
@@ -65,7 +65,7 @@ describeMailStack('the Dovecot mail driver on the local stack', () => {
         smtp: stack.mail.smtp,
       };
       imap = stack.mail.imap;
-    }, STEP_MS);
+    }, STACK_UP_MS);
 
     afterAll(async () => {
       await mail.close();
