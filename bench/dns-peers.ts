@@ -65,8 +65,9 @@ import { changeSummary, hostplaneChanges, pdnsChanges } from './peers/changes.js
 import { killAllNow, memoryOf, noteChildren, peerPrograms, ports, procs, run, signalled, stopProc, which, type Proc } from './peers/processes.js';
 import { answersOf, dnsperf, questionMix, type PerfRun, type Question } from './peers/queries.js';
 import { report, type ServerName, type ServerResult } from './peers/report.js';
+import { bigSigned, knotSkip, signedReport, signedResult, signedRound, type SignedResult } from './peers/signed.js';
 import { addSecondary, exportZones, pdnsDatabase, removeSecondary, serving, startHostplane, startNsd, startPdns, transferred, udpKindOf, zonesOf, type Ctx } from './peers/servers.js';
-import { CHANGES, CHECKED, KEEP, RATE, RATE_SECONDS, RECORDS, RSS_LOAD_S, RUNS, SECONDS, SERVERS, WARMUP_S, ZONE100, ZONE10K, CLIENT_CORE } from './peers/settings.js';
+import { CHANGES, CHECKED, KEEP, RATE, RATE_SECONDS, RECORDS, RSS_LOAD_S, RUNS, SECONDS, SERVERS, SIGNED, WARMUP_S, ZONE100, ZONE10K, CLIENT_CORE } from './peers/settings.js';
 import { benchConfig } from './store.js';
 import { benchHeader, fmt, loadAverage, pct } from './report.js';
 
@@ -124,8 +125,8 @@ async function setup(dir: string, log: (s: string) => void): Promise<Ctx> {
   const key = testKey('hp-peers-nsd');
   const keyFile = path.join(dir, 'tsig.key');
   fs.writeFileSync(keyFile, key.bindFile, { mode: 0o600 });
-  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram] = await ports(7);
-  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram }, key, keyFile, owner, mixes, sample, reference: [], log };
+  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram, hpSigned, knot] = await ports(9);
+  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram, hpSigned, knot }, key, keyFile, owner, mixes, sample, reference: [], log };
   log(`store ${db}: ${await recordCount(target)} records; ports ${JSON.stringify(c.ports)}`);
   await store.close();
   return c;
@@ -171,6 +172,8 @@ async function queryRounds(servers: Running[], c: Ctx) {
 interface Run {
   c: Ctx;
   servers: Record<'hp' | 'pdns' | 'nsd' | 'sec' | 'dgram', ServerResult>;
+  /** The signed round's results (bench/peers/signed.ts). */
+  signed: SignedResult;
   has: (server: string) => boolean;
   perf: boolean;
   zoneDir: string;
@@ -325,6 +328,7 @@ async function bigStoreStep(r: Run): Promise<{ bigRecords: number; bigZones: num
     }
   }
   await removeSecondary(c);
+  if (SIGNED) await bigSigned(c, r.signed, probe, bigRecords, perf, hp.big && { startS: hp.big.startS, rssMb: hp.big.serving.rssMb, afterMb: hp.big.afterLoad.rssMb });
   if (has('nsd')) {
     const t0 = performance.now();
     const p = startNsd(c, 'nsd-big', c.ports.nsd, zones.map((z) => ({ name: z, file: path.join(zoneDir, `${z}.zone`) })));
@@ -393,12 +397,14 @@ export async function runPeers(): Promise<void> {
   const sec = fresh('NSD secondary', 'nsd -d, request-xfr from hostplane (TSIG)', skipReason('nsd-secondary'));
   const dgram = fresh('hostplane (dgram)', '`hostplane dns`, DNS_UDP_BATCH=off', SERVERS.has('hostplane-dgram') ? undefined : 'not in BENCH_PEERS_SERVERS');
   const results = [hp, pdns, nsd, sec, dgram];
+  const signed = signedResult(knotSkip(SERVERS.has('knot')));
   let bigZones = 0;
   let bigRecords = 0;
   try {
     const c = await setup(dir, log);
-    const r: Run = { c, servers: { hp, pdns, nsd, sec, dgram }, has, perf, zoneDir: path.join(dir, 'zones'), pdnsDb: path.join(dir, 'pdns.sqlite3'), log };
+    const r: Run = { c, servers: { hp, pdns, nsd, sec, dgram }, signed, has, perf, zoneDir: path.join(dir, 'zones'), pdnsDb: path.join(dir, 'pdns.sqlite3'), log };
     await queriesStep(r, zonesOf(c.db));
+    if (SIGNED) await signedRound(c, signed, perf, c.sample.filter((q) => q.name.endsWith(ZONE10K)));
     if (CHANGES > 0) await changesStep(r);
     if (RECORDS > 0) ({ bigRecords, bigZones } = await bigStoreStep(r));
   } finally {
@@ -410,6 +416,8 @@ export async function runPeers(): Promise<void> {
     else fs.rmSync(dir, { recursive: true, force: true });
   }
   report(results, load0, perf, bigRecords, bigZones);
+  if (SIGNED) signedReport(signed, perf);
+  if (SIGNED && process.env.BENCH_JSON) console.log(JSON.stringify({ signed }, null, 1));
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 
