@@ -21,12 +21,17 @@
 //    rounds, each giving every server in turn a full-speed dnsperf run on the mix of each zone
 //    (60% A, 20% TXT, 20% NXDOMAIN), then each a run at a steady 5,000 q/s (dnsperf -Q -v; p50/p99
 //    from the per-query latencies dnsperf prints). Medians over the rounds.
+//    Then the signed round (bench/peers/signed.ts, docs/decisions/0032-dnssec.md): hostplane unsigned,
+//    hostplane with DNS_DNSSEC=on asked with DO (dnsperf -D), Knot serving zone10k.example as hostplane
+//    signed it (AXFR; dnssec-signing off, one worker of each kind), the same rounds on the 10k mix;
+//    DO answers compared with Knot's, RRSIG bytes included.
 // 2. Change → first answer in the 10k-record zone: hostplane `serve`, POST /dns-records until its
 //    DNS server answers; PowerDNS with every cache off, a PATCH of the zone's rrsets through its
 //    REST API until it answers; in turns of 10 changes, after 10 untimed each.
 // 3. BENCH_PEERS_RECORDS in the store (about 996 zones at 1M): each server alone, start → serving
 //    (spawn → the first right answer from the last zone), and RSS (VmRSS of the largest process of
-//    the server's tree, /proc) once serving and after 5 s of queries.
+//    the server's tree, /proc) once serving and after 5 s of queries; hostplane also with every zone
+//    signed (DNS_DNSSEC=on; its queries with DO).
 // Ratios are hostplane's figure divided by the peer's.
 //
 //   npm run bench:dns:peers                              # alone
@@ -39,9 +44,11 @@
 // BENCH_PEERS_SECONDS [5] (each full-speed run; the first round after BENCH_PEERS_WARMUP_S [2]
 // untimed), BENCH_PEERS_RATE [5000] (0 skips the steady runs), BENCH_PEERS_RATE_SECONDS [5],
 // BENCH_PEERS_OUTSTANDING [100] (dnsperf -q), BENCH_PEERS_CHANGES [100] (0 skips step 2),
-// BENCH_PEERS_POLL_MS [2] (the DNS poll of step 2), BENCH_PEERS_SERVERS [nsd-secondary,nsd,powerdns,hostplane-dgram]
-// (the peers; hostplane always runs), BENCH_PEERS_KEEP=1 (keep the temporary directory and its
-// logs), BENCH_LOG_LEVEL [info] (hostplane's log level; its log goes to a file), BENCH_JSON=1.
+// BENCH_PEERS_POLL_MS [2] (the DNS poll of step 2), BENCH_PEERS_SERVERS
+// [nsd-secondary,nsd,powerdns,hostplane-dgram,knot] (the peers; hostplane always runs; knot is the
+// signed round's), BENCH_PEERS_SIGNED [1] (0 skips the signed round), BENCH_PEERS_KEEP=1 (keep the
+// temporary directory and its logs), BENCH_LOG_LEVEL [info] (hostplane's log level; its log goes to a
+// file), BENCH_JSON=1.
 //
 // Only 127.0.0.1 ports 41000-41199 are listened on (the first free ones); files go to
 // /tmp/hp-peers-*; every process started here is stopped by its PID, also on an error or Ctrl-C.
