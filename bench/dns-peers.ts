@@ -21,12 +21,17 @@
 //    rounds, each giving every server in turn a full-speed dnsperf run on the mix of each zone
 //    (60% A, 20% TXT, 20% NXDOMAIN), then each a run at a steady 5,000 q/s (dnsperf -Q -v; p50/p99
 //    from the per-query latencies dnsperf prints). Medians over the rounds.
+//    Then the signed round (bench/peers/signed.ts, docs/decisions/0032-dnssec.md): hostplane unsigned,
+//    hostplane with DNS_DNSSEC=on asked with DO (dnsperf -D), Knot serving zone10k.example as hostplane
+//    signed it (AXFR; dnssec-signing off, one worker of each kind), the same rounds on the 10k mix;
+//    DO answers compared with Knot's, RRSIG bytes included.
 // 2. Change → first answer in the 10k-record zone: hostplane `serve`, POST /dns-records until its
 //    DNS server answers; PowerDNS with every cache off, a PATCH of the zone's rrsets through its
 //    REST API until it answers; in turns of 10 changes, after 10 untimed each.
 // 3. BENCH_PEERS_RECORDS in the store (about 996 zones at 1M): each server alone, start → serving
 //    (spawn → the first right answer from the last zone), and RSS (VmRSS of the largest process of
-//    the server's tree, /proc) once serving and after 5 s of queries.
+//    the server's tree, /proc) once serving and after 5 s of queries; hostplane also with every zone
+//    signed (DNS_DNSSEC=on; its queries with DO).
 // Ratios are hostplane's figure divided by the peer's.
 //
 //   npm run bench:dns:peers                              # alone
@@ -39,9 +44,11 @@
 // BENCH_PEERS_SECONDS [5] (each full-speed run; the first round after BENCH_PEERS_WARMUP_S [2]
 // untimed), BENCH_PEERS_RATE [5000] (0 skips the steady runs), BENCH_PEERS_RATE_SECONDS [5],
 // BENCH_PEERS_OUTSTANDING [100] (dnsperf -q), BENCH_PEERS_CHANGES [100] (0 skips step 2),
-// BENCH_PEERS_POLL_MS [2] (the DNS poll of step 2), BENCH_PEERS_SERVERS [nsd-secondary,nsd,powerdns,hostplane-dgram]
-// (the peers; hostplane always runs), BENCH_PEERS_KEEP=1 (keep the temporary directory and its
-// logs), BENCH_LOG_LEVEL [info] (hostplane's log level; its log goes to a file), BENCH_JSON=1.
+// BENCH_PEERS_POLL_MS [2] (the DNS poll of step 2), BENCH_PEERS_SERVERS
+// [nsd-secondary,nsd,powerdns,hostplane-dgram,knot] (the peers; hostplane always runs; knot is the
+// signed round's), BENCH_PEERS_SIGNED [1] (0 skips the signed round), BENCH_PEERS_KEEP=1 (keep the
+// temporary directory and its logs), BENCH_LOG_LEVEL [info] (hostplane's log level; its log goes to a
+// file), BENCH_JSON=1.
 //
 // Only 127.0.0.1 ports 41000-41199 are listened on (the first free ones); files go to
 // /tmp/hp-peers-*; every process started here is stopped by its PID, also on an error or Ctrl-C.
@@ -65,8 +72,9 @@ import { changeSummary, hostplaneChanges, pdnsChanges } from './peers/changes.js
 import { killAllNow, memoryOf, noteChildren, peerPrograms, ports, procs, run, signalled, stopProc, which, type Proc } from './peers/processes.js';
 import { answersOf, dnsperf, questionMix, type PerfRun, type Question } from './peers/queries.js';
 import { report, type ServerName, type ServerResult } from './peers/report.js';
+import { bigSigned, knotSkip, signedReport, signedResult, signedRound, type SignedResult } from './peers/signed.js';
 import { addSecondary, exportZones, pdnsDatabase, removeSecondary, serving, startHostplane, startNsd, startPdns, transferred, udpKindOf, zonesOf, type Ctx } from './peers/servers.js';
-import { CHANGES, CHECKED, KEEP, RATE, RATE_SECONDS, RECORDS, RSS_LOAD_S, RUNS, SECONDS, SERVERS, WARMUP_S, ZONE100, ZONE10K, CLIENT_CORE } from './peers/settings.js';
+import { CHANGES, CHECKED, KEEP, RATE, RATE_SECONDS, RECORDS, RSS_LOAD_S, RUNS, SECONDS, SERVERS, SIGNED, WARMUP_S, ZONE100, ZONE10K, CLIENT_CORE } from './peers/settings.js';
 import { benchConfig } from './store.js';
 import { benchHeader, fmt, loadAverage, pct } from './report.js';
 
@@ -124,8 +132,8 @@ async function setup(dir: string, log: (s: string) => void): Promise<Ctx> {
   const key = testKey('hp-peers-nsd');
   const keyFile = path.join(dir, 'tsig.key');
   fs.writeFileSync(keyFile, key.bindFile, { mode: 0o600 });
-  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram] = await ports(7);
-  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram }, key, keyFile, owner, mixes, sample, reference: [], log };
+  const [hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram, hpSigned, knot] = await ports(9);
+  const c: Ctx = { dir, db, ports: { hpDns, hpHttp, nsd, secondary, pdns, pdnsApi, hpDgram, hpSigned, knot }, key, keyFile, owner, mixes, sample, reference: [], log };
   log(`store ${db}: ${await recordCount(target)} records; ports ${JSON.stringify(c.ports)}`);
   await store.close();
   return c;
@@ -171,6 +179,8 @@ async function queryRounds(servers: Running[], c: Ctx) {
 interface Run {
   c: Ctx;
   servers: Record<'hp' | 'pdns' | 'nsd' | 'sec' | 'dgram', ServerResult>;
+  /** The signed round's results (bench/peers/signed.ts). */
+  signed: SignedResult;
   has: (server: string) => boolean;
   perf: boolean;
   zoneDir: string;
@@ -325,6 +335,7 @@ async function bigStoreStep(r: Run): Promise<{ bigRecords: number; bigZones: num
     }
   }
   await removeSecondary(c);
+  if (SIGNED) await bigSigned(c, r.signed, probe, bigRecords, perf, hp.big && { startS: hp.big.startS, rssMb: hp.big.serving.rssMb, afterMb: hp.big.afterLoad.rssMb });
   if (has('nsd')) {
     const t0 = performance.now();
     const p = startNsd(c, 'nsd-big', c.ports.nsd, zones.map((z) => ({ name: z, file: path.join(zoneDir, `${z}.zone`) })));
@@ -393,12 +404,14 @@ export async function runPeers(): Promise<void> {
   const sec = fresh('NSD secondary', 'nsd -d, request-xfr from hostplane (TSIG)', skipReason('nsd-secondary'));
   const dgram = fresh('hostplane (dgram)', '`hostplane dns`, DNS_UDP_BATCH=off', SERVERS.has('hostplane-dgram') ? undefined : 'not in BENCH_PEERS_SERVERS');
   const results = [hp, pdns, nsd, sec, dgram];
+  const signed = signedResult(knotSkip(SERVERS.has('knot')));
   let bigZones = 0;
   let bigRecords = 0;
   try {
     const c = await setup(dir, log);
-    const r: Run = { c, servers: { hp, pdns, nsd, sec, dgram }, has, perf, zoneDir: path.join(dir, 'zones'), pdnsDb: path.join(dir, 'pdns.sqlite3'), log };
+    const r: Run = { c, servers: { hp, pdns, nsd, sec, dgram }, signed, has, perf, zoneDir: path.join(dir, 'zones'), pdnsDb: path.join(dir, 'pdns.sqlite3'), log };
     await queriesStep(r, zonesOf(c.db));
+    if (SIGNED) await signedRound(c, signed, perf, c.sample.filter((q) => q.name.endsWith(ZONE10K)));
     if (CHANGES > 0) await changesStep(r);
     if (RECORDS > 0) ({ bigRecords, bigZones } = await bigStoreStep(r));
   } finally {
@@ -410,6 +423,8 @@ export async function runPeers(): Promise<void> {
     else fs.rmSync(dir, { recursive: true, force: true });
   }
   report(results, load0, perf, bigRecords, bigZones);
+  if (SIGNED) signedReport(signed, perf);
+  if (SIGNED && process.env.BENCH_JSON) console.log(JSON.stringify({ signed }, null, 1));
   console.log(`total ${fmt((Date.now() - started) / 1000, 1)} s`);
 }
 

@@ -74,8 +74,8 @@ export interface PerfRun {
   maxMs?: number;
 }
 
-export async function dnsperf(server: string, load: string, port: number, file: string, seconds: number, rate?: number): Promise<PerfRun> {
-  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(seconds), '-c', '1', '-T', '1', '-q', String(OUTSTANDING), '-t', '2'];
+export async function dnsperf(server: string, load: string, port: number, file: string, seconds: number, rate?: number, extra: string[] = []): Promise<PerfRun> {
+  const args = ['-s', '127.0.0.1', '-p', String(port), '-d', file, '-l', String(seconds), '-c', '1', '-T', '1', '-q', String(OUTSTANDING), '-t', '2', ...extra];
   if (rate) args.push('-Q', String(rate), '-v');
   const r = await run('dnsperf', which('dnsperf') ?? 'dnsperf', args, { core: CLIENT_CORE, timeoutMs: (seconds + 30) * 1000 });
   const text = r.out + r.err;

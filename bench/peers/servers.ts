@@ -26,6 +26,9 @@ export interface Ports {
   /** PowerDNS's HTTP API (its webserver), where changes are made in step 2. */
   pdnsApi: number;
   pdns: number;
+  /** hostplane with DNS_DNSSEC=on and Knot serving its signed zone (the signed round, signed.ts). */
+  hpSigned: number;
+  knot: number;
 }
 
 export interface Ctx {
@@ -139,13 +142,13 @@ export function zonesOf(db: string): string[] {
  * Every zone as hostplane serves it, by AXFR with the secondary's TSIG key (dig, 50 zones per
  * call), written as zone files `<dir>/<zone>.zone`; answers the records transferred.
  */
-export async function exportZones(c: Ctx, zones: string[], dir: string): Promise<number> {
+export async function exportZones(c: Ctx, zones: string[], dir: string, port = c.ports.hpDns): Promise<number> {
   fs.mkdirSync(dir, { recursive: true });
   let records = 0;
   const out = path.join(c.dir, 'axfr.txt');
   for (let i = 0; i < zones.length; i += 50) {
     const chunk = zones.slice(i, i + 50);
-    const args = ['@127.0.0.1', '-p', String(c.ports.hpDns), '-y', `hmac-sha256:${c.key.name}:${c.key.secret}`, '+onesoa', '+nocmd', '+nostats', '+nocomments', '+noquestion', '+time=60', '+tries=1'];
+    const args = ['@127.0.0.1', '-p', String(port), '-y', `hmac-sha256:${c.key.name}:${c.key.secret}`, '+onesoa', '+nocmd', '+nostats', '+nocomments', '+noquestion', '+time=60', '+tries=1'];
     for (const z of chunk) args.push(z, 'AXFR');
     const r = await run('dig', 'dig', args, { stdoutFile: out, timeoutMs: 600_000 });
     const text = fs.readFileSync(out, 'utf8');

@@ -18,7 +18,9 @@ export const OUTSTANDING = num('BENCH_PEERS_OUTSTANDING', 100);
 export const CHANGES = num('BENCH_PEERS_CHANGES', 100);
 export const POLL_MS = num('BENCH_PEERS_POLL_MS', 2);
 /** The peers to run; hostplane always runs (its zones and answers are the reference). */
-export const SERVERS = new Set((process.env.BENCH_PEERS_SERVERS ?? 'nsd-secondary,nsd,powerdns,hostplane-dgram').split(',').map((s) => s.trim()));
+export const SERVERS = new Set((process.env.BENCH_PEERS_SERVERS ?? 'nsd-secondary,nsd,powerdns,hostplane-dgram,knot').split(',').map((s) => s.trim()));
+/** The signed round (bench/peers/signed.ts): `0` skips it. */
+export const SIGNED = num('BENCH_PEERS_SIGNED', 1) > 0;
 export const KEEP = process.env.BENCH_PEERS_KEEP === '1';
 /** Seconds of load between the two RSS readings of the big store. */
 export const RSS_LOAD_S = 5;

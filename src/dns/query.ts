@@ -4,6 +4,7 @@
 // path through dns-packet, with the same answers (decision 0014; fuzz.test.ts).
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
+import { nsecProof, signedDenial } from './denials.js';
 import { pickSet, setCount, sigsCovering } from './rrsets.js';
 import { T, type ZoneSet } from './zone.js';
 
@@ -206,9 +207,10 @@ const DECODED_OPTIONS = new Set([8, 11, 14]);
 /**
  * The reply from the zones' wire form for the common questions, or null to take the general path.
  * The query must be a plain one: opcode QUERY, one question, no answer or authority records, at
- * most an OPT of version 0 with options that are well-formed, nothing after it.
+ * most an OPT of version 0 with options that are well-formed, nothing after it. Exported for the
+ * tests that check which questions it answers.
  */
-function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | null {
+export function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | null {
   const flags = msg.readUInt16BE(2);
   if (flags & 0xf800 || msg.readUInt16BE(4) !== 1 || msg.readUInt32BE(6) !== 0) return null;
   const arcount = msg.readUInt16BE(10);
@@ -239,8 +241,10 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
   let aa = AA;
   let answer: string | undefined;
   let authority: string | undefined;
+  let nsCount = 1;
   const zone = zones.find(q.key);
-  // A signed zone asked with DO: a plain answer gets its RRSIGs here; proofs (NSEC) take the general path.
+  // A signed zone asked with DO: answers get their RRSIGs, denials and wildcards their NSEC proofs
+  // (denials.ts), copied from the wire form as the general path would give them.
   const signed = dnssecOk && zone?.signer != null;
   if (signed && (qtype === T.RRSIG || qtype === T.NSEC)) return null;
   let sigs = '';
@@ -251,23 +255,44 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
   } else {
     if (zone.cuts.size && findCut(zone, q.key)) return null; // a referral
     let sets = zone.nodes.get(q.key);
+    /** With DO: the owners whose NSEC records prove the denial, and one listed before the SOA. */
+    let proofs: string[] | undefined;
+    let wildcardProof: string | undefined;
     if (sets === undefined && !zone.exists(q.key)) {
       // RFC 4592 §3.3.1: the source of synthesis is "*." + the closest encloser; its records are
       // written with the owner as asked, which the pointer to the question is.
       let encloser = q.key.slice(q.key.indexOf('.') + 1);
       while (!zone.exists(encloser)) encloser = encloser.slice(encloser.indexOf('.') + 1);
-      sets = zone.nodes.get(`*.${encloser}`);
-      if (sets === undefined) rcode = RCODE.NXDOMAIN;
-      if (signed) return null; // the proof that the name does not exist
-    }
+      const source = `*.${encloser}`;
+      sets = zone.nodes.get(source);
+      if (sets === undefined) {
+        rcode = RCODE.NXDOMAIN;
+        // RFC 4035 §3.1.3.2: no such name, and no wildcard that could have made it.
+        if (signed) proofs = [zone.signer!.covering(q.key), zone.signer!.covering(source)];
+      } else if (signed) {
+        // RFC 4035 §3.1.3.3 (answer) and §3.1.3.4 (NODATA): the name itself does not exist.
+        wildcardProof = zone.signer!.covering(q.key);
+        proofs = [source];
+      }
+    } else if (signed) proofs = [sets === undefined ? zone.signer!.covering(q.key) : q.key];
     if (sets !== undefined) {
       answer = pickSet(sets, qtype);
       if (answer === undefined && pickSet(sets, T.CNAME) !== undefined) return null; // a chain
     }
     if (answer === undefined) {
-      if (signed) return null; // NODATA: the NSEC of the name
-      authority = zone.negativeSoaWire;
-    } else if (signed) ({ wire: sigs, count: sigCount } = sigsCovering(sets!, qtype));
+      if (signed) {
+        const denial = signedDenial(zone, proofs!, wildcardProof);
+        if (denial === null) return null;
+        ({ wire: authority, count: nsCount } = denial);
+      } else authority = zone.negativeSoaWire;
+    } else if (signed) {
+      ({ wire: sigs, count: sigCount } = sigsCovering(sets!, qtype));
+      if (wildcardProof !== undefined) {
+        const proof = nsecProof(zone, wildcardProof);
+        if (proof === null) return null;
+        ({ wire: authority, count: nsCount } = proof);
+      }
+    }
   }
 
   const optLength = advertised >= 0 ? OPT_WIRE.length : 0;
@@ -278,7 +303,7 @@ function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buffer | n
   out.writeUInt16BE(QR | aa | (flags & (RD | CD)) | rcode, 2);
   out.writeUInt16BE(1, 4);
   out.writeUInt16BE(answer === undefined ? 0 : setCount(answer) + sigCount, 6);
-  out.writeUInt16BE(authority === undefined ? 0 : 1, 8);
+  out.writeUInt16BE(authority === undefined ? 0 : nsCount, 8);
   out.writeUInt16BE(optLength ? 1 : 0, 10);
   q.raw.copy(out, 12);
   let p = end;

@@ -44,7 +44,7 @@ function wireSetOf(records: Rec[]): WireSet {
 
 const hasType = (sets: Sets | undefined, type: number) => sets !== undefined && listOf(sets).some((s) => setType(s) === type);
 
-const setsOf = (list: WireSet[]): Sets => (list.length === 1 ? list[0] : list);
+const setsOf = (list: WireSet[]): Sets => (list.length === 1 ? list[0] : list.slice());
 
 /** The type an RRSIG record covers (the first field of its RDATA). */
 export const coveredType = (rrsig: Rec) => rrsig.rdata.readUInt16BE(0);

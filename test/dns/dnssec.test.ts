@@ -12,7 +12,7 @@ import { secondaryMissing, startSecondary, testKey, type RunningSecondary } from
 import { elapsedUntil } from '../helpers/wait.js';
 import { soaSerial } from '../../src/provisioning/dns/driver.js';
 import { DnsServer } from '../../src/dns/server.js';
-import { answerQuery } from '../../src/dns/query.js';
+import { answerQuery, quickAnswer } from '../../src/dns/query.js';
 import { DnssecRepository } from '../../src/dns/dnssec.repository.js';
 import { dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
 import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
@@ -154,6 +154,23 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
         }
       }
       expect(quick).toBeGreaterThan(30);
+    });
+
+    it.each([
+      ['nothere.zone.example', 'A', 'NXDOMAIN', ['SOA zone.example', 'RRSIG SOA', 'NSEC many.zone.example', 'RRSIG NSEC', 'NSEC zone.example', 'RRSIG NSEC']],
+      ['zz.deep.zone.example', 'A', 'NXDOMAIN', null],
+      ['zone.example', 'SRV', 'NOERROR', ['SOA zone.example', 'RRSIG SOA', 'NSEC zone.example', 'RRSIG NSEC']],
+      ['b.c.zone.example', 'A', 'NOERROR', null],
+      ['x.y.wild.zone.example', 'TXT', 'NOERROR', null],
+      ['x.wild.zone.example', 'MX', 'NOERROR', null],
+    ] as const)('with DO the denial or wildcard answer to %s %s is copied on the quick path (docs/decisions/0032-dnssec.md)', (name, type, rcode, authority) => {
+      const msg = doQuery(name, type, true);
+      const out = quickAnswer(dns.zones, msg, { transport: 'udp' });
+      expect(out).not.toBeNull();
+      const p = dnsPacket.decode(out!);
+      expect(p.rcode).toBe(rcode);
+      if (authority) expect(kinds(p, 'authorities')).toEqual(authority);
+      expect(p).toEqual(dnsPacket.decode(answerQuery(dns.zones, msg, { transport: 'udp', general: true })!));
     });
 
     it('without DO the answers are those of the unsigned zone', async () => {

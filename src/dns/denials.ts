@@ -1,0 +1,99 @@
+// The DNSSEC parts of signed answers on the quick path (docs/decisions/0032-dnssec.md, 0014): the
+// negative SOA with its signature, and the NSEC records with theirs that prove a denial or a wildcard,
+// copied from the zone's wire form with their owners written out. The same records, in the same order,
+// as the general path (lookup.ts) gives; no signing and no dns-packet while a query waits.
+import { pickSet, sigsCovering, type Sets } from './rrsets.js';
+import { T, type Zone } from './zone.js';
+
+/** An owner (lower case, dot-joined, no trailing dot) in wire form, as a latin1 string. */
+function dnsNameWire(name: string): string {
+  let out = '';
+  for (let start = 0; name !== ''; ) {
+    const dot = name.indexOf('.', start);
+    const end = dot < 0 ? name.length : dot;
+    out += String.fromCharCode(end - start) + name.slice(start, end);
+    if (dot < 0) break;
+    start = dot + 1;
+  }
+  return out + '\0';
+}
+
+/** Records in wire form with their owners written out (an authority section's part), and how many. */
+export interface WirePart {
+  wire: string;
+  count: number;
+}
+
+/** Per zone: the negative SOA and its RRSIG (TTL that of the negative SOA), made when the apex changes. */
+const negatives = new WeakMap<Zone, { apex: Sets; part: WirePart }>();
+
+/**
+ * The SOA of a negative answer and its signatures (RFC 4035 §3.1.3: with TTL of the negative SOA,
+ * RFC 2308 §3); null when the apex holds no signature over the SOA (then the general path answers).
+ */
+export function negativeSoaSigned(zone: Zone): WirePart | null {
+  const apex = zone.nodes.get(zone.name);
+  if (apex === undefined) return null;
+  const cached = negatives.get(zone);
+  if (cached?.apex === apex) return cached.part;
+  const { wire: sigs, count } = sigsCovering(apex, T.SOA);
+  if (!count) return null;
+  const owner = dnsNameWire(zone.name);
+  // The SOA's TTL in the negative form; each signature takes it too.
+  const soa = zone.negativeSoaWire;
+  const ttl = soa.slice(owner.length + 4, owner.length + 8);
+  let wire = soa;
+  for (let p = 0; p < sigs.length; ) {
+    const end = p + 12 + ((sigs.charCodeAt(p + 10) << 8) | sigs.charCodeAt(p + 11));
+    wire += owner + sigs.slice(p + 2, p + 6) + ttl + sigs.slice(p + 10, end);
+    p = end;
+  }
+  const part = { wire, count: 1 + count };
+  negatives.set(zone, { apex, part });
+  return part;
+}
+
+/** The NSEC record at `owner` and its signatures, owner written out; null when it has none. */
+export function nsecProof(zone: Zone, owner: string): WirePart | null {
+  const sets = zone.nodes.get(owner);
+  if (sets === undefined) return null;
+  const nsec = pickSet(sets, T.NSEC);
+  if (nsec === undefined) return null;
+  const name = dnsNameWire(owner);
+  let wire = name + nsec.slice(2);
+  const sigs = sigsCovering(sets, T.NSEC);
+  for (let p = 0; p < sigs.wire.length; ) {
+    const end = p + 12 + ((sigs.wire.charCodeAt(p + 10) << 8) | sigs.wire.charCodeAt(p + 11));
+    wire += name + sigs.wire.slice(p + 2, end);
+    p = end;
+  }
+  return { wire, count: 1 + sigs.count };
+}
+
+/**
+ * A signed negative answer's authority section: the negative SOA with its signatures, then the NSEC
+ * proof of each owner (each once, in order). `before`, a proof listed ahead of the SOA (a wildcard's
+ * NODATA: the NSEC that shows the name itself does not exist). Null where the general path must answer.
+ */
+export function signedDenial(zone: Zone, proofs: string[], before?: string): WirePart | null {
+  const soa = negativeSoaSigned(zone);
+  if (soa === null) return null;
+  let wire = '';
+  let count = 0;
+  if (before !== undefined) {
+    const p = nsecProof(zone, before);
+    if (p === null) return null;
+    wire = p.wire;
+    count = p.count;
+  }
+  wire += soa.wire;
+  count += soa.count;
+  for (let i = 0; i < proofs.length; i++) {
+    if (i > 0 && proofs.indexOf(proofs[i]) < i) continue;
+    const p = nsecProof(zone, proofs[i]);
+    if (p === null) return null;
+    wire += p.wire;
+    count += p.count;
+  }
+  return { wire, count };
+}
