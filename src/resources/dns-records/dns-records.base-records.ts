@@ -126,7 +126,7 @@ export async function insertBaseRecords(repo: DnsRecordsRepository, domain: stri
   for (const rec of template) {
     // The same rules as the API (same name, delegation cuts, answer size): a customer's NS cut or a
     // full name keeps its place and the template record is left out.
-    const around = await repo.recordsAround(domain, rec.name.ace);
+    const around = await repo.recordsAround(domain, rec.name.ace, rec.record_type === 'NS');
     const cand = { name: rec.name.ace, record_type: rec.record_type, data: rec.data };
     if (fqdnOf(rec.name.ace, domain).length > 253 || conflictInZone(around, cand)) {
       skipped++;

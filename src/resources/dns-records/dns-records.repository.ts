@@ -109,16 +109,19 @@ export class DnsRecordsRepository {
   }
 
   /**
-   * Every record of a zone, whatever its state, at `name`, at its ancestors and strictly below it:
-   * what the delegation rules look at. At the apex only its own records (no NS is ever there).
+   * Every record of a zone, whatever its state, at `name`, at its ancestors and — with `below`,
+   * for an NS candidate, the one rule that looks there — strictly below it: what the delegation
+   * rules look at. At the apex only its own records (no NS is ever there). Without `below` the
+   * read is a few index lookups; a suffix match reads the whole zone.
    */
-  recordsAround(domain: string, name: string) {
+  recordsAround(domain: string, name: string, below: boolean) {
     const labels = name === '' ? [] : name.split('.');
     const ancestors = labels.slice(1).map((_, i) => labels.slice(i + 1).join('.'));
     // `_` is a LIKE wildcard and common in names: escape it (SQLite has no default escape).
-    const below = `%.${name.replace(/[!%_]/g, '!$&')}`;
+    const under = `%.${name.replace(/[!%_]/g, '!$&')}`;
     let q = this.db.selectFrom('dns_records').select(['id', 'name', 'record_type', 'data', 'state', 'tag']).where('domain', '=', domain);
-    q = name === '' ? q.where('name', '=', '') : q.where((eb) => eb.or([eb('name', 'in', [name, ...ancestors]), sql<boolean>`${eb.ref('name')} like ${below} escape '!'`]));
+    if (name === '' || !below) q = q.where('name', 'in', [name, ...ancestors]);
+    else q = q.where((eb) => eb.or([eb('name', 'in', [name, ...ancestors]), sql<boolean>`${eb.ref('name')} like ${under} escape '!'`]));
     return q.orderBy('id').execute();
   }
 

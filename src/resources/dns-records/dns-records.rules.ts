@@ -418,7 +418,8 @@ function sizeConflict(here: ExistingRecord[], cand: { data: string }): Conflict 
 /**
  * Why a record may not join its zone, or null: the rules of its own name (conflictAt), then
  * delegations, then the size of the name's answer. `zone` holds at least the records at the
- * candidate's name, at its ancestors and below it (DnsRecordsRepository.recordsAround), in any state.
+ * candidate's name, at its ancestors and, for an NS candidate, below it
+ * (DnsRecordsRepository.recordsAround), in any state.
  */
 export function conflictInZone(zone: ZoneRecord[], cand: { name: string; record_type: string; data: string }): Conflict | null {
   const here = zone.filter((r) => r.name === cand.name);

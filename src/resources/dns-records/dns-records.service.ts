@@ -134,7 +134,7 @@ export class DnsRecordsService {
     return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DnsRecordsRepository(trx);
       await repo.lockDomain(zone.name);
-      const clash = conflictInZone(await repo.recordsAround(zone.name, record.name.ace), { ...record, name: record.name.ace });
+      const clash = conflictInZone(await repo.recordsAround(zone.name, record.name.ace, record.record_type === 'NS'), { ...record, name: record.name.ace });
       if (clash) throw invalidField(clash.field, clash.detail, 'conflict');
       const id = await repo.insert({
         domain: zone.name,

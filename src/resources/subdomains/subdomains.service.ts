@@ -246,7 +246,7 @@ export class SubdomainsService {
     const missing = wanted.filter((w) => !owned.some((r) => key(r) === key(w)));
     if (!stale.length && !missing.length) return null;
     await records.deleteIds(stale.map((r) => r.id));
-    const around = (await records.recordsAround(row.domain, row.name)).filter((r) => !stale.some((s) => s.id === r.id));
+    const around = (await records.recordsAround(row.domain, row.name, missing.some((w) => w.record_type === 'NS'))).filter((r) => !stale.some((s) => s.id === r.id));
     for (const w of missing) {
       if (around.some((r) => r.name === row.name && key(r) === key(w))) continue;
       const clash = conflictInZone(around, { name: row.name, ...w });
