@@ -7,6 +7,6 @@ export interface DomainAttributes {
     dns_update_lock: boolean;
     dns_migration_mode: { enabled: boolean };
     /** An extension (API guide "DNSSEC (extension)"). */
-    dnssec?: { enabled: boolean; ds_records: string[]; dnskeys: string[] };
+    dnssec?: { enabled: boolean; state: 'unsigned' | 'signed' | 'rolling' | 'disabling'; ds_records: string[]; dnskeys: string[] };
   } | null;
 }

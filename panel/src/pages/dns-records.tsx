@@ -191,7 +191,7 @@ export function DnsRecordsPage(props: { domain: string }) {
       )}
       <h2>{t('dns.create')}</h2>
       <RecordForm idPrefix="new" domain={domain.attributes.name} initial={EMPTY} submitLabel={t('dns.create.submit')} onSubmit={async (v) => void (await create(v))} resetAfter />
-      <DnssecStatus dnssec={domain.attributes.presence?.dnssec} />
+      <DnssecStatus domain={domain} onChanged={reload} />
     </section>
   );
 }

@@ -1,19 +1,23 @@
-// The DNSSEC state of a presence domain (API guide "DNSSEC (extension)"): not signed, turned on but
-// not yet signed, or signed with the DS records the customer gives the registry. The API does not
-// yet let a customer switch it (the operator does), so this section only shows.
+// The DNSSEC state of a presence domain and its switch (API guide "DNSSEC (extension)"): not
+// signed, signed with the DS records the customer gives the registry, a new key on its way in
+// (rolling), or turning off (still signed until the registry has dropped the DS). Turning it on or
+// off is a PATCH whose job is shown in place (PresenceFlag).
+import type { Resource } from '../api/client';
 import type { DomainAttributes } from '../api/domains';
 import { useI18n } from '../i18n';
+import { PresenceFlag } from './presence-flag';
 
-export function DnssecStatus(props: { dnssec: NonNullable<DomainAttributes['presence']>['dnssec'] }) {
+export function DnssecStatus(props: { domain: Resource<DomainAttributes>; onChanged(): void }) {
   const { t } = useI18n();
-  const d = props.dnssec;
+  const d = props.domain.attributes.presence?.dnssec;
   if (!d) return null;
-  const state = !d.enabled ? 'off' : d.ds_records.length ? 'on' : 'pending';
+  // Turned on, but no DNS server has signed the zone yet: no key, so no DS.
+  const state = d.state === 'unsigned' ? (d.enabled ? 'pending' : 'off') : d.state === 'signed' && !d.ds_records.length ? 'pending' : d.state === 'signed' ? 'on' : d.state;
   return (
     <section aria-labelledby="dnssec-title" data-dnssec={state}>
       <h2 id="dnssec-title">{t('dnssec.title')}</h2>
-      <p>{t(state === 'off' ? 'dnssec.off' : state === 'pending' ? 'dnssec.pending' : 'dnssec.on')}</p>
-      {state === 'on' && (
+      <p>{t(`dnssec.${state}`)}</p>
+      {d.ds_records.length > 0 && (
         <ul class="ds-records" aria-label={t('dnssec.ds')}>
           {d.ds_records.map((ds) => (
             <li key={ds}>
@@ -22,6 +26,7 @@ export function DnssecStatus(props: { dnssec: NonNullable<DomainAttributes['pres
           ))}
         </ul>
       )}
+      <PresenceFlag domain={props.domain} flag="dnssec" onChanged={props.onChanged} />
     </section>
   );
 }

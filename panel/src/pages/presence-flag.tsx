@@ -1,7 +1,7 @@
 // One presence flag of a domain with the button that switches it (API guide "Domains": PATCH
-// /domains/{name} sets presence.dns_update_lock or presence.dns_migration_mode.enabled, for the
-// customer and for its reseller alike). The answer is the domain as it is now; a 202 would be a
-// job, shown in place like every other.
+// /domains/{name} sets presence.dns_update_lock or presence.dns_migration_mode.enabled, and
+// presence.dnssec.enabled — "DNSSEC (extension)" —, for the customer and for its reseller alike).
+// The answer is the domain as it is now, or a 202 with a job (DNSSEC), shown in place like every other.
 import { useState } from 'preact/hooks';
 import { api, type Resource } from '../api/client';
 import { jobIdOf } from '../api/jobs';
@@ -12,29 +12,36 @@ import { useI18n } from '../i18n';
 import type { DomainAttributes } from '../api/domains';
 import './account.css';
 
-type Flag = 'lock' | 'migration';
+type Flag = 'lock' | 'migration' | 'dnssec';
 type Presence = NonNullable<DomainAttributes['presence']>;
 
-const valueOf = (p: Presence, flag: Flag) => (flag === 'lock' ? p.dns_update_lock : p.dns_migration_mode.enabled);
-const patchOf = (flag: Flag, on: boolean) => (flag === 'lock' ? { dns_update_lock: on } : { dns_migration_mode: { enabled: on } });
+const valueOf = (p: Presence, flag: Flag) => (flag === 'lock' ? p.dns_update_lock : flag === 'migration' ? p.dns_migration_mode.enabled : !!p.dnssec?.enabled);
+const patchOf = (flag: Flag, on: boolean) =>
+  flag === 'lock' ? { dns_update_lock: on } : flag === 'migration' ? { dns_migration_mode: { enabled: on } } : { dnssec: { enabled: on } };
+const NAMES = { lock: 'domains.updateLock', migration: 'domains.migration', dnssec: 'dnssec.title' } as const;
 
 export function PresenceFlag(props: { domain: Resource<DomainAttributes>; flag: Flag; onChanged(): void }) {
   const { t } = useI18n();
   const { domain, flag } = props;
-  const [presence, setPresence] = useState<Presence>(domain.attributes.presence!);
+  // What a 200 answered; else the domain as the page last read it (it reads it again after a 202).
+  const [answered, setAnswered] = useState<Presence | null>(null);
+  const presence = answered ?? domain.attributes.presence!;
   const [changed, setChanged] = useState(false);
   const [job, setJob] = useState<TrackedJob | null>(null);
   const patch = useSubmit([]);
   const on = valueOf(presence, flag);
   const action = t(`domains.${flag}.${on ? 'off' : 'on'}`);
-  const flagName = flag === 'lock' ? t('domains.updateLock') : t('domains.migration');
+  const flagName = t(NAMES[flag]);
 
   const toggle = () =>
     patch.run(async () => {
       const body = { data: { type: 'domain', id: domain.id, attributes: { presence: patchOf(flag, !on) } } };
       const { status, data } = await api<Resource>('PATCH', `/domains/${encodeURIComponent(domain.id)}`, { body });
-      if (status === 202) setJob({ id: jobIdOf(data)!, action: 'update', label: `${domain.attributes.name}: ${flagName}` });
-      else if (data.attributes.presence) setPresence(data.attributes.presence as Presence);
+      if (status === 202) {
+        setJob({ id: jobIdOf(data)!, action: 'update', label: `${domain.attributes.name}: ${flagName}` });
+        // The choice is stored at once: the page shows it while the job runs.
+        props.onChanged();
+      } else if (data.attributes.presence) setAnswered(data.attributes.presence as Presence);
       setChanged(true);
     });
 
