@@ -5,8 +5,9 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import { DnssecRepository } from '../dns/dnssec.repository.js';
 import { dnskeyText, dsText, publicKey } from '../dns/dnssec-keys.js';
-import { recordChange } from '../provisioning/dns/propagation.js';
 import { AppError } from '../errors.js';
+import type { ServiceDeps } from '../resources/service-deps.js';
+import { DomainDnssec } from '../resources/domains/domains.dnssec.js';
 import { found } from './operator-errors.js';
 
 export interface DnssecStatus {
@@ -22,17 +23,22 @@ export interface DnssecStatus {
 }
 
 export class DnssecAdminService {
-  constructor(
-    private readonly store: Store,
-    private readonly config: Pick<Config, 'dns' | 'webhooks'>,
-  ) {}
+  private readonly store: Store;
+  private readonly config: Pick<Config, 'dns' | 'webhooks'>;
+  /** The rule path the API's PATCH takes too. */
+  private readonly dnssec: DomainDnssec;
+  constructor(deps: ServiceDeps) {
+    this.store = deps.store;
+    this.config = deps.config;
+    this.dnssec = new DomainDnssec(deps.config, deps.dns);
+  }
 
   async status(name: string): Promise<DnssecStatus> {
     const d = await this.presenceDomain(name);
     const keys = await new DnssecRepository(this.store.db, this.config.webhooks.secretKeys).publicKeys(name);
     const pub = keys.map((k) => publicKey(k.flags, k.algorithm, k.public_key));
     const choice = d.dnssec === null ? 'default' : d.dnssec === 1 ? 'on' : 'off';
-    const enabled = d.dnssec === null ? this.config.dns.dnssec.default : d.dnssec === 1;
+    const enabled = this.dnssec.signed(d.dnssec);
     return { domain: name, enabled, choice, ds_records: enabled ? pub.map((k) => dsText(name, k)) : [], dnskeys: enabled ? pub.map(dnskeyText) : [] };
   }
 
@@ -43,11 +49,8 @@ export class DnssecAdminService {
    */
   async set(name: string, on: boolean): Promise<{ status: DnssecStatus; changeId: number }> {
     await this.presenceDomain(name);
-    const changeId = await this.store.db.transaction().execute(async (trx) => {
-      await trx.updateTable('domains').set({ dnssec: on ? 1 : 0 }).where('name', '=', name).execute();
-      if (on) await new DnssecRepository(trx, this.config.webhooks.secretKeys).signingKey(name, this.config.dns.dnssec.algorithm);
-      return recordChange(trx, this.store.signals, name);
-    });
+    // The operator's command always announces: running it again re-sends the zone as it is.
+    const changeId = (await this.store.db.transaction().execute((trx) => this.dnssec.set(trx, name, on, { always: true })))!;
     return { status: await this.status(name), changeId };
   }
 

@@ -15,7 +15,7 @@ export const DomainNameParam = Type.Object({
   name: Type.String({ minLength: 1, description: 'domain name, Unicode or ACE (punycode), any letter case', examples: ['shop-demo.example'] }),
 });
 
-// Only the two presence flags are writable (API guide "Domains"); `presence` is updated partially
+// Only the two presence flags and presence.dnssec.enabled (our extension) are writable (API guide "Domains"); `presence` is updated partially
 // (API guide "Documents"): keys left out keep their value. Anything else is rejected with 422.
 export const DomainUpdateBody = UpdateBody(
   'domain',
@@ -27,6 +27,12 @@ export const DomainUpdateBody = UpdateBody(
             dns_update_lock: Type.Optional(Type.Boolean()),
             dns_migration_mode: Type.Optional(
               Type.Object({ enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+            ),
+            dnssec: Type.Optional(
+              Type.Object(
+                { enabled: Type.Optional(Type.Boolean()) },
+                { additionalProperties: false, description: 'sign the zone or serve it unsigned; a change answers 202 with a queue-job (API guide "DNSSEC (extension)")', ...EXTENSION },
+              ),
             ),
           },
           { additionalProperties: false },

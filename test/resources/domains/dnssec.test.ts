@@ -25,11 +25,4 @@ describe.each(ENGINES)('presence.dnssec on %s', (engine) => {
     await t.admin.dnssec.set('flags.example', false);
     expect((await get('flags.example')).json.data.attributes.presence.dnssec).toEqual({ enabled: false, ds_records: [], dnskeys: [] });
   });
-
-  it('PATCH cannot set presence.dnssec yet: 422 on the member, nothing changes', async () => {
-    const r = await call(t.app, 'PATCH', '/domains/flags.example', { token: x.end1.token, body: { data: { type: 'domain', id: 'flags.example', attributes: { presence: { dnssec: { enabled: true } } } } } });
-    expect(r.status).toBe(422);
-    expect(r.json.errors[0]).toMatchObject({ id: 'invalid_api_data', status: '422', source: { pointer: '/data/attributes/presence/dnssec' } });
-    expect((await get('flags.example')).json.data.attributes.presence.dnssec.enabled).toBe(false);
-  });
 });
