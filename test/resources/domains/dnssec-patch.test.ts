@@ -29,7 +29,7 @@ describe.each(ENGINES)('PATCH presence.dnssec on %s', (engine) => {
     expect(shown.attributes.presence).toEqual({
       dns_update_lock: true,
       dns_migration_mode: { enabled: false },
-      dnssec: { enabled: true, ds_records: [expect.stringMatching(/^\d{1,5} 13 2 [0-9A-F]{64}$/)], dnskeys: [expect.stringMatching(/^257 3 13 [A-Za-z0-9+/]{86}==$/)] },
+      dnssec: { enabled: true, state: 'signed', ds_records: [expect.stringMatching(/^\d{1,5} 13 2 [0-9A-F]{64}$/)], dnskeys: [expect.stringMatching(/^257 3 13 [A-Za-z0-9+/]{86}==$/)] },
     });
     // The domain as GET shows it, plus links.queue-job; the ETag is the one GET answers.
     expect(r.json).toEqual({ data: { ...shown, links: { ...shown.links, 'queue-job': jobUrl } }, links: { self: `${BASE}/domains/flags.example` } });
@@ -54,7 +54,7 @@ describe.each(ENGINES)('PATCH presence.dnssec on %s', (engine) => {
     // Off by default and asked off: the choice is kept, nothing is served differently.
     const idn = await patch('xn--bcher-kva.example', body('xn--bcher-kva.example', { dnssec: { enabled: false } }));
     expect(idn.status).toBe(200);
-    expect(idn.json.data.attributes.presence.dnssec).toEqual({ enabled: false, ds_records: [], dnskeys: [] });
+    expect(idn.json.data.attributes.presence.dnssec).toEqual({ enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] });
   });
 
   it("a reseller turns it on for its end customer's domain with If-Match: 412 on a stale tag, 202 on the current one", async () => {
@@ -99,7 +99,7 @@ requirable(secondaryMissing('nsd'))('the DNSSEC job with a secondary', () => {
     let ns: RunningSecondary;
 
     beforeAll(async () => {
-      ({ t, x } = await dnsRecordsApp(engine, { DNS_SECONDARY_TIMEOUT_MS: '20000', DNS_HEARTBEAT_MS: '200', DNS_POLL_MS: '100' }, { worker: true, dns: true }));
+      ({ t, x } = await dnsRecordsApp(engine, { DNS_SECONDARY_TIMEOUT_MS: '20000', DNS_HEARTBEAT_MS: '200', DNS_POLL_MS: '100', DNS_DNSSEC_DS_TTL_S: '1', DNS_DNSSEC_PROPAGATION_S: '0' }, { worker: true, dns: true }));
       const key = testKey('ns2-key');
       ns = await startSecondary('nsd', t.dns!.port!, key, ['end1.example'], (port) =>
         new DnsSecondariesService(t.store.db).add({ name: 'ns2', address: `127.0.0.1:${port}`, keyFileText: key.bindFile }).then(() => undefined),
@@ -117,7 +117,16 @@ requirable(secondaryMissing('nsd'))('the DNSSEC job with a secondary', () => {
     const typesAt = async (port: number) =>
       (await runDig(port, '+dnssec', '+norec', '+noall', '+answer', 'end1.example', 'A')).split('\n').filter(Boolean).map((l) => l.split(/\s+/)[3]);
 
-    it('on: done only once hostplane and the NSD secondary serve the zone signed; off: done once both serve it unsigned', async () => {
+    const jobStatus = async (r: { headers: Record<string, unknown> }) => (await call(t.app, 'GET', relative(r.headers['content-location']), { token: x.end1.token })).json.data.attributes.status;
+    /** The CDS and CDNSKEY records dig shows at `port`. */
+    const cdsAt = async (port: number) =>
+      (await Promise.all(['CDS', 'CDNSKEY'].map((type) => runDig(port, '+norec', '+short', 'end1.example', type)))).map((o) => {
+        // dig splits long digests and keys into groups: joined again.
+        const [a, b, c, ...rest] = o.trim().split(/\s+/);
+        return `${a} ${b} ${c} ${rest.join('')}`;
+      });
+
+    it('on: done only once hostplane and the NSD secondary serve the zone signed (CDS/CDNSKEY name its key); off: disabling (delete form) until the parent dropped the DS, done once both serve it unsigned', async () => {
       const on = await set(true);
       expect(on.status, on.body).toBe(202);
       const ended = await done(on);
@@ -126,8 +135,22 @@ requirable(secondaryMissing('nsd'))('the DNSSEC job with a secondary', () => {
       expect(await typesAt(t.dns!.port!)).toEqual(['A', 'RRSIG']);
       expect(await typesAt(ns.port)).toEqual(['A', 'RRSIG']);
 
+      const { ds_records: [ds], dnskeys: [dnskey] } = on.json.data.attributes.presence.dnssec;
+      const [tag, alg, , digest] = ds.split(' ');
+      expect(await cdsAt(ns.port)).toEqual([`${tag} ${alg} 2 ${digest}`, dnskey]);
+
       const off = await set(false);
       expect(off.status, off.body).toBe(202);
+      expect(off.json.data.attributes.presence.dnssec).toEqual({ enabled: false, state: 'disabling', ds_records: [], dnskeys: [dnskey] });
+      // Still signed, asking the parent to drop the DS (RFC 8078); the job waits for the parent.
+      await pollUntil(() => cdsAt(ns.port), (v) => v[0] === '0 0 0 00', 'the delete form on the secondary', 20_000);
+      expect(await cdsAt(t.dns!.port!)).toEqual(['0 0 0 00', '0 3 0 AA==']);
+      expect(await typesAt(ns.port)).toEqual(['A', 'RRSIG']);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await jobStatus(off)).toBe('pending');
+      // The operator confirms the parent has no DS any more; a DS TTL (1 s here) later the zone goes unsigned.
+      const seen = await t.admin.dnssec.dsSeen('end1.example');
+      expect(seen.awaiting).toEqual({ kind: 'time', until: expect.any(String) });
       expect((await done(off)).json.data.attributes).toMatchObject({ status: 'done', error: null });
       expect(await typesAt(t.dns!.port!)).toEqual(['A']);
       expect(await typesAt(ns.port)).toEqual(['A']);
