@@ -103,5 +103,22 @@ describe.each(ENGINES)('hostplane admin domain dnssec on %s', (engine) => {
       expect(noZone.stderr).toMatch(/not used in a package: it has no zone to sign/);
       expect(await ts.store.db.selectFrom('dnssec_keys').select('domain').where('domain', '!=', 'signme.example').execute()).toEqual([]);
     });
+
+    it('rollover of an unsigned zone and ds-seen of a zone that awaits nothing are refused; a rollover of a signed zone publishes a second key and awaits its time', async () => {
+      const unsigned = await runCli(['admin', 'domain', 'dnssec', 'rollover', 'signme.example'], env);
+      expect(unsigned.code).not.toBe(0);
+      expect(unsigned.stderr).toMatch(/The zone of signme\.example is unsigned: only a signed zone that is not rolling or disabling can roll its key over\./);
+      expect((await runCli(['admin', 'domain', 'dnssec', 'enable', 'signme.example'], env)).code).toBe(0);
+      const steady = await runCli(['admin', 'domain', 'dnssec', 'ds-seen', 'signme.example'], env);
+      expect(steady.code).not.toBe(0);
+      expect(steady.stderr).toMatch(/does not wait for its parent's DS/);
+      const roll = await runCli(['admin', 'domain', 'dnssec', 'rollover', 'signme.example', '--json'], env);
+      expect(roll.code, roll.stderr).toBe(0);
+      const rolled = JSON.parse(roll.stdout);
+      expect(rolled).toMatchObject({ state: 'rolling', ds_records: [expect.any(String)], awaiting: { kind: 'time', until: expect.any(String) } });
+      expect(rolled.dnskeys).toHaveLength(2);
+      const again = await runCli(['admin', 'domain', 'dnssec', 'rollover', 'signme.example'], env);
+      expect(again.stderr).toMatch(/is rolling: only a signed zone/);
+    });
   });
 });
