@@ -150,7 +150,8 @@ export class DnssecLifecycle {
     const last = { dnssec_phase: null, dnssec_phase_at: null, dnssec_parent_at: null } as const;
     // No cache holds the old DS any more: the old key (or every signature) goes.
     if (row.dnssec_phase === 'rolling') return this.take(row, last, (repo) => repo.remove(row.name, 'outgoing'));
-    return this.take(row, last, async () => {});
+    // Unsigned now: a rollover's old key, kept while the parent might name it, goes too.
+    return this.take(row, last, (repo) => repo.remove(row.name, 'outgoing'));
   }
 
   /** The parent holds what the current step's CDS asks (asked, or the operator's ds-seen). */

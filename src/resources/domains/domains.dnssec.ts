@@ -37,15 +37,22 @@ export class DomainDnssec {
     const row = await trx.selectFrom('domains').select(['dnssec', 'dnssec_phase']).where('name', '=', name).executeTakeFirstOrThrow();
     const disabling = row.dnssec_phase === 'disabling';
     let changed: boolean;
+    const keys = new DnssecRepository(trx, this.config.webhooks.secretKeys);
     if (on) {
       changed = !this.signed(row.dnssec) || disabling;
-      await trx.updateTable('domains').set({ dnssec: 1, ...(disabling ? { dnssec_phase: null, dnssec_phase_at: null, dnssec_parent_at: null } : {}) }).where('name', '=', name).execute();
-      if (changed || o.always) await new DnssecRepository(trx, this.config.webhooks.secretKeys).signingKey(name, this.config.dns.dnssec.algorithm);
+      // Back from disabling with a rollover's old key still published: the rollover goes on where
+      // it was (the parent's DS must name the active key before the old one can go).
+      const outgoing = disabling && (await keys.publicKeys(name)).some((k) => k.role === 'outgoing');
+      const phase = disabling ? { dnssec_phase: outgoing ? ('rolling' as const) : null, dnssec_phase_at: outgoing ? nowIso() : null, dnssec_parent_at: null } : {};
+      await trx.updateTable('domains').set({ dnssec: 1, ...phase }).where('name', '=', name).execute();
+      if (changed || o.always) await keys.signingKey(name, this.config.dns.dnssec.algorithm);
     } else {
       changed = this.signed(row.dnssec) && !disabling;
-      // A rollover under way ends here: its keys stay published until the zone goes unsigned.
       const phase = changed ? { dnssec_phase: 'disabling' as const, dnssec_phase_at: nowIso(), dnssec_parent_at: null } : {};
       await trx.updateTable('domains').set({ dnssec: 0, ...phase }).where('name', '=', name).execute();
+      // A rollover under way ends: a key on its way in signs nothing the parent points at and goes
+      // now; an old one the parent may still name stays until the zone is unsigned.
+      if (changed) await keys.remove(name, 'incoming');
     }
     return changed || o.always ? this.dns.recordChange(trx, name, null) : null;
   }
