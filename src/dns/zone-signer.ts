@@ -1,4 +1,4 @@
-// Signs a zone of zone.ts in place (docs/decisions/0032-dnssec.md): DNSKEY at the apex, an NSEC per
+// Signs a zone of zone.ts in place (docs/decisions/0032-dnssec.md): DNSKEY, CDS and CDNSKEY at the apex, an NSEC per
 // authoritative owner in canonical order, an RRSIG per authoritative RRset, kept as RRsets of their
 // own at each owner in the wire form answers copy. All of it when a zone is built, then owner by owner
 // as changes come: never while a query waits.

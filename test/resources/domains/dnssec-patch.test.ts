@@ -70,6 +70,23 @@ describe.each(ENGINES)('PATCH presence.dnssec on %s', (engine) => {
     expect(ok.json.data.attributes.presence.dnssec.enabled).toBe(true);
   });
 
+  it('off during a rollover: the key on its way in goes, disabling; on again: signed with the one key, its DS again', async () => {
+    const on = await patch('end1.example', body('end1.example', { dnssec: { enabled: true } }));
+    expect(on.status, on.body).toBe(202);
+    const signed = on.json.data.attributes.presence.dnssec;
+    const { status } = await t.admin.dnssec.rollover('end1.example');
+    expect(status).toMatchObject({ state: 'rolling', ds_records: signed.ds_records });
+    expect((await get('end1.example')).json.data.attributes.presence.dnssec).toEqual({ enabled: true, state: 'rolling', ds_records: signed.ds_records, dnskeys: status.dnskeys });
+    const off = await patch('end1.example', body('end1.example', { dnssec: { enabled: false } }));
+    expect(off.status, off.body).toBe(202);
+    expect(off.json.data.attributes.presence.dnssec).toEqual({ enabled: false, state: 'disabling', ds_records: [], dnskeys: signed.dnskeys });
+    const back = await patch('end1.example', body('end1.example', { dnssec: { enabled: true } }));
+    expect(back.status, back.body).toBe(202);
+    expect(back.json.data.attributes.presence.dnssec).toEqual(signed);
+    const off2 = await patch('end1.example', body('end1.example', { dnssec: { enabled: false } }));
+    expect(off2.status).toBe(202);
+  });
+
   it('refused, nothing changed: a domain without presence (409 on presence), a foreign domain (404), a read-only token (403 token_scope)', async () => {
     const noZone = await patch('registered-only.example', body('registered-only.example', { dnssec: { enabled: true } }));
     expect(noZone.status).toBe(409);
@@ -84,11 +101,12 @@ describe.each(ENGINES)('PATCH presence.dnssec on %s', (engine) => {
     const { token } = await t.admin.customers.issueToken(x.end1.contactId, 'read', { readOnly: true });
     const ro = await patch('end1.example', body('end1.example', { dnssec: { enabled: true } }), token);
     expect(ro.status).toBe(403);
+    expect((await get('end1.example')).json.data.attributes.presence.dnssec.state).toBe('disabling');
     expect(ro.json.errors[0]).toMatchObject({ id: 'token_scope', status: '403', detail: 'This token is read-only.' });
     const bad = await patch('end1.example', body('end1.example', { dnssec: { enabled: 'yes' } }));
     expect(bad.status).toBe(422);
     expect(bad.json.errors[0]).toMatchObject({ id: 'invalid_api_data', source: { pointer: '/data/attributes/presence/dnssec/enabled' } });
-    expect(await t.store.db.selectFrom('dnssec_keys').select('domain').where('domain', 'in', ['registered-only.example', 'end2.example', 'end1.example']).execute()).toEqual([]);
+    expect(await t.store.db.selectFrom('dnssec_keys').select('domain').where('domain', 'in', ['registered-only.example', 'end2.example']).execute()).toEqual([]);
   });
 });
 
