@@ -70,6 +70,17 @@ describe.each(ENGINES)('PATCH presence.dnssec on %s', (engine) => {
     expect(ok.json.data.attributes.presence.dnssec.enabled).toBe(true);
   });
 
+  it('a retry with the same Idempotency-Key answers the first 202 again and enqueues no second job (API guide "Safe retries")', async () => {
+    const send = () =>
+      call(t.app, 'PATCH', '/domains/flags.example', { token: x.end1.token, headers: { 'idempotency-key': 'dnssec-off-1' }, body: { data: body('flags.example', { dnssec: { enabled: false } }) } });
+    const first = await send();
+    expect(first.status, first.body).toBe(202);
+    const again = await send();
+    expect({ status: again.status, location: again.headers['content-location'], body: again.body }).toEqual({ status: 202, location: first.headers['content-location'], body: first.body });
+    const jobs = (await call(t.app, 'GET', '/queue-jobs', { token: x.end1.token })).json.data as { links: { object: string | null } }[];
+    expect(jobs.filter((j) => j.links.object === `${BASE}/domains/flags.example`)).toHaveLength(2);
+  });
+
   it('off during a rollover: the key on its way in goes, disabling; on again: signed with the one key, its DS again', async () => {
     const on = await patch('end1.example', body('end1.example', { dnssec: { enabled: true } }));
     expect(on.status, on.body).toBe(202);
