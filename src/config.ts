@@ -45,6 +45,7 @@ const SETTINGS = {
   DNS_DNSSEC_VALIDITY_S: Int('how long a DNSSEC signature is valid [1209600: 14 days]'),
   DNS_DNSSEC_REFRESH_S: Int('a signed zone is signed again when its signatures have less than this left [604800: 7 days]'),
   DNS_DNSSEC_PARENT: Str('comma-separated host:port of DNS servers asked for a signed domain\'s DS (its parent\'s servers or a resolver); unset: the operator confirms with `hostplane admin domain dnssec ds-seen` [unset]'),
+  DNS_DNSSEC_PARENT_CHECK_S: Int('how often a zone that waits for its parent\'s DS asks DNS_DNSSEC_PARENT [60]'),
   DNS_DNSSEC_PROPAGATION_S: Int('DNSSEC key lifecycle: how long a change takes to reach every server and secondary, added to each TTL waited for [3600]'),
   DNS_DNSSEC_DS_TTL_S: Int("DNSSEC key lifecycle: the parent's DS TTL assumed while it is not asked (DNS_DNSSEC_PARENT unset) [86400]"),
   DNS_DNSSEC_ROLLOVER_DAYS: Int("a signed zone's key is rolled over (RFC 7583 timing) this many days after it became active; 0 = only by `hostplane admin domain dnssec rollover` [0]"),
@@ -110,6 +111,8 @@ export interface DnssecSettings {
   refreshS: number;
   /** DNS_DNSSEC_PARENT: where the DS of a domain is asked for; empty: the operator confirms (ds-seen). */
   parent: { host: string; port: number }[];
+  /** How often a zone waiting for the parent asks it. */
+  parentCheckS: number;
   propagationS: number;
   /** The DS TTL assumed while the parent is not asked. */
   dsTtlS: number;
@@ -238,6 +241,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         if (!hp) problems.push(`DNS_DNSSEC_PARENT: "${v}" is not host:port`);
         return hp ? [hp] : [];
       }),
+      parentCheckS: positive('DNS_DNSSEC_PARENT_CHECK_S', num(e.DNS_DNSSEC_PARENT_CHECK_S, 60)),
       propagationS: atLeast0('DNS_DNSSEC_PROPAGATION_S', num(e.DNS_DNSSEC_PROPAGATION_S, 3600)),
       dsTtlS: atLeast0('DNS_DNSSEC_DS_TTL_S', num(e.DNS_DNSSEC_DS_TTL_S, 86_400)),
       rolloverDays: atLeast0('DNS_DNSSEC_ROLLOVER_DAYS', num(e.DNS_DNSSEC_ROLLOVER_DAYS, 0)),

@@ -84,6 +84,8 @@ export class ChangeFollower {
   private readonly transfers: Transfers;
   private readonly signed: SignedZones;
   private readonly lifecycle: DnssecLifecycle;
+  /** The lifecycle step under way, if any (leave waits for it). */
+  private advancing: Promise<void> | null = null;
   private readonly startedAt = nowIso();
   /** The server listens and has a dns_servers row (jobs wait for it). */
   private registered = false;
@@ -335,8 +337,7 @@ export class ChangeFollower {
       await this.report();
       await this.transfers.loadSecondaries(0);
       await this.resignDue();
-      // DNSSEC phases (turning off, rollovers) whose next step is due take it here.
-      if ((await this.lifecycle.advance()).length) this.wake();
+      this.advanceLifecycle();
       await this.repo.purgeGone(Math.max(GONE_AFTER_MS, 10 * this.opts.config.dns.serverStaleMs));
       if (Date.now() - this.lastLogPurge > CHANGE_LOG_PURGE_EVERY_MS) {
         this.lastLogPurge = Date.now();
@@ -347,6 +348,19 @@ export class ChangeFollower {
     } finally {
       this.beating = false;
     }
+  }
+
+  /**
+   * DNSSEC phases (turning off, rollovers) whose next step is due take it, apart from the
+   * heartbeat: asking a parent that does not answer must not make this server look stale.
+   */
+  private advanceLifecycle() {
+    if (this.advancing || this.stopped) return;
+    this.advancing = this.lifecycle
+      .advance()
+      .then((moved) => void (moved.length && this.wake()))
+      .catch((err) => this.warn(err, 'DNSSEC lifecycle step failed'))
+      .finally(() => (this.advancing = null));
   }
 
   /**
@@ -402,6 +416,7 @@ export class ChangeFollower {
   /** After halt: waits for the catch-up and row writes under way, then removes the row (jobs stop waiting for this server). */
   async leave(): Promise<void> {
     await this.syncing?.catch(() => {});
+    await this.advancing;
     // After any write still on its way, or it would bring the row back.
     await this.reportChain;
     if (this.registered) await this.repo.unregister(this.id).catch((err) => this.log.warn({ err }, 'DNS server could not unregister'));

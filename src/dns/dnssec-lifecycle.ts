@@ -59,6 +59,8 @@ export class DnssecLifecycle {
   }
 
   private lastRolloverCheck = 0;
+  /** When this process last asked the parent about a zone (DNS_DNSSEC_PARENT_CHECK_S apart). */
+  private readonly parentAsked = new Map<string, number>();
 
   /** DNS_DNSSEC_ROLLOVER_DAYS: steady signed zones whose active key is that old start a rollover (checked once a minute). */
   private async rolloversDue(now: number): Promise<string[]> {
@@ -139,7 +141,8 @@ export class DnssecLifecycle {
       });
     }
     if (!row.dnssec_parent_at) {
-      if (!this.s.parent.length) return false;
+      if (!this.s.parent.length || nowMs - (this.parentAsked.get(row.name) ?? 0) < this.s.parentCheckS * 1000) return false;
+      this.parentAsked.set(row.name, nowMs);
       const { held, ttl } = await parentHolds(this.s.parent, row.name, await this.wantedDs(db, row));
       // The TTL as the parent serves it, kept for the wait after it is gone (disabling).
       if (ttl !== null && ttl !== row.dnssec_ds_ttl) await db.updateTable('domains').set({ dnssec_ds_ttl: ttl }).where('name', '=', row.name).execute();

@@ -20,7 +20,7 @@ const PARENT = 'parent.example';
 const CHILD = 'child.parent.example';
 /** Short timing: TTLs of 2 s in both zones, a second for propagation. */
 const TTL = 2;
-const LIFECYCLE = { ...ENV, DNS_DNSSEC_PROPAGATION_S: '1', DNS_DNSSEC_DS_TTL_S: '2' };
+const LIFECYCLE = { ...ENV, DNS_DNSSEC_PROPAGATION_S: '1', DNS_DNSSEC_DS_TTL_S: '2', DNS_DNSSEC_PARENT_CHECK_S: '1' };
 
 /** One answer of Unbound: status and whether AD is set. */
 interface Seen {

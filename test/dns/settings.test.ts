@@ -77,7 +77,7 @@ describe('DNS settings and listening', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
       nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000, secondaryTimeoutMs: 60000,
       catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto', dnssec: {
-        default: false, algorithm: 13, validityS: 1209600, refreshS: 604800, parent: [], propagationS: 3600, dsTtlS: 86400, rolloverDays: 0,
+        default: false, algorithm: 13, validityS: 1209600, refreshS: 604800, parent: [], parentCheckS: 60, propagationS: 3600, dsTtlS: 86400, rolloverDays: 0,
       },
     });
     // The DNSSEC lifecycle (docs/decisions/0032-dnssec.md "Key lifecycle").
