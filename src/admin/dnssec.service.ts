@@ -4,8 +4,8 @@
 // status that says what the zone's lifecycle waits for.
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
-import { DnssecRepository } from '../dns/dnssec.repository.js';
-import { DnssecLifecycle, type Awaited } from '../dns/dnssec-lifecycle.js';
+import { DnssecPhaseRepository } from '../dns/dnssec-phase.repository.js';
+import { DnssecLifecycle, type DnssecAwaiting } from '../dns/dnssec-lifecycle.js';
 import { AppError } from '../errors.js';
 import type { ServiceDeps } from '../resources/service-deps.js';
 import { DomainDnssec } from '../resources/domains/domains.dnssec.js';
@@ -25,7 +25,7 @@ export interface DnssecStatus {
   /** Presentation form: `257 3 13 <base64>`, every key served. */
   dnskeys: string[];
   /** What the lifecycle waits for: the parent's DS (`none`: no DS) or a time; null when steady. */
-  awaiting: Awaited;
+  awaiting: DnssecAwaiting;
 }
 
 export class DnssecAdminService {
@@ -46,7 +46,7 @@ export class DnssecAdminService {
     const db = this.store.db;
     const view = (await this.dnssec.views(db, [d])).get(name)!;
     const choice = d.dnssec === null ? 'default' : d.dnssec === 1 ? 'on' : 'off';
-    const row = (await new DnssecRepository(db, []).phaseOf(name))!;
+    const row = (await new DnssecPhaseRepository(db).phaseOf(name))!;
     return { domain: name, enabled: view.enabled, choice, state: view.state, ds_records: view.ds_records, dnskeys: view.dnskeys, awaiting: await this.lifecycle.awaited(db, row) };
   }
 

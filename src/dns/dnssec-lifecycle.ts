@@ -12,24 +12,17 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
-import type { Database, DnssecPhase } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
+import { DnssecPhaseRepository, type PhaseRow } from './dnssec-phase.repository.js';
 import { nowIso } from '../db/time.js';
 import { recordChange } from '../provisioning/dns/propagation.js';
 import { DnssecRepository } from './dnssec.repository.js';
 import { dsText, publicKey } from './dnssec-keys.js';
 import { parentHolds } from './dnssec-parent.js';
 
-/** A domain in a phase, as its row holds it. */
-export interface PhaseRow {
-  name: string;
-  dnssec_phase: DnssecPhase | null;
-  dnssec_phase_at: string | null;
-  dnssec_parent_at: string | null;
-  dnssec_ds_ttl: number | null;
-}
 
 /** What a zone in a phase waits for next (status, GET view). */
-export type Awaited = { kind: 'parent'; ds: string | 'none' } | { kind: 'time'; until: string } | null;
+export type DnssecAwaiting = { kind: 'parent'; ds: string | 'none' } | { kind: 'time'; until: string } | null;
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
@@ -52,8 +45,7 @@ export class DnssecLifecycle {
     if (!signed) return null;
     const at = nowIso();
     // Conditional: of two servers that find the same zone due, one starts it.
-    const r = await trx.updateTable('domains').set({ dnssec_phase: 'rolling', dnssec_phase_at: at, dnssec_parent_at: null }).where('name', '=', domain).where('dnssec_phase', 'is', null).executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) return null;
+    if (!(await new DnssecPhaseRepository(trx).startRolling(domain, at))) return null;
     await new DnssecRepository(trx, this.config.webhooks.secretKeys).addIncoming(domain, this.s.algorithm, at);
     return recordChange(trx, this.store.signals, domain);
   }
@@ -67,14 +59,7 @@ export class DnssecLifecycle {
     if (!this.s.rolloverDays || now - this.lastRolloverCheck < 60_000) return [];
     this.lastRolloverCheck = now;
     const before = new Date(now - this.s.rolloverDays * 86_400_000).toISOString();
-    const rows = await this.store.db
-      .selectFrom('domains as d')
-      .innerJoin('dnssec_keys as k', (j) => j.onRef('k.domain', '=', 'd.name').on('k.role', '=', 'active'))
-      .select(['d.name', 'd.dnssec'])
-      .where('d.has_presence', '=', 1)
-      .where('d.dnssec_phase', 'is', null)
-      .where((eb) => eb(eb.fn.coalesce('k.role_at', 'k.created_at'), '<', before))
-      .execute();
+    const rows = await new DnssecPhaseRepository(this.store.db).activeSince(before);
     const started: string[] = [];
     for (const r of rows) {
       const signed = r.dnssec === null ? this.s.default : r.dnssec === 1;
@@ -85,12 +70,7 @@ export class DnssecLifecycle {
 
   /** Moves every zone whose step is due; returns the domains that took a step. */
   async advance(now = Date.now()): Promise<string[]> {
-    const rows = await this.store.db
-      .selectFrom('domains')
-      .select(['name', 'dnssec_phase', 'dnssec_phase_at', 'dnssec_parent_at', 'dnssec_ds_ttl'])
-      .where('has_presence', '=', 1)
-      .where('dnssec_phase', 'is not', null)
-      .execute();
+    const rows = await new DnssecPhaseRepository(this.store.db).inPhase();
     const moved: string[] = await this.rolloversDue(now);
     for (const row of rows) if (await this.step(row, now)) moved.push(row.name);
     return moved;
@@ -105,7 +85,7 @@ export class DnssecLifecycle {
   }
 
   /** What `row` waits for now; null when it is steady. */
-  async awaited(db: Kysely<Database>, row: PhaseRow): Promise<Awaited> {
+  async awaited(db: Kysely<Database>, row: PhaseRow): Promise<DnssecAwaiting> {
     if (!row.dnssec_phase || !row.dnssec_phase_at) return null;
     const keys = await new DnssecRepository(db, []).publicKeys(row.name);
     if (row.dnssec_phase === 'rolling' && keys.some((k) => k.role === 'incoming')) {
@@ -117,8 +97,7 @@ export class DnssecLifecycle {
 
   /** RFC 7583 §3.3.1 Ipub + propagation: the largest TTL a cache may hold of the zone, and the way there. */
   private async publishWait(db: Kysely<Database>, domain: string): Promise<number> {
-    const r = await db.selectFrom('dns_records').select((eb) => eb.fn.max('ttl').as('ttl')).where('domain', '=', domain).executeTakeFirst();
-    return Math.max(this.config.dnsDefaultTtl, Number(r?.ttl ?? 0)) + this.s.propagationS;
+    return Math.max(this.config.dnsDefaultTtl, await new DnssecPhaseRepository(db).maxTtl(domain)) + this.s.propagationS;
   }
 
   /** The parent's DS TTL (as seen, else DNS_DNSSEC_DS_TTL_S) + propagation. */
@@ -133,7 +112,12 @@ export class DnssecLifecycle {
     const phaseAt = row.dnssec_phase_at ? seconds(row.dnssec_phase_at) : 0;
     const keys = await new DnssecRepository(db, []).publicKeys(row.name);
     if (row.dnssec_phase === 'rolling' && keys.some((k) => k.role === 'incoming')) {
-      if (now < phaseAt + (await this.publishWait(db, row.name))) return false;
+      if (now < phaseAt + (await this.publishWait(db, row.name))) {
+        // The DS set the parent serves before the change: its TTL is what a later step waits for.
+        const seen = await this.askParent(row, nowMs);
+        if (seen?.ttl != null && seen.ttl !== row.dnssec_ds_ttl) await new DnssecPhaseRepository(db).set(row.name, { dnssec_ds_ttl: seen.ttl });
+        return false;
+      }
       // The new key is in every cache's DNSKEY set: CDS/CDNSKEY name it from now on.
       return this.take(row, { dnssec_phase_at: nowIso(), dnssec_parent_at: null }, async (repo, at) => {
         await repo.setRole(row.name, 'active', 'outgoing', at);
@@ -141,11 +125,13 @@ export class DnssecLifecycle {
       });
     }
     if (!row.dnssec_parent_at) {
-      if (!this.s.parent.length || nowMs - (this.parentAsked.get(row.name) ?? 0) < this.s.parentCheckS * 1000) return false;
-      this.parentAsked.set(row.name, nowMs);
-      const { held, ttl } = await parentHolds(this.s.parent, row.name, await this.wantedDs(db, row));
-      // The TTL as the parent serves it, kept for the wait after it is gone (disabling).
-      if (ttl !== null && ttl !== row.dnssec_ds_ttl) await db.updateTable('domains').set({ dnssec_ds_ttl: ttl }).where('name', '=', row.name).execute();
+      const seen = await this.askParent(row, nowMs);
+      if (!seen) return false;
+      const { held, ttl } = seen;
+      // What caches may hold is the DS set served before the change: its TTL is the wait. The set
+      // seen once the change is there counts only when no earlier one was seen.
+      const dsTtl = held ? (row.dnssec_ds_ttl ?? ttl) : ttl;
+      if (dsTtl !== null && dsTtl !== row.dnssec_ds_ttl) await new DnssecPhaseRepository(db).set(row.name, { dnssec_ds_ttl: dsTtl });
       if (held) await this.parentSeen(row.name);
       return false;
     }
@@ -157,28 +143,25 @@ export class DnssecLifecycle {
     return this.take(row, last, (repo) => repo.remove(row.name, 'outgoing'));
   }
 
+  /** What the parent serves of the DS the current step wants, at most every DNS_DNSSEC_PARENT_CHECK_S; null when not asked now. */
+  private async askParent(row: PhaseRow, nowMs: number) {
+    if (!this.s.parent.length || nowMs - (this.parentAsked.get(row.name) ?? 0) < this.s.parentCheckS * 1000) return null;
+    this.parentAsked.set(row.name, nowMs);
+    return parentHolds(this.s.parent, row.name, await this.wantedDs(this.store.db, row));
+  }
+
   /** The parent holds what the current step's CDS asks (asked, or the operator's ds-seen). */
-  async parentSeen(domain: string, db: Kysely<Database> = this.store.db): Promise<boolean> {
-    const r = await db
-      .updateTable('domains')
-      .set({ dnssec_parent_at: nowIso() })
-      .where('name', '=', domain)
-      .where('dnssec_phase', 'is not', null)
-      .where('dnssec_parent_at', 'is', null)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  parentSeen(domain: string, db: Kysely<Database> = this.store.db): Promise<boolean> {
+    return new DnssecPhaseRepository(db).parentSeen(domain);
   }
 
   /**
    * Takes a step: the row moves on only if it is as read (another server may have taken it), the
    * keys change as `keys` says, and a change of the whole zone is recorded, in one transaction.
    */
-  private async take(row: PhaseRow, set: Partial<Omit<PhaseRow, 'name'>>, keys: (repo: DnssecRepository, at: string) => Promise<void>): Promise<boolean> {
+  private async take(row: PhaseRow, set: Parameters<DnssecPhaseRepository['move']>[1], keys: (repo: DnssecRepository, at: string) => Promise<void>): Promise<boolean> {
     return this.store.db.transaction().execute(async (trx) => {
-      let q = trx.updateTable('domains').set(set).where('name', '=', row.name).where('dnssec_phase', '=', row.dnssec_phase);
-      q = row.dnssec_phase_at === null ? q.where('dnssec_phase_at', 'is', null) : q.where('dnssec_phase_at', '=', row.dnssec_phase_at);
-      q = row.dnssec_parent_at === null ? q.where('dnssec_parent_at', 'is', null) : q.where('dnssec_parent_at', '=', row.dnssec_parent_at);
-      if (Number((await q.executeTakeFirst()).numUpdatedRows) === 0) return false;
+      if (!(await new DnssecPhaseRepository(trx).move(row, set))) return false;
       await keys(new DnssecRepository(trx, this.config.webhooks.secretKeys), nowIso());
       await recordChange(trx, this.store.signals, row.name);
       return true;

@@ -99,15 +99,6 @@ export class DnssecRepository {
     await this.db.updateTable('dnssec_keys').set({ role: to, role_at: now }).where('domain', '=', domain).where('role', '=', from).execute();
   }
 
-  /** A domain's choice and DNSSEC phase (undefined when it is gone). */
-  phaseOf(domain: string) {
-    return this.db
-      .selectFrom('domains')
-      .select(['name', 'dnssec', 'dnssec_phase', 'dnssec_phase_at', 'dnssec_parent_at', 'dnssec_ds_ttl'])
-      .where('name', '=', domain)
-      .executeTakeFirst();
-  }
-
   /** Withdraws `domain`'s keys of role `role` for good. */
   async remove(domain: string, role: DnssecKeyRole): Promise<void> {
     await this.db.deleteFrom('dnssec_keys').where('domain', '=', domain).where('role', '=', role).execute();

@@ -7,6 +7,7 @@ import type { Config } from '../../config.js';
 import type { Database, DnssecPhase } from '../../db/schema.js';
 import { nowIso } from '../../db/time.js';
 import { DnssecRepository } from '../../dns/dnssec.repository.js';
+import { DnssecPhaseRepository } from '../../dns/dnssec-phase.repository.js';
 import { dnskeyText, dsText, publicKey } from '../../dns/dnssec-keys.js';
 import type { DnsDriver } from '../../provisioning/dns/driver.js';
 import type { DnssecState, DnssecView } from './domains.repository.js';
@@ -34,7 +35,8 @@ export class DomainDnssec {
    * DS and that DS's TTL has passed (docs/decisions/0032-dnssec.md "Key lifecycle").
    */
   async set(trx: Kysely<Database>, name: string, on: boolean, o: { always?: boolean } = {}): Promise<number | null> {
-    const row = await trx.selectFrom('domains').select(['dnssec', 'dnssec_phase']).where('name', '=', name).executeTakeFirstOrThrow();
+    const phases = new DnssecPhaseRepository(trx);
+    const row = (await phases.phaseOf(name))!;
     const disabling = row.dnssec_phase === 'disabling';
     let changed: boolean;
     const keys = new DnssecRepository(trx, this.config.webhooks.secretKeys);
@@ -44,12 +46,12 @@ export class DomainDnssec {
       // it was (the parent's DS must name the active key before the old one can go).
       const outgoing = disabling && (await keys.publicKeys(name)).some((k) => k.role === 'outgoing');
       const phase = disabling ? { dnssec_phase: outgoing ? ('rolling' as const) : null, dnssec_phase_at: outgoing ? nowIso() : null, dnssec_parent_at: null } : {};
-      await trx.updateTable('domains').set({ dnssec: 1, ...phase }).where('name', '=', name).execute();
+      await phases.set(name, { dnssec: 1, ...phase });
       if (changed || o.always) await keys.signingKey(name, this.config.dns.dnssec.algorithm);
     } else {
       changed = this.signed(row.dnssec) && !disabling;
       const phase = changed ? { dnssec_phase: 'disabling' as const, dnssec_phase_at: nowIso(), dnssec_parent_at: null } : {};
-      await trx.updateTable('domains').set({ dnssec: 0, ...phase }).where('name', '=', name).execute();
+      await phases.set(name, { dnssec: 0, ...phase });
       // A rollover under way ends: a key on its way in signs nothing the parent points at and goes
       // now; an old one the parent may still name stays until the zone is unsigned.
       if (changed) await keys.remove(name, 'incoming');

@@ -7,7 +7,7 @@
 import { Type, type Static } from 'typebox';
 import { defineJob } from '../job-contract.js';
 import { applyPollMs } from '../dns-records/dns-records.jobs.js';
-import { DnssecRepository } from '../../dns/dnssec.repository.js';
+import { DnssecPhaseRepository } from '../../dns/dnssec-phase.repository.js';
 import { ChangeLogRepository } from '../../provisioning/dns/change-log.repository.js';
 
 /** How often a job checks whether a `disabling` phase has ended: it waits for the parent and TTLs. */
@@ -24,7 +24,7 @@ export const updateDomainJob = defineJob({
     const { dns } = ctx.drivers;
     const wait = { status: 'wait', ms: applyPollMs(ctx.job) } as const;
     if (!(await dns.isApplied(ctx.payload.changeId))) return wait;
-    const row = await new DnssecRepository(ctx.store.db, []).phaseOf(ctx.payload.domain);
+    const row = await new DnssecPhaseRepository(ctx.store.db).phaseOf(ctx.payload.domain);
     // Gone, turned on (again), or not turned off by this job: served as asked.
     if (!row || row.dnssec !== 0) return { status: 'done' };
     if (row.dnssec_phase === 'disabling') return { status: 'wait', ms: PHASE_POLL_MS };
