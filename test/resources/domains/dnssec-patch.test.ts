@@ -1,6 +1,6 @@
 // PATCH /domains/{name} with presence.dnssec.enabled (API guide "DNSSEC (extension)"): a change of
 // whether the zone is signed answers 202 with the domain and its queue-job, which is done only once
-// hostplane's DNS server and a registered NSD secondary serve the zone signed (dig +dnssec shows
+// hostplane's DNS server and a registered NSD or Knot secondary serve the zone signed (dig +dnssec shows
 // RRSIGs) or unsigned again; a PATCH that changes nothing answers 200; the usual refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, ENGINES, call, type TestApp } from '../../helpers/app.js';
@@ -121,7 +121,7 @@ describe.each(ENGINES)('PATCH presence.dnssec on %s', (engine) => {
   });
 });
 
-requirable(secondaryMissing('nsd'))('the DNSSEC job with a secondary', () => {
+for (const secondary of ['nsd', 'knot'] as const) requirable(secondaryMissing(secondary))(`the DNSSEC job with a ${secondary} secondary`, () => {
   describe.each(ENGINES)('on %s', { timeout: 60_000 }, (engine) => {
     let t: TestApp;
     let x: Tenants;
@@ -130,7 +130,7 @@ requirable(secondaryMissing('nsd'))('the DNSSEC job with a secondary', () => {
     beforeAll(async () => {
       ({ t, x } = await dnsRecordsApp(engine, { DNS_SECONDARY_TIMEOUT_MS: '20000', DNS_HEARTBEAT_MS: '200', DNS_POLL_MS: '100', DNS_DNSSEC_DS_TTL_S: '1', DNS_DNSSEC_PROPAGATION_S: '0' }, { worker: true, dns: true }));
       const key = testKey('ns2-key');
-      ns = await startSecondary('nsd', t.dns!.port!, key, ['end1.example'], (port) =>
+      ns = await startSecondary(secondary, t.dns!.port!, key, ['end1.example'], (port) =>
         new DnsSecondariesService(t.store.db).add({ name: 'ns2', address: `127.0.0.1:${port}`, keyFileText: key.bindFile }).then(() => undefined),
       );
     });
@@ -155,7 +155,7 @@ requirable(secondaryMissing('nsd'))('the DNSSEC job with a secondary', () => {
         return `${a} ${b} ${c} ${rest.join('')}`;
       });
 
-    it('on: done only once hostplane and the NSD secondary serve the zone signed (CDS/CDNSKEY name its key); off: disabling (delete form) until the parent dropped the DS, done once both serve it unsigned', async () => {
+    it('on: done only once hostplane and the secondary serve the zone signed (CDS/CDNSKEY name its key); off: disabling (delete form) until the parent dropped the DS, done once both serve it unsigned', async () => {
       const on = await set(true);
       expect(on.status, on.body).toBe(202);
       const ended = await done(on);
