@@ -1,5 +1,6 @@
-// Rules of domains (API guide "Domains", "Compatibility with existing clients"): names are looked
-// up by their ACE form, only presence domains take the two presence flags.
+// Rules of domains (API guide "Domains", "Compatibility with existing clients", "DNSSEC
+// (extension)"): names are looked up by their ACE form, only presence domains take the presence
+// flags and presence.dnssec.enabled.
 import type { Static } from 'typebox';
 import type { Actor } from '../../auth/actor.js';
 import { AppError, invalidField, notFound } from '../../errors.js';
