@@ -73,7 +73,8 @@ export class DnssecAdminService {
   /** The parent holds what the zone's CDS asks (Knot's `zone-ksk-submitted`): the lifecycle's wait for the DS TTL starts. */
   async dsSeen(name: string): Promise<DnssecStatus> {
     await this.presenceDomain(name);
-    if (!(await this.lifecycle.parentSeen(name))) {
+    // Only a step that waits for the parent takes it (not a rollover's first step, which waits for time).
+    if ((await this.status(name)).awaiting?.kind !== 'parent' || !(await this.lifecycle.parentSeen(name))) {
       throw new AppError('invalid_state', `The zone of ${name} does not wait for its parent's DS (see status).`);
     }
     return this.status(name);

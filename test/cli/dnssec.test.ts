@@ -117,6 +117,9 @@ describe.each(ENGINES)('hostplane admin domain dnssec on %s', (engine) => {
       const rolled = JSON.parse(roll.stdout);
       expect(rolled).toMatchObject({ state: 'rolling', ds_records: [expect.any(String)], awaiting: { kind: 'time', until: expect.any(String) } });
       expect(rolled.dnskeys).toHaveLength(2);
+      // Its first step waits for time, not for the parent.
+      const early = await runCli(['admin', 'domain', 'dnssec', 'ds-seen', 'signme.example'], env);
+      expect(early.stderr).toMatch(/does not wait for its parent's DS/);
       const again = await runCli(['admin', 'domain', 'dnssec', 'rollover', 'signme.example'], env);
       expect(again.stderr).toMatch(/is rolling: only a signed zone/);
     });
