@@ -76,8 +76,17 @@ describe('DNS settings and listening', () => {
   it('DNS_* settings: defaults, an e-mail hostmaster, and every problem reported', () => {
     expect(testConfig({ DNS_LISTEN: '127.0.0.1:5300' }).dns).toEqual({
       nameservers: ['ns1.hostplane.test', 'ns2.hostplane.test'], hostmaster: 'hostmaster.hostplane.test', pollMs: 100, heartbeatMs: 1000, serverStaleMs: 5000, secondaryTimeoutMs: 60000,
-      catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto', dnssec: { default: false, algorithm: 13, validityS: 1209600, refreshS: 604800 },
+      catalogZone: 'catalog.hostplane.invalid', udpBatch: 'auto', dnssec: {
+        default: false, algorithm: 13, validityS: 1209600, refreshS: 604800, parent: [], parentCheckS: 60, propagationS: 3600, dsTtlS: 86400, rolloverDays: 0,
+      },
     });
+    // The DNSSEC lifecycle (docs/decisions/0032-dnssec.md "Key lifecycle").
+    expect(testConfig({ DNS_DNSSEC_PARENT: '192.0.2.53:53, [2001:db8::53]:5353', DNS_DNSSEC_ROLLOVER_DAYS: '90' }).dns.dnssec).toMatchObject({
+      parent: [{ host: '192.0.2.53', port: 53 }, { host: '2001:db8::53', port: 5353 }], rolloverDays: 90,
+    });
+    expect(() => testConfig({ DNS_DNSSEC_PARENT: 'ns.example', DNS_DNSSEC_PROPAGATION_S: '-1' })).toThrow(
+      /DNS_DNSSEC_PARENT: "ns\.example" is not host:port\n  - DNS_DNSSEC_PROPAGATION_S: must be 0 or more/,
+    );
     expect(testConfig({ DNS_UDP_BATCH: 'off' }).dns.udpBatch).toBe('off');
     expect(() => testConfig({ DNS_UDP_BATCH: 'yes', LOG_LEVEL: 'loud' })).toThrow(
       /DNS_UDP_BATCH: must be one of auto, on, off\n  - LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent$/,

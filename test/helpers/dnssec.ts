@@ -86,9 +86,10 @@ export interface RunningUnbound {
 
 /**
  * A private Unbound on 127.0.0.1 (a free port), validating with `ds` of `zone` as its trust anchor and
- * asking our server at `primaryPort` for that zone (a stub zone): `const u = await startUnbound(…)`.
+ * asking our server at `primaryPort` for that zone (a stub zone), and for the zones `alsoStub` (its
+ * children, validated through the DS records `zone` delegates them with): `const u = await startUnbound(…)`.
  */
-export async function startUnbound(primaryPort: number, zone: string, ds: string): Promise<RunningUnbound> {
+export async function startUnbound(primaryPort: number, zone: string, ds: string, alsoStub: string[] = []): Promise<RunningUnbound> {
   const dir = toolDir();
   const { spawn } = await import('node:child_process');
   const { freePort } = await import('./ports.js');
@@ -117,10 +118,7 @@ export async function startUnbound(primaryPort: number, zone: string, ds: string
   cache-max-negative-ttl: 1
 remote-control:
   control-enable: no
-stub-zone:
-  name: "${zone}"
-  stub-addr: 127.0.0.1@${primaryPort}
-`,
+${[zone, ...alsoStub].map((z) => `stub-zone:\n  name: "${z}"\n  stub-addr: 127.0.0.1@${primaryPort}\n`).join('')}`,
     );
     const child = spawn('unbound', ['-d', '-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
