@@ -3,6 +3,7 @@
 // operator fixes a broken deployment in one round. Checked by hand, not by TypeBox: every command
 // starts with this, and loading TypeBox's validator cost each start ~0.3 s (docs/performance.md
 // "DNS side by side with NSD and PowerDNS").
+import { parseHostPort } from './host-port.js';
 import { isIP } from 'node:net';
 import net from 'node:net';
 
@@ -43,6 +44,10 @@ const SETTINGS = {
   DNS_DNSSEC_ALGORITHM: OneOf(['ecdsap256sha256', 'ed25519'], 'algorithm of new DNSSEC keys: 13 (ECDSA P-256) or 15 (Ed25519) [ecdsap256sha256]'),
   DNS_DNSSEC_VALIDITY_S: Int('how long a DNSSEC signature is valid [1209600: 14 days]'),
   DNS_DNSSEC_REFRESH_S: Int('a signed zone is signed again when its signatures have less than this left [604800: 7 days]'),
+  DNS_DNSSEC_PARENT: Str('comma-separated host:port of DNS servers asked for a signed domain\'s DS (its parent\'s servers or a resolver); unset: the operator confirms with `hostplane admin domain dnssec ds-seen` [unset]'),
+  DNS_DNSSEC_PROPAGATION_S: Int('DNSSEC key lifecycle: how long a change takes to reach every server and secondary, added to each TTL waited for [3600]'),
+  DNS_DNSSEC_DS_TTL_S: Int("DNSSEC key lifecycle: the parent's DS TTL assumed while it is not asked (DNS_DNSSEC_PARENT unset) [86400]"),
+  DNS_DNSSEC_ROLLOVER_DAYS: Int("a signed zone's key is rolled over (RFC 7583 timing) this many days after it became active; 0 = only by `hostplane admin domain dnssec rollover` [0]"),
   DNS_BASE_IPV4: Str('A record of a new presence domain (apex and www) unless its plan has a DNS template; off for none [192.0.2.10]'),
   DNS_BASE_IPV6: Str('AAAA record of a new presence domain (apex and www); off for none [2001:db8::10]'),
   DNS_BASE_MX: Str('mail server host of a new presence domain (MX 10; its SRV records for mail clients); off for none [mail.hostplane.test]'),
@@ -103,6 +108,13 @@ export interface DnssecSettings {
   algorithm: 13 | 15;
   validityS: number;
   refreshS: number;
+  /** DNS_DNSSEC_PARENT: where the DS of a domain is asked for; empty: the operator confirms (ds-seen). */
+  parent: { host: string; port: number }[];
+  propagationS: number;
+  /** The DS TTL assumed while the parent is not asked. */
+  dsTtlS: number;
+  /** 0: no automatic rollover. */
+  rolloverDays: number;
 }
 
 export interface Config {
@@ -177,6 +189,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!(v > 0)) problems.push(`${name}: must be greater than 0`);
     return v;
   };
+  const atLeast0 = (name: keyof Env, v: number) => {
+    if (!(v >= 0)) problems.push(`${name}: must be 0 or more`);
+    return v;
+  };
   const rdapServers: Record<string, string> = {};
   for (const pair of (e.RDAP_SERVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
     const m = /^(\*|[a-z0-9-]+)=(https?:\/\/\S+)$/i.exec(pair);
@@ -217,6 +233,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       algorithm: e.DNS_DNSSEC_ALGORITHM === 'ed25519' ? 15 : 13,
       validityS: positive('DNS_DNSSEC_VALIDITY_S', num(e.DNS_DNSSEC_VALIDITY_S, 14 * 86_400)),
       refreshS: positive('DNS_DNSSEC_REFRESH_S', num(e.DNS_DNSSEC_REFRESH_S, 7 * 86_400)),
+      parent: (e.DNS_DNSSEC_PARENT ?? '').split(',').map((v) => v.trim()).filter(Boolean).flatMap((v) => {
+        const hp = parseHostPort(v);
+        if (!hp) problems.push(`DNS_DNSSEC_PARENT: "${v}" is not host:port`);
+        return hp ? [hp] : [];
+      }),
+      propagationS: atLeast0('DNS_DNSSEC_PROPAGATION_S', num(e.DNS_DNSSEC_PROPAGATION_S, 3600)),
+      dsTtlS: atLeast0('DNS_DNSSEC_DS_TTL_S', num(e.DNS_DNSSEC_DS_TTL_S, 86_400)),
+      rolloverDays: atLeast0('DNS_DNSSEC_ROLLOVER_DAYS', num(e.DNS_DNSSEC_ROLLOVER_DAYS, 0)),
     } satisfies DnssecSettings,
   };
   // Signatures must be made again while they are still valid, with room to reach the secondaries.

@@ -28,5 +28,5 @@ export function buildAdmin(deps: ServiceDeps): Admin {
   const customers = new CustomersAdminService(repo);
   const packages = new PackagesAdminService(repo, customers, dnsRecords);
   const domains = new DomainsAdminService(repo, packages, dnsRecords, new SubdomainsService(deps));
-  return { customers, packages, domains, dkim: new DkimService(deps), dnssec: new DnssecAdminService(deps.store, deps.config), repo };
+  return { customers, packages, domains, dkim: new DkimService(deps), dnssec: new DnssecAdminService(deps), repo };
 }

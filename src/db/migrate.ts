@@ -24,6 +24,7 @@ import * as m019tokenScopes from './migrations/019-token-scopes.js';
 import * as m020auditEvents from './migrations/020-audit-events.js';
 import * as m021panelSessions from './migrations/021-panel-sessions.js';
 import * as m022dnssec from './migrations/022-dnssec.js';
+import * as m023dnssecLifecycle from './migrations/023-dnssec-lifecycle.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -42,6 +43,7 @@ const ALL = {
   '020-audit-events': m020auditEvents,
   '021-panel-sessions': m021panelSessions,
   '022-dnssec': m022dnssec,
+  '023-dnssec-lifecycle': m023dnssecLifecycle,
 };
 
 /** Every migration's name, in order. */

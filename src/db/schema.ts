@@ -107,7 +107,17 @@ export interface DomainsTable {
   created_at: string;
   /** DNSSEC (migration 022): 1 signed, 0 unsigned, null as DNS_DNSSEC says. */
   dnssec: Generated<number | null>;
+  /** DNSSEC lifecycle (migration 023): null, `disabling` or `rolling`. */
+  dnssec_phase: Generated<DnssecPhase | null>;
+  dnssec_phase_at: Generated<string | null>;
+  /** When the parent held what the CDS of the current step asks; null while awaited. */
+  dnssec_parent_at: Generated<string | null>;
+  /** The TTL of the DS at the parent as last seen. */
+  dnssec_ds_ttl: Generated<number | null>;
 }
+
+export type DnssecPhase = 'disabling' | 'rolling';
+export type DnssecKeyRole = 'incoming' | 'active' | 'outgoing';
 
 /** A domain's DNSSEC signing keys (migration 022; docs/decisions/0032-dnssec.md). */
 export interface DnssecKeysTable {
@@ -122,6 +132,9 @@ export interface DnssecKeysTable {
   /** The PKCS#8 PEM sealed by security/secret-box.ts: never shown or logged. */
   private_key: string;
   created_at: string;
+  /** Migration 023: where the key is in a rollover, and since when. */
+  role: Generated<DnssecKeyRole>;
+  role_at: Generated<string | null>;
 }
 
 /** A domain's DKIM keys (migration 015); the public half is the managed TXT `<selector>._domainkey` (record_id). */

@@ -13,6 +13,7 @@ import { addChange, soaWire, withHistory } from './transfer-messages.js';
 import type { Transfers } from './transfers.js';
 import { Zone, type ZoneSet, type ZoneSettings } from './zone.js';
 import { ZoneRepository, type ZoneChange, type ZoneRows } from './zone.repository.js';
+import { DnssecLifecycle } from './dnssec-lifecycle.js';
 import { SignedZones } from './signed-zones.js';
 import { ChangeLogRepository } from '../provisioning/dns/change-log.repository.js';
 
@@ -57,7 +58,7 @@ export interface ChangeFollowerOptions {
   /** The zones the server answers from: loaded and kept current here. */
   zones: ZoneSet;
   store: Store;
-  config: Pick<Config, 'dns' | 'webhooks'>;
+  config: Pick<Config, 'dns' | 'webhooks' | 'dnsDefaultTtl'>;
   settings: ZoneSettings;
   log: FastifyBaseLogger;
   /** The server's warning, at most one per interval. */
@@ -82,6 +83,7 @@ export class ChangeFollower {
   private readonly warn: (err: unknown, msg: string) => void;
   private readonly transfers: Transfers;
   private readonly signed: SignedZones;
+  private readonly lifecycle: DnssecLifecycle;
   private readonly startedAt = nowIso();
   /** The server listens and has a dns_servers row (jobs wait for it). */
   private registered = false;
@@ -115,6 +117,7 @@ export class ChangeFollower {
     this.warn = opts.warn;
     this.transfers = opts.transfers;
     this.signed = new SignedZones(opts.store, opts.config);
+    this.lifecycle = new DnssecLifecycle(opts.store, opts.config);
   }
 
   /**
@@ -190,7 +193,7 @@ export class ChangeFollower {
   /** The zone of `rows`, signed when the domain is (docs/decisions/0032-dnssec.md). */
   private async buildZone(rows: ZoneRows): Promise<Zone> {
     const zone = Zone.build(rows.domain, rows.serial, rows.records, this.settings, this.skipped(rows.domain));
-    if (this.signed.wants(rows.dnssec)) await this.signed.sign(zone, this.zones.get(rows.domain));
+    if (this.signed.wants(rows)) await this.signed.sign(zone, rows.dnssecPhase, this.zones.get(rows.domain));
     return zone;
   }
 
@@ -286,7 +289,7 @@ export class ChangeFollower {
         return null;
       }
       // Signed or unsigned as before: a zone that changes sides is built whole again.
-      if (rows.serial === last && this.signed.wants(rows.dnssec) === (zone.signer !== null)) {
+      if (rows.serial === last && this.signed.wants(rows) === (zone.signer !== null)) {
         const from = zone.serial;
         const fromSoa = soaWire(zone);
         const absolute = owners.map((o) => (o === '' ? domain : `${o}.${domain}`.toLowerCase()));
@@ -332,6 +335,8 @@ export class ChangeFollower {
       await this.report();
       await this.transfers.loadSecondaries(0);
       await this.resignDue();
+      // DNSSEC phases (turning off, rollovers) whose next step is due take it here.
+      if ((await this.lifecycle.advance()).length) this.wake();
       await this.repo.purgeGone(Math.max(GONE_AFTER_MS, 10 * this.opts.config.dns.serverStaleMs));
       if (Date.now() - this.lastLogPurge > CHANGE_LOG_PURGE_EVERY_MS) {
         this.lastLogPurge = Date.now();

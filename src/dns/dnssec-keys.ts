@@ -11,6 +11,8 @@ export const CSK_FLAGS = 257;
 export const TYPE_RRSIG = 46;
 export const TYPE_NSEC = 47;
 export const TYPE_DNSKEY = 48;
+export const TYPE_CDS = 59;
+export const TYPE_CDNSKEY = 60;
 
 export interface SigningKey {
   algorithm: DnssecAlgorithm;
@@ -59,6 +61,12 @@ export function keyTag(dnskey: Buffer): number {
 /** RFC 4034 §5.1.4 with SHA-256 (RFC 4509): digest over the owner in canonical form and the DNSKEY RDATA. */
 export function dsDigest(zone: string, dnskey: Buffer): Buffer {
   return crypto.createHash('sha256').update(nameWire(zone)).update(dnskey).digest();
+}
+
+/** CDS RDATA (RFC 7344 §3.1): as the DS RDATA with SHA-256, `<key tag> <algorithm> 2 <digest>`. */
+export function cdsRdata(zone: string, key: Pick<SigningKey, 'algorithm' | 'dnskey' | 'keyTag'>): Buffer {
+  const head = Buffer.from([key.keyTag >> 8, key.keyTag & 0xff, key.algorithm, 2]);
+  return Buffer.concat([head, dsDigest(zone, key.dnskey)]);
 }
 
 /** A key's public side: what DNSKEY and DS records are made of. */

@@ -6,6 +6,8 @@ import type { Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import { DnssecRepository } from './dnssec.repository.js';
 import type { OnSkip, Zone } from './zone.js';
+import type { ZoneRows } from './zone.repository.js';
+import type { DnssecPhase } from '../db/schema.js';
 import type { StoredRecord } from './rdata.js';
 import { ZoneSigner } from './zone-signer.js';
 
@@ -36,18 +38,24 @@ export class SignedZones {
     this.keys = new DnssecRepository(store.db, config.webhooks.secretKeys);
   }
 
-  /** Whether a domain's zone is signed: its own choice, else DNS_DNSSEC. */
-  wants(choice: boolean | null): boolean {
-    return choice ?? this.config.dns.dnssec.default;
+  /**
+   * Whether a domain's zone is served signed: its own choice, else DNS_DNSSEC; and while DNSSEC is
+   * being turned off (`disabling`), until the parent's DS is gone.
+   */
+  wants(rows: Pick<ZoneRows, 'dnssec' | 'dnssecPhase'>): boolean {
+    return (rows.dnssec ?? this.config.dns.dnssec.default) || rows.dnssecPhase === 'disabling';
   }
 
   /**
-   * Signs a zone just built (its key made when it has none); `prev`, the version it replaces, lends
-   * the signatures of the RRsets that stayed the same.
+   * Signs a zone just built with its keys (the first made when it has none): every key published
+   * signs; CDS/CDNSKEY name the `active` one, or take the delete form while `disabling`. `prev`, the
+   * version it replaces, lends the signatures of the RRsets that stayed the same.
    */
-  async sign(zone: Zone, prev?: Zone): Promise<void> {
+  async sign(zone: Zone, phase: DnssecPhase | null, prev?: Zone): Promise<void> {
     const { algorithm, validityS, refreshS } = this.config.dns.dnssec;
-    const signer = new ZoneSigner(await this.keys.signingKey(zone.name, algorithm), validityS, refreshS);
+    const keys = await this.keys.zoneKeys(zone.name, algorithm);
+    const cds = phase === 'disabling' ? 'delete' : keys.filter((k) => k.role === 'active').map((k) => k.key);
+    const signer = new ZoneSigner({ sign: keys.map((k) => k.key), cds }, validityS, refreshS);
     if (prev?.signer) signer.signAll(zone, (o) => prev.nodes.get(o));
     else signer.signAll(zone);
     zone.signer = signer;

@@ -2,7 +2,7 @@
 // authoritative owner in canonical order, an RRSIG per authoritative RRset, kept as RRsets of their
 // own at each owner in the wire form answers copy. All of it when a zone is built, then owner by owner
 // as changes come: never while a query waits.
-import { TYPE_DNSKEY, TYPE_NSEC, TYPE_RRSIG, canonicalKey, nsecRdata, rrsigRdata, type SigningKey, type Validity } from './dnssec-keys.js';
+import { TYPE_CDNSKEY, TYPE_CDS, TYPE_DNSKEY, TYPE_NSEC, TYPE_RRSIG, canonicalKey, cdsRdata, nsecRdata, rrsigRdata, type PublicKey, type SigningKey, type Validity } from './dnssec-keys.js';
 import { findCut } from './lookup.js';
 import { listOf, setType, type Sets, type WireSet } from './rrsets.js';
 import { T, type Zone } from './zone.js';
@@ -59,6 +59,19 @@ export function validityNow(validityS: number, now = Date.now()): Validity {
 export type Before = (owner: string) => Sets | undefined;
 
 /**
+ * What a zone is signed with: `sign`, every key published and signing (two during a rollover:
+ * double signatures, RFC 7583 §3.3.2); `cds`, the keys the parent's DS should name (RFC 7344
+ * CDS/CDNSKEY), or `delete` for RFC 8078's delete form while DNSSEC is being turned off.
+ */
+export interface ZoneKeys {
+  sign: SigningKey[];
+  cds: PublicKey[] | 'delete';
+}
+
+/** The types the signer writes at the apex itself: what the store holds of them is not served. */
+const MADE_HERE = new Set([TYPE_RRSIG, TYPE_NSEC, TYPE_DNSKEY, TYPE_CDS, TYPE_CDNSKEY]);
+
+/**
  * `new ZoneSigner(key, validityS, refreshS).signAll(zone, prev)`; `signer.update(zone, owners, before)`
  * after a change. A signature is made again only for an RRset that changed, or when the one it has
  * runs out within `refreshS`: a zone built whole again keeps the signatures of what stayed, so its
@@ -74,7 +87,7 @@ export class ZoneSigner {
   private keepAfter = 0;
 
   constructor(
-    readonly key: SigningKey,
+    readonly keys: ZoneKeys,
     private readonly validityS: number,
     private readonly refreshS: number,
   ) {}
@@ -188,10 +201,25 @@ export class ZoneSigner {
     return cut === undefined || cut === owner;
   }
 
-  /** A signature made by this key that stays valid past the refresh time. */
-  private fits(sig: Rec): boolean {
+  /** A signature made by `key` that stays valid past the refresh time. */
+  private fits(sig: Rec, key: SigningKey): boolean {
     const d = sig.rdata;
-    return d[2] === this.key.algorithm && d.readUInt16BE(16) === this.key.keyTag && d.readUInt32BE(8) > this.keepAfter;
+    return d[2] === key.algorithm && d.readUInt16BE(16) === key.keyTag && d.readUInt32BE(8) > this.keepAfter;
+  }
+
+  /** The DNSKEY, CDS and CDNSKEY sets of the apex, each with the DNSKEY TTL (the SOA's). */
+  private apexKeySets(zone: Zone): WireSet[] {
+    const ttl = zone.soa.ttl ?? 0;
+    const { sign, cds } = this.keys;
+    const set = (type: number, rdatas: Buffer[]) => wireSetOf(rdatas.map((rdata) => ({ type, ttl, rdata })));
+    const out = [set(TYPE_DNSKEY, sign.map((k) => k.dnskey))];
+    if (cds === 'delete') {
+      // RFC 8078 §4: CDS 0 0 0 00 and CDNSKEY 0 3 0 AA==.
+      out.push(set(TYPE_CDS, [Buffer.from([0, 0, 0, 0, 0])]), set(TYPE_CDNSKEY, [Buffer.from([0, 0, 3, 0, 0])]));
+    } else if (cds.length) {
+      out.push(set(TYPE_CDS, cds.map((k) => cdsRdata(zone.name, k))), set(TYPE_CDNSKEY, cds.map((k) => k.dnskey)));
+    }
+    return out;
   }
 
   /**
@@ -205,11 +233,8 @@ export class ZoneSigner {
     const all = listOf(sets);
     const old = listOf(before(owner) ?? sets);
     const oldSigs = old.filter((s) => setType(s) === TYPE_RRSIG).flatMap(recordsOf);
-    const data = all.filter((s) => {
-      const t = setType(s);
-      return t !== TYPE_RRSIG && t !== TYPE_NSEC && t !== TYPE_DNSKEY;
-    });
-    if (owner === zone.name) data.push(wireSetOf([{ type: TYPE_DNSKEY, ttl: zone.soa.ttl ?? 0, rdata: this.key.dnskey }]));
+    const data = all.filter((s) => !MADE_HERE.has(setType(s)));
+    if (owner === zone.name) data.push(...this.apexKeySets(zone));
     const cut = findCut(zone, owner);
     if (cut !== undefined && cut !== owner) {
       zone.nodes.set(owner, setsOf(data));
@@ -223,16 +248,20 @@ export class ZoneSigner {
     for (const s of data) {
       const type = setType(s);
       if (cut === owner && type !== T.DS && type !== TYPE_NSEC) continue;
-      const kept = old.includes(s) ? oldSigs.find((r) => coveredType(r) === type && this.fits(r)) : undefined;
-      if (kept) {
-        sigs.push(kept);
-        this.expiration = Math.min(this.expiration, kept.rdata.readUInt32BE(8));
-        continue;
+      // One signature per key (two during a rollover); each kept while its set is the same.
+      const same = old.includes(s);
+      for (const key of this.keys.sign) {
+        const kept = same ? oldSigs.find((r) => coveredType(r) === type && this.fits(r, key)) : undefined;
+        if (kept) {
+          sigs.push(kept);
+          this.expiration = Math.min(this.expiration, kept.rdata.readUInt32BE(8));
+          continue;
+        }
+        const recs = recordsOf(s);
+        const rdata = rrsigRdata({ owner, type, ttl: recs[0].ttl, rdatas: recs.map((r) => r.rdata) }, zone.name, key, v);
+        sigs.push({ type: TYPE_RRSIG, ttl: recs[0].ttl, rdata });
+        this.expiration = Math.min(this.expiration, v.expiration);
       }
-      const recs = recordsOf(s);
-      const rdata = rrsigRdata({ owner, type, ttl: recs[0].ttl, rdatas: recs.map((r) => r.rdata) }, zone.name, this.key, v);
-      sigs.push({ type: TYPE_RRSIG, ttl: recs[0].ttl, rdata });
-      this.expiration = Math.min(this.expiration, v.expiration);
     }
     zone.nodes.set(owner, setsOf([...data, wireSetOf(sigs)]));
   }

@@ -1,7 +1,7 @@
 // All SQL of the DNS server (docs/decisions/0003-dns-propagation.md): the served
 // zones, the change log it tails, and its row in dns_servers (liveness + what it has applied).
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database, DnssecPhase } from '../db/schema.js';
 import { nowIso } from '../db/time.js';
 import { precompiled, readArrays } from '../db/precompiled.js';
 import type { StoredRecord } from './rdata.js';
@@ -13,6 +13,8 @@ export interface ZoneRows {
   records: StoredRecord[];
   /** DNSSEC as the domain chose (migration 022): true, false, or null (the setting decides). */
   dnssec: boolean | null;
+  /** Where its DNSSEC lifecycle is (migration 023): `disabling` keeps the zone signed. */
+  dnssecPhase: DnssecPhase | null;
 }
 
 /** One entry of the change log as a DNS server applies it. */
@@ -46,7 +48,11 @@ function zoneRows(domain: string, rows: unknown[][]): ZoneRows | undefined {
     if (type !== null) records.push({ name: name ?? '', record_type: type, data: data ?? '', ttl: Number(ttl), id: Number(id) });
   }
   const dnssec = rows[0][6];
-  return { domain, serial: Number(rows[0][0]), records, dnssec: dnssec === null || dnssec === undefined ? null : Number(dnssec) === 1 };
+  const phase = rows[0][7];
+  return {
+    domain, serial: Number(rows[0][0]), records, dnssec: dnssec === null || dnssec === undefined ? null : Number(dnssec) === 1,
+    dnssecPhase: phase === 'disabling' || phase === 'rolling' ? phase : null,
+  };
 }
 
 export class ZoneRepository {
@@ -100,7 +106,7 @@ export class ZoneRepository {
 
   /**
    * The read of a presence domain's serial and served records, of every owner or of `owners`
-   * only; its rows (zoneRows) are [serial, id, name, record_type, data, ttl, dnssec], one with nulls for
+   * only; its rows (zoneRows) are [serial, id, name, record_type, data, ttl, dnssec, dnssec_phase], one with nulls for
    * a zone without records, none for a domain without presence.
    */
   private served(domain: string, owners?: string[]) {
@@ -110,7 +116,7 @@ export class ZoneRepository {
         const on = j.onRef('r.domain', '=', 'd.name').on('r.state', 'in', ['active', 'deleting']);
         return owners ? on.on('r.name', 'in', owners) : on;
       })
-      .select(['d.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl', 'd.dnssec'])
+      .select(['d.dns_serial as serial', 'r.id', 'r.name', 'r.record_type', 'r.data', 'r.ttl', 'd.dnssec', 'd.dnssec_phase'])
       .where('d.has_presence', '=', 1)
       .where('d.name', '=', domain)
       // In the order of the index on (domain, name, record_type), whose entries follow the record

@@ -320,6 +320,11 @@ export interface OperationDoc {
   description?: string;
   /** The one success answer: its status and the document it carries (a registered component); 204 carries none. */
   success: { status: 200 | 201 | 202; document: TObject; description: string } | { status: 204; description: string };
+  /**
+   * A second success, 202 with the same document and `Content-Location` naming a queue-job, and
+   * when it is answered: a PATCH that answers 200 unless the change runs as a job.
+   */
+  accepted?: string;
   /** The failures particular to this operation, by error id, with when each happens. */
   errors?: ErrorWhen;
   /** `x-hostplane-extension: true`: the original API has no such operation (spread EXTENSION). */
@@ -349,7 +354,7 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   o: S & OperationDoc,
 ) {
-  const { success, errors, conditional, idempotent, ...schema } = o;
+  const { success, errors, conditional, idempotent, accepted, ...schema } = o;
   // The answer of a conditional read or PATCH carries the object's ETag.
   const tagged = conditional !== undefined && method !== 'DELETE';
   const successHeaders = { ...HEADERS[success.status], ...(tagged ? ETAG : {}) };
@@ -370,6 +375,9 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
     ...(headers ? { headers } : {}),
     response: {
       [success.status]: ok,
+      ...(accepted && 'document' in success
+        ? { 202: { $ref: (success.document as { $id?: string }).$id, description: accepted, headers: { ...HEADERS[202], ...(tagged ? ETAG : {}) } } }
+        : {}),
       ...notModified,
       ...errorResponses({ ...sharedErrors(method, o), ...retryErrors(method, conditional, idempotent !== false), ...errors }),
     } as Record<string, unknown>,

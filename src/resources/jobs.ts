@@ -13,6 +13,7 @@ import { recordJobEvents } from './webhooks/webhooks.events.js';
 import { IDEMPOTENCY_JOBS } from '../http/idempotency.jobs.js';
 import { AUDIT_EVENT_JOBS } from './audit-events/audit-events.jobs.js';
 import { SESSION_JOBS } from './session/session.jobs.js';
+import { DOMAIN_JOBS } from './domains/domains.jobs.js';
 
 /**
  * `const jobs = buildJobs()`. A job whose (job_type, action) has no definition here is marked
@@ -23,5 +24,6 @@ export function buildJobs(): JobRegistry {
   return new JobRegistry().add(...DNS_RECORD_JOBS).add(...DATABASE_JOBS).add(...SUBDOMAIN_JOBS).add(...EMAIL_JOBS).add(...DKIM_JOBS).add(...SSH_KEY_JOBS).add(...IDEMPOTENCY_JOBS)
     .add(...AUDIT_EVENT_JOBS)
     .add(...SESSION_JOBS)
+    .add(...DOMAIN_JOBS)
     .onOutcome(recordJobEvents);
 }

@@ -1,5 +1,6 @@
 // DNSSEC from hostplane's own DNS server (docs/decisions/0032-dnssec.md), checked by real tools only:
-// an AXFR of a signed zone passes ldns-verify-zone and kzonecheck --dnssec on, after a change too;
+// an AXFR of a signed zone (CDS/CDNSKEY included) passes ldns-verify-zone and kzonecheck --dnssec on,
+// after a change too;
 // delv and Unbound, with the zone's DS as trust anchor, validate answers, denials and wildcards, from
 // hostplane and from NSD and Knot secondaries.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
@@ -62,6 +63,11 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       const text = await axfrText(port, 'zone.example', xfr);
       expect(text).toMatch(/\sDNSKEY\s+257 3 13 /);
       expect(text).toMatch(/\sRRSIG\s+SOA 13 2 /);
+      // CDS/CDNSKEY (RFC 7344) at the apex, signed, naming the zone's key.
+      expect(text).toMatch(new RegExp(`^zone\\.example\\.\\s+\\d+\\s+IN\\s+CDS\\s+${key.keyTag} 13 2 `, 'm'));
+      expect(text).toMatch(/^zone\.example\.\s+\d+\s+IN\s+CDNSKEY\s+257 3 13 /m);
+      expect(text).toMatch(/\sRRSIG\s+CDS 13 2 /);
+      expect(text).toMatch(/\sRRSIG\s+CDNSKEY 13 2 /);
       const ldns = await ldnsVerify(text, dir);
       expect(ldns.output).toMatch(/Zone is verified and complete/);
       expect(ldns.ok).toBe(true);
@@ -141,7 +147,7 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       const names = ['zone.example', 'mail.zone.example', 'www.zone.example', 'fits.zone.example', 'x.wild.zone.example', 'nothere.zone.example', 'c.zone.example', 'sub.zone.example', 'many.zone.example', 'Zone.Example'];
       let quick = 0;
       for (const name of names) {
-        for (const type of ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'SOA', 'NS', 'DNSKEY', 'NSEC', 'RRSIG', 'DS', 'CAA']) {
+        for (const type of ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'SOA', 'NS', 'DNSKEY', 'CDS', 'CDNSKEY', 'NSEC', 'RRSIG', 'DS', 'CAA']) {
           for (const transport of ['udp', 'tcp'] as const) {
             const msg = doQuery(name, type, true);
             const out = answerQuery(dns.zones, msg, { transport });

@@ -40,7 +40,7 @@ async function readQr(page: Page, selector: string): Promise<string | null> {
 const sideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 const focusedId = (page: Page) => page.evaluate(() => document.activeElement?.id);
 /** A domain without DNSSEC, as `presence.dnssec` shows it (API guide "DNSSEC (extension)"). */
-const UNSIGNED = { enabled: false, ds_records: [], dnskeys: [] };
+const UNSIGNED = { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] };
 
 requirable(chromiumMissing)('the customer panel: security, presence flags, domain availability', () => {
   describe.each(ENGINES)('%s', (engine) => {

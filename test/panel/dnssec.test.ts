@@ -38,7 +38,7 @@ requirable(chromiumMissing)('the DNSSEC section of the customer panel in Chromiu
 
       // Another customer's domain is not signed by this.
       const other = await apiAs(x.end2, `/domains/${x.end2.domain}`);
-      expect(other.json.data.attributes.presence.dnssec).toEqual({ enabled: false, ds_records: [], dnskeys: [] });
+      expect(other.json.data.attributes.presence.dnssec).toEqual({ enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] });
     });
 
     it('says it in German', async () => {

@@ -99,6 +99,6 @@ describe.each(ENGINES)('read-your-writes on %s', (engine) => {
       flags.map((presence) => patch('flags.example', { type: 'domain', id: 'flags.example', attributes: { presence } })),
     );
     expect(answers.map((r) => r.status)).toEqual(flags.map(() => 200));
-    expect(answers.map((r) => r.json.data.attributes.presence)).toEqual(flags.map((f) => ({ ...f, dnssec: { enabled: false, ds_records: [], dnskeys: [] } })));
+    expect(answers.map((r) => r.json.data.attributes.presence)).toEqual(flags.map((f) => ({ ...f, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } })));
   });
 });

@@ -1,5 +1,6 @@
 // `hostplane admin domain …`: domains registered with the service, used in a package (presence),
 // or both (API guide "Domains").
+import type { DnssecStatus } from '../../admin/dnssec.service.js';
 import { Command } from 'commander';
 import { aceOf } from '../../domain-name.js';
 import { parseId, withStore, type CliIo } from '../context.js';
@@ -34,12 +35,17 @@ export function domainCommand(io: CliIo): Command {
   return domain;
 }
 
-/** DNSSEC of a presence domain (docs/decisions/0032-dnssec.md): on, off, and what the registry needs. */
+/** DNSSEC of a presence domain (docs/decisions/0032-dnssec.md): on, off, rollover, what the registry needs. */
 function dnssecCommand(io: CliIo): Command {
-  const dnssec = new Command('dnssec').description("sign a domain's zone with DNSSEC, serve it unsigned again, or show its DS records");
-  const lines = (s: { domain: string; enabled: boolean; choice: string; ds_records: string[]; dnskeys: string[] }) =>
-    [`${s.domain}: DNSSEC ${s.enabled ? 'on' : 'off'}${s.choice === 'default' ? ' (DNS_DNSSEC)' : ''}`, ...s.ds_records.map((d) => `DS ${d}`), ...s.dnskeys.map((k) => `DNSKEY ${k}`)].join('\n') + '\n';
-  leaf(dnssec.command('status').description('show whether the zone is signed, its DS records for the registry and its DNSKEYs'))
+  const dnssec = new Command('dnssec').description("sign a domain's zone with DNSSEC, roll its key over, serve it unsigned again, or show its DS records");
+  const lines = (s: DnssecStatus) =>
+    [
+      `${s.domain}: DNSSEC ${s.enabled ? 'on' : 'off'}${s.choice === 'default' ? ' (DNS_DNSSEC)' : ''}${s.state === 'signed' || s.state === 'unsigned' ? '' : `, ${s.state}`}`,
+      ...s.ds_records.map((d) => `DS ${d}`),
+      ...s.dnskeys.map((k) => `DNSKEY ${k}`),
+      ...(s.awaiting === null ? [] : [awaitingLine(s.awaiting)]),
+    ].join('\n') + '\n';
+  leaf(dnssec.command('status').description('show whether the zone is signed, its DS records for the registry, its DNSKEYs and what a rollover or disabling waits for'))
     .argument('<domain>', 'domain name (Unicode or ACE)')
     .action((name: string, o: Json) => withStore(io, async ({ admin, out }) => {
       const s = await admin.dnssec.status(ace(name));
@@ -48,15 +54,36 @@ function dnssecCommand(io: CliIo): Command {
   for (const [verb, on] of [['enable', true], ['disable', false]] as const) {
     const help = on
       ? 'sign the zone (a key is made); then give the registry the DS records shown'
-      : 'serve the zone unsigned again; remove the DS at the registry first and wait for its TTL, or validating resolvers fail';
+      : 'turn DNSSEC off: the zone stays signed with CDS/CDNSKEY asking the parent to drop the DS, and is served unsigned once the DS is gone and its TTL has passed';
     leaf(dnssec.command(verb).description(help))
       .argument('<domain>', 'domain name (Unicode or ACE)')
       .action((name: string, o: Json) => withStore(io, async ({ admin, out }) => {
         const { status, changeId } = await admin.dnssec.set(ace(name), on);
-        printResult(out, o, { ...status, change_id: changeId }, `${lines(status)}The DNS servers serve it ${on ? 'signed' : 'unsigned'} once they have applied change ${changeId}.\n`);
+        const then = on ? 'serve it signed' : status.state === 'disabling' ? 'publish the delete form of CDS/CDNSKEY' : 'serve it unsigned';
+        printResult(out, o, { ...status, change_id: changeId }, `${lines(status)}The DNS servers ${then} once they have applied change ${changeId}.\n`);
       }));
   }
+  leaf(dnssec.command('rollover').description("roll the zone's key over (RFC 7583 double signature): the new key is published and signs beside the old; CDS names it; the old goes once the parent's DS names the new one"))
+    .argument('<domain>', 'domain name (Unicode or ACE)')
+    .action((name: string, o: Json) => withStore(io, async ({ admin, out }) => {
+      const { status, changeId } = await admin.dnssec.rollover(ace(name));
+      printResult(out, o, { ...status, change_id: changeId }, `${lines(status)}The DNS servers publish the new key once they have applied change ${changeId}.\n`);
+    }));
+  leaf(dnssec.command('ds-seen').description("confirm that the parent now holds the DS the zone's CDS asks for (or none, while disabling), when DNS_DNSSEC_PARENT is not set"))
+    .argument('<domain>', 'domain name (Unicode or ACE)')
+    .action((name: string, o: Json) => withStore(io, async ({ admin, out }) => {
+      const s = await admin.dnssec.dsSeen(ace(name));
+      printResult(out, o, s, lines(s));
+    }));
   return dnssec;
+}
+
+/** What a zone's DNSSEC lifecycle waits for, in words. */
+function awaitingLine(a: NonNullable<DnssecStatus['awaiting']>): string {
+  if (a.kind === 'time') return `Next step at ${a.until}.`;
+  return a.ds === 'none'
+    ? 'Awaiting the parent: no DS any more (DNS_DNSSEC_PARENT is asked, or confirm with ds-seen).'
+    : `Awaiting the parent: DS ${a.ds} (DNS_DNSSEC_PARENT is asked, or confirm with ds-seen).`;
 }
 
 /** DKIM keys of a domain (API guide "Sending mail"): show, rotate, and what sends unsigned. */

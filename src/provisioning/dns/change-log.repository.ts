@@ -30,6 +30,12 @@ export class ChangeLogRepository {
     return id;
   }
 
+  /** The id of `domain`'s newest change (0 for none). */
+  async latestOf(domain: string): Promise<number> {
+    const r = await this.db.selectFrom('dns_changes').select((eb) => eb.fn.max('id').as('id')).where('domain', '=', domain).executeTakeFirst();
+    return Number(r?.id ?? 0);
+  }
+
   /** The domain and serial of one change, or undefined once the log entry is purged. */
   change(id: number) {
     return this.db.selectFrom('dns_changes').select(['domain', 'serial', 'created_at']).where('id', '=', id).executeTakeFirst();

@@ -26,6 +26,7 @@ const COLUMNS = [
   'dns_update_lock',
   'dns_migration_mode',
   'dnssec',
+  'dnssec_phase',
 ] as const satisfies readonly (keyof DomainsTable)[];
 const SELECTED = COLUMNS.map((c) => `domains.${c}` as const);
 
@@ -34,9 +35,13 @@ export type DomainRow = Pick<Selectable<DomainsTable>, (typeof COLUMNS)[number]>
   dnssec_view?: DnssecView;
 };
 
+/** presence.dnssec.state (API guide "DNSSEC (extension)"). */
+export type DnssecState = 'unsigned' | 'signed' | 'rolling' | 'disabling';
+
 /** presence.dnssec: whether the zone is signed, and what the registry needs. */
 export interface DnssecView {
   enabled: boolean;
+  state: DnssecState;
   ds_records: string[];
   dnskeys: string[];
 }

@@ -1,7 +1,7 @@
 // domain (API guide "Domains", "Compatibility with existing clients"): request schemas and the wire
 // representation.
 import { Type } from 'typebox';
-import { EXTENSION, Nullable, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
+import { EXTENSION, Nullable, StringEnum, Timestamp, ToOne, UpdateBody, resourceSchemas } from '../../jsonapi/schema.js';
 import { ref, type LinkBuilder, type ResourceObject } from '../../jsonapi/document.js';
 import type { DomainRow } from './domains.repository.js';
 
@@ -15,7 +15,7 @@ export const DomainNameParam = Type.Object({
   name: Type.String({ minLength: 1, description: 'domain name, Unicode or ACE (punycode), any letter case', examples: ['shop-demo.example'] }),
 });
 
-// Only the two presence flags are writable (API guide "Domains"); `presence` is updated partially
+// Only the two presence flags and presence.dnssec.enabled (our extension) are writable (API guide "Domains"); `presence` is updated partially
 // (API guide "Documents"): keys left out keep their value. Anything else is rejected with 422.
 export const DomainUpdateBody = UpdateBody(
   'domain',
@@ -27,6 +27,12 @@ export const DomainUpdateBody = UpdateBody(
             dns_update_lock: Type.Optional(Type.Boolean()),
             dns_migration_mode: Type.Optional(
               Type.Object({ enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+            ),
+            dnssec: Type.Optional(
+              Type.Object(
+                { enabled: Type.Optional(Type.Boolean()) },
+                { additionalProperties: false, description: 'sign the zone or serve it unsigned; a change answers 202 with a queue-job (API guide "DNSSEC (extension)")', ...EXTENSION },
+              ),
             ),
           },
           { additionalProperties: false },
@@ -54,9 +60,13 @@ export const DomainSchemas = resourceSchemas('Domain', 'domain', {
         dns_migration_mode: Type.Object({ enabled: Type.Boolean() }),
         dnssec: Type.Object(
           {
-            enabled: Type.Boolean({ description: 'whether the zone is served signed' }),
-            ds_records: Type.Array(Type.String(), { description: 'DS records for the registry: `<key tag> <algorithm> 2 <SHA-256 digest>`' }),
-            dnskeys: Type.Array(Type.String(), { description: 'the DNSKEY records: `257 3 <algorithm> <base64>`' }),
+            enabled: Type.Boolean({ description: 'whether the zone is to be signed (the choice; `state` says what is served)' }),
+            state: StringEnum(
+              ['unsigned', 'signed', 'rolling', 'disabling'],
+              'what is served: unsigned; signed; rolling (signed, a new key on its way in); disabling (still signed, CDS/CDNSKEY ask the parent to drop the DS)',
+            ),
+            ds_records: Type.Array(Type.String(), { description: 'the DS records the registry should hold (what CDS publishes): `<key tag> <algorithm> 2 <SHA-256 digest>`; none while disabling' }),
+            dnskeys: Type.Array(Type.String(), { description: 'the DNSKEY records served: `257 3 <algorithm> <base64>`' }),
           },
           { description: 'DNSSEC of the zone (API guide "DNSSEC (extension)")', ...EXTENSION },
         ),
@@ -75,7 +85,7 @@ export const DomainSchemas = resourceSchemas('Domain', 'domain', {
       name: 'shop-demo.example',
       name_ace: 'shop-demo.example',
       registration: { created_at: '2026-11-22T03:51:28.686Z', expires_at: '2027-11-22T03:51:28.686Z', status: 'active' },
-      presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } },
+      presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } },
     },
     relationships: { owner: { data: { type: 'customer', id: '10002' } }, package: { data: { type: 'package', id: '2' } } },
     links: { self: 'https://api.example.net/domains/shop-demo.example' },
@@ -96,7 +106,7 @@ export function domainResource(row: DomainRow, links: LinkBuilder): ResourceObje
         ? {
             dns_update_lock: row.dns_update_lock === 1,
             dns_migration_mode: { enabled: row.dns_migration_mode === 1 },
-            dnssec: row.dnssec_view ?? { enabled: row.dnssec === 1, ds_records: [], dnskeys: [] },
+            dnssec: row.dnssec_view ?? { enabled: row.dnssec === 1, state: row.dnssec === 1 ? 'signed' : 'unsigned', ds_records: [], dnskeys: [] },
           }
         : null,
     },

@@ -8,16 +8,16 @@ import { idValues } from '../../db/ids.js';
 import { aceLabel, aceOf } from '../../domain-name.js';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { DomainsRepository, type DnssecView, type DomainRow } from './domains.repository.js';
+import { DomainsRepository, type DomainRow } from './domains.repository.js';
 import { seesDomain } from '../../auth/token-scope.js';
 import type { DomainUpdateBody } from './domains.schema.js';
 import type { ServiceDeps } from '../service-deps.js';
 import { lockForCheck, type Precondition } from '../../db/locks.js';
-import type { Config } from '../../config.js';
-import { DnssecRepository } from '../../dns/dnssec.repository.js';
-import { dnskeyText, dsText, publicKey } from '../../dns/dnssec-keys.js';
-
-const OFF = { enabled: false, ds_records: [], dnskeys: [] } as const satisfies DnssecView;
+import type { Store } from '../../db/index.js';
+import { withJobs } from '../../queue/enqueue.js';
+import type { QueueJobRow } from '../../queue/jobs.js';
+import { DomainDnssec } from './domains.dnssec.js';
+import { DnsRecordsRepository } from '../dns-records/dns-records.repository.js';
 
 export type PresenceUpdate = NonNullable<Static<typeof DomainUpdateBody>['data']['attributes']['presence']>;
 
@@ -26,26 +26,20 @@ export class DomainsService {
   private readonly repo: DomainsRepository;
 
   private readonly db: Kysely<Database>;
-  private readonly config: Config;
+  private readonly store: Store;
+  private readonly dnssec: DomainDnssec;
   constructor(deps: ServiceDeps) {
+    this.store = deps.store;
     this.db = deps.store.db;
-    this.config = deps.config;
     this.repo = new DomainsRepository(this.db);
+    this.dnssec = new DomainDnssec(deps.config, deps.dns);
   }
 
-  /**
-   * Fills in presence.dnssec (API guide "DNSSEC (extension)"): signed when the domain chose so, or
-   * DNS_DNSSEC says so; the keys are read only for signed domains (most are not: no extra read).
-   */
-  private async withDnssec<R extends DomainRow>(rows: R[]): Promise<R[]> {
-    const signed = rows.filter((r) => r.has_presence && (r.dnssec === null ? this.config.dns.dnssec.default : r.dnssec === 1));
-    const keys = signed.length ? await new DnssecRepository(this.db, []).publicKeysOf(signed.map((r) => r.name)) : [];
+  /** Fills in presence.dnssec (API guide "DNSSEC (extension)"), read in `db` (the write's transaction, if any). */
+  private async withDnssec<R extends DomainRow>(rows: R[], db = this.db): Promise<R[]> {
+    const views = await this.dnssec.views(db, rows);
     // New objects: rows of the compiled reads are not extensible.
-    return rows.map((r) => {
-      if (!signed.includes(r)) return { ...r, dnssec_view: OFF };
-      const pub = keys.filter((k) => k.domain === r.name).map((k) => publicKey(k.flags, k.algorithm, k.public_key));
-      return { ...r, dnssec_view: { enabled: true, ds_records: pub.map((k) => dsText(r.name, k)), dnskeys: pub.map(dnskeyText) } };
-    });
+    return rows.map((r) => ({ ...r, dnssec_view: views.get(r.name) }));
   }
 
   /**
@@ -89,8 +83,11 @@ export class DomainsService {
   /**
    * Writes and re-reads in one transaction: the answer shows the flags this write produced. A
    * `precondition` (API guide "Safe retries") is checked there on the domain as it is, locked.
+   * `presence.dnssec.enabled` that changes whether the zone is signed also records a change of the
+   * whole zone and enqueues the job that is done once every DNS server serves it so (API guide
+   * "DNSSEC (extension)"); `job` is null when nothing is to be served differently.
    */
-  async updatePresence(actor: Actor, name: string, presence: PresenceUpdate | undefined, precondition?: Precondition<DomainRow>) {
+  async updatePresence(actor: Actor, name: string, presence: PresenceUpdate | undefined, precondition?: Precondition<DomainRow>): Promise<{ row: DomainRow; job: QueueJobRow | null }> {
     const domain = await this.get(actor, name);
     if (!domain.has_presence) {
       throw invalidField('presence', 'This domain is not assigned to a presence; it has no presence flags to change.', 'invalid_state');
@@ -98,13 +95,20 @@ export class DomainsService {
     const values: { dns_update_lock?: 0 | 1; dns_migration_mode?: 0 | 1 } = {};
     if (presence?.dns_update_lock !== undefined) values.dns_update_lock = presence.dns_update_lock ? 1 : 0;
     if (presence?.dns_migration_mode?.enabled !== undefined) values.dns_migration_mode = presence.dns_migration_mode.enabled ? 1 : 0;
-    return this.db.transaction().execute(async (trx) => {
+    const dnssec = presence?.dnssec?.enabled;
+    return withJobs(this.store, async (trx, enqueue) => {
       const repo = new DomainsRepository(trx);
       const visible = async () => (await repo.findVisible(actor, domain.name)) ?? Promise.reject(notFound('domain'));
       await lockForCheck(trx, precondition, 'domains', 'name', domain.name);
+      // Locked as every zone write is: whether the zone is signed is read and changed in one step.
+      if (dnssec !== undefined) await new DnsRecordsRepository(trx).lockDomain(domain.name);
       if (precondition) precondition(await visible());
       await repo.updatePresence(actor, domain.name, values);
-      return (await this.withDnssec([await visible()]))[0];
-    });
+      const changeId = dnssec === undefined ? null : await this.dnssec.set(trx, domain.name, dnssec);
+      const job = changeId === null
+        ? null
+        : await enqueue({ customerId: domain.customer_id, jobType: 'domain', action: 'update', objectId: domain.name, payload: { domain: domain.name, changeId } });
+      return { row: (await this.withDnssec([await visible()], trx))[0], job };
+    }, actor);
   }
 }

@@ -16,6 +16,7 @@ export const JOB_TYPE_SEGMENTS = {
   'email-address': 'email-addresses',
   subdomain: 'subdomains',
   'ssh-key': 'ssh-keys',
+  domain: 'domains',
 } as const;
 type ShownJobType = keyof typeof JOB_TYPE_SEGMENTS;
 const JOB_TYPES = Object.keys(JOB_TYPE_SEGMENTS) as ShownJobType[];

@@ -12,6 +12,7 @@ const OBJECT_EVENTS = {
   'email-address': ['created', 'deleted'],
   subdomain: ['created', 'updated', 'deleted'],
   'ssh-key': ['created', 'deleted'],
+  domain: ['updated'],
 } as const satisfies Record<keyof typeof JOB_TYPE_SEGMENTS, readonly string[]>;
 
 /** Every event a webhook can subscribe to, `*` (all of them) first. */

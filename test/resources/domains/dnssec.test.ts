@@ -1,6 +1,7 @@
 // presence.dnssec of GET /domains and /domains/{name} (API guide "DNSSEC (extension)"): off with
 // nothing to show by default; once signed, the DS records and DNSKEYs of the zone's key, the same the
-// operator's `status` shows; the private key never appears.
+// operator's `status` shows; turned off, `disabling` with its DNSKEY and no DS; the private key never
+// appears.
 import { describe, expect, it } from 'vitest';
 import { ENGINES, call } from '../../helpers/app.js';
 import { useDomains } from '../../helpers/domains.js';
@@ -9,27 +10,21 @@ describe.each(ENGINES)('presence.dnssec on %s', (engine) => {
   const { t, x, get } = useDomains(engine);
 
   it('off by default; once enabled: the DS records and DNSKEYs, in the one document and in the list', async () => {
-    expect((await get('flags.example')).json.data.attributes.presence.dnssec).toEqual({ enabled: false, ds_records: [], dnskeys: [] });
+    expect((await get('flags.example')).json.data.attributes.presence.dnssec).toEqual({ enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] });
     const { status } = await t.admin.dnssec.set('flags.example', true);
     expect(status.ds_records).toEqual([expect.stringMatching(/^[0-9]{1,5} 13 2 [0-9A-F]{64}$/)]);
     const one = await get('flags.example');
     expect(one.status).toBe(200);
-    expect(one.json.data.attributes.presence.dnssec).toEqual({ enabled: true, ds_records: status.ds_records, dnskeys: status.dnskeys });
+    expect(one.json.data.attributes.presence.dnssec).toEqual({ enabled: true, state: 'signed', ds_records: status.ds_records, dnskeys: status.dnskeys });
     const list = await call(t.app, 'GET', '/domains', { token: x.end1.token });
     const byName = Object.fromEntries((list.json.data as { id: string; attributes: { presence: { dnssec: unknown } | null } }[]).map((d) => [d.id, d.attributes.presence?.dnssec ?? null]));
-    expect(byName['flags.example']).toEqual({ enabled: true, ds_records: status.ds_records, dnskeys: status.dnskeys });
-    expect(byName['xn--bcher-kva.example']).toEqual({ enabled: false, ds_records: [], dnskeys: [] });
+    expect(byName['flags.example']).toEqual({ enabled: true, state: 'signed', ds_records: status.ds_records, dnskeys: status.dnskeys });
+    expect(byName['xn--bcher-kva.example']).toEqual({ enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] });
     expect(byName['registered-only.example']).toBe(null);
     expect(one.body).not.toMatch(/PRIVATE|private/);
 
+    // Off: still signed with its key, asking the parent (CDS delete form) to drop the DS.
     await t.admin.dnssec.set('flags.example', false);
-    expect((await get('flags.example')).json.data.attributes.presence.dnssec).toEqual({ enabled: false, ds_records: [], dnskeys: [] });
-  });
-
-  it('PATCH cannot set presence.dnssec yet: 422 on the member, nothing changes', async () => {
-    const r = await call(t.app, 'PATCH', '/domains/flags.example', { token: x.end1.token, body: { data: { type: 'domain', id: 'flags.example', attributes: { presence: { dnssec: { enabled: true } } } } } });
-    expect(r.status).toBe(422);
-    expect(r.json.errors[0]).toMatchObject({ id: 'invalid_api_data', status: '422', source: { pointer: '/data/attributes/presence/dnssec' } });
-    expect((await get('flags.example')).json.data.attributes.presence.dnssec.enabled).toBe(false);
+    expect((await get('flags.example')).json.data.attributes.presence.dnssec).toEqual({ enabled: false, state: 'disabling', ds_records: [], dnskeys: status.dnskeys });
   });
 });

@@ -24,7 +24,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
           name: 'end1.example',
           name_ace: 'end1.example',
           registration: { created_at: d.registration_created_at, expires_at: d.registration_expires_at, status: 'active' },
-          presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } },
+          presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } },
         },
         relationships: {
           owner: { data: { type: 'customer', id: x.end1.customerId } },
@@ -72,7 +72,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
         name: 'bücher.example',
         name_ace: 'xn--bcher-kva.example',
         registration: null,
-        presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } },
+        presence: { dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } },
       },
       relationships: {
         owner: { data: { type: 'customer', id: x.end1.customerId } },

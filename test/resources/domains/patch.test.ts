@@ -23,7 +23,7 @@ describe.each(ENGINES)('domains on %s', (engine) => {
               name: 'flags.example',
               name_ace: 'flags.example',
               registration: null,
-              presence: { dns_update_lock: true, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } },
+              presence: { dns_update_lock: true, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } },
             },
             relationships: {
               owner: { data: { type: 'customer', id: x.end1.customerId } },
@@ -34,22 +34,22 @@ describe.each(ENGINES)('domains on %s', (engine) => {
           links: { self: `${BASE}/domains/flags.example` },
         }),
       );
-      expect((await get('flags.example')).json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } });
+      expect((await get('flags.example')).json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } });
     });
 
     it('updates nested groups partially: keys left out keep their value (API guide "Documents")', async () => {
       const a = await patch('flags.example', presence({ dns_migration_mode: { enabled: true } }));
       expect(a.status).toBe(200);
-      expect(a.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } });
+      expect(a.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } });
       const b = await patch('flags.example', presence({}));
-      expect(b.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } });
+      expect(b.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } });
       const c = await patch('flags.example', presence({ dns_migration_mode: {} }));
-      expect(c.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } });
+      expect(c.json.data.attributes.presence).toEqual({ dns_update_lock: true, dns_migration_mode: { enabled: true }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } });
       const d = await patch('flags.example', { type: 'domain', id: 'flags.example', attributes: {} });
       expect(d.status).toBe(200);
       const e = await patch('flags.example', presence({ dns_update_lock: false, dns_migration_mode: { enabled: false } }));
-      expect(e.json.data.attributes.presence).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } });
-      expect((await get('flags.example')).json.data.attributes.presence).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, ds_records: [], dnskeys: [] } });
+      expect(e.json.data.attributes.presence).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } });
+      expect((await get('flags.example')).json.data.attributes.presence).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: false }, dnssec: { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] } });
     });
 
     it('data.id may spell the name in Unicode or ACE, any case (compared ACE-normalised)', async () => {
