@@ -1,7 +1,7 @@
 // The DNSSEC parts of signed answers on the quick path (docs/decisions/0032-dnssec.md, 0014): the
 // negative SOA with its signature, and the NSEC records with theirs that prove a denial or a wildcard,
-// written out from what the signer keeps (signed-form.ts) with their owners. The same records, in the same order,
-// as the general path (lookup.ts) gives; no signing and no dns-packet while a query waits.
+// written out from what the signer keeps (signed-form.ts) with their owners. The same records, in the
+// same order, as the general path (lookup.ts) gives; no signing and no dns-packet while a query waits.
 import { pickSet, type Sets } from './rrsets.js';
 import { dnsNameWire, ttlOf } from './signed-form.js';
 import { T, type Zone } from './zone.js';
@@ -43,8 +43,25 @@ export function negativeSoaSigned(zone: Zone): WirePart | null {
   return part;
 }
 
+/**
+ * Per zone, the NSEC proofs written out lately (the apex's, which every NXDOMAIN next to it shows
+ * against the wildcard, above all): a few hundred kB at most, dropped whole when the signer changes
+ * anything or it is full.
+ */
+const proofs = new WeakMap<Zone, { version: number; byOwner: Map<string, WirePart | null> }>();
+const PROOFS_KEPT = 1024;
+
 /** The NSEC record at `owner` and its signatures, owner written out; null when it has none. */
 export function nsecProof(zone: Zone, owner: string): WirePart | null {
+  if (zone.signer === null) return null;
+  let kept = proofs.get(zone);
+  if (kept?.version !== zone.signer.version || kept.byOwner.size >= PROOFS_KEPT) proofs.set(zone, (kept = { version: zone.signer.version, byOwner: new Map() }));
+  let part = kept.byOwner.get(owner);
+  if (part === undefined) kept.byOwner.set(owner, (part = writeProof(zone, owner)));
+  return part;
+}
+
+function writeProof(zone: Zone, owner: string): WirePart | null {
   const sets = zone.nodes.get(owner);
   if (sets === undefined || zone.signer === null) return null;
   // Made from the chain (the signer does not keep it): the next owner's name and the types here.

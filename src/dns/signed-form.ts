@@ -155,6 +155,8 @@ export const ttlOf = (s: WireSet) => s.slice(6, 10);
 /** The data sets of an owner (what the signer keeps beside them left out). */
 export const dataSets = (sets: Sets): WireSet[] => listOf(sets).filter((s) => setType(s) !== TYPE_RRSIG);
 
+const bits = Buffer.alloc(32);
+
 /**
  * The NSEC set (wire form, owner `C0 0C`) of an owner whose data sets are `sets`, naming `next`:
  * its types with RRSIG and NSEC (RFC 4035 §2.3), `ttl` 4 bytes.
@@ -171,13 +173,11 @@ export function nsecSet(sets: Sets, next: string, ttl: string): WireSet {
   let bitmap: string;
   if (low) {
     // Window 0 only (the common case), without the general form's buffers.
-    const bits = new Uint8Array(32);
     let len = 0;
-    for (const t of types) {
-      bits[t >> 3] |= 0x80 >> (t & 7);
-      len = Math.max(len, (t >> 3) + 1);
-    }
-    bitmap = '\0' + String.fromCharCode(len) + String.fromCharCode(...bits.subarray(0, len));
+    for (const t of types) len = Math.max(len, (t >> 3) + 1);
+    bits.fill(0, 0, len);
+    for (const t of types) bits[t >> 3] |= 0x80 >> (t & 7);
+    bitmap = '\0' + String.fromCharCode(len) + bits.toString('latin1', 0, len);
   } else bitmap = typeBitmap(types).toString('latin1');
   const rdata = dnsNameWire(next) + bitmap;
   return '\xc0\x0c' + u16(TYPE_NSEC) + '\0\x01' + ttl + u16(rdata.length) + rdata;
@@ -186,15 +186,49 @@ export function nsecSet(sets: Sets, next: string, ttl: string): WireSet {
 /**
  * Canonical order of names (RFC 4034 §6.1): labels from the right, a label before any longer one it
  * begins; the order of dnssec-keys.ts's `canonicalKey` strings, compared without making them.
+ * `shared`: how many characters both names are known to end with (the zone's name).
  */
-export function canonicalCompare(a: string, b: string): number {
-  if (a === b) return 0;
-  // Each name read as its canonical key would be: labels from the right, 0 between them.
-  let aEnd = a.length;
-  let aStart = a.lastIndexOf('.', aEnd - 1) + 1;
+export function canonicalCompare(a: string, b: string, shared = 0): number {
+  // The end both share is skipped, back to where they differ.
+  let i = a.length - shared;
+  let j = b.length - shared;
+  while (i > 0 && j > 0 && a.charCodeAt(i - 1) === b.charCodeAt(j - 1)) {
+    i--;
+    j--;
+  }
+  if (i === 0 && j === 0) return 0;
+  // The common case: both differ inside a label, and the labels compare as strings (a label before
+  // a longer one it begins, unless a 0 byte follows it there: then the whole way below).
+  if (i > 0 && j > 0 && a.charCodeAt(i - 1) !== 0x2e && b.charCodeAt(j - 1) !== 0x2e) {
+    // Scanned here: lastIndexOf is a call into the runtime, dearer than the loop.
+    let la = i - 1;
+    while (la > 0 && a.charCodeAt(la - 1) !== 0x2e) la--;
+    let lb = j - 1;
+    while (lb > 0 && b.charCodeAt(lb - 1) !== 0x2e) lb--;
+    let dot = i;
+    while (dot < a.length && a.charCodeAt(dot) !== 0x2e) dot++;
+    const na = dot - la;
+    const nb = j + dot - i - lb;
+    const n = na < nb ? na : nb;
+    for (let k = 0; k < n; k++) {
+      const d = a.charCodeAt(la + k) - b.charCodeAt(lb + k);
+      if (d !== 0) return d;
+    }
+    if (na < nb && b.charCodeAt(lb + n) !== 0) return -1;
+    if (na > nb && a.charCodeAt(la + n) !== 0) return 1;
+  }
+  return keyCompare(a, b, i, j);
+}
+
+/** `canonicalCompare` the whole way: each name read as its canonical key, from the label at `i`/`j` on. */
+function keyCompare(a: string, b: string, i: number, j: number): number {
+  // The labels right of the first dot at or after i (j) are the same in both.
+  const dot = a.indexOf('.', i);
+  let aEnd = dot < 0 ? a.length : dot;
+  let bEnd = dot < 0 ? b.length : j + dot - i;
+  let aStart = aEnd > 0 ? a.lastIndexOf('.', aEnd - 1) + 1 : 0;
   let ai = aStart;
-  let bEnd = b.length;
-  let bStart = b.lastIndexOf('.', bEnd - 1) + 1;
+  let bStart = bEnd > 0 ? b.lastIndexOf('.', bEnd - 1) + 1 : 0;
   let bi = bStart;
   let aDone = a === '';
   let bDone = b === '';

@@ -89,8 +89,13 @@ export class ZoneSigner implements ZoneSigning {
   /** The owners in the NSEC chain, in canonical order (the zone's own strings: no copies). */
   private chain: string[] = [];
   private table: SigTable;
+  /** The places in the chain `covering` found last and before. */
+  private found = 0;
+  private foundBefore = 0;
   /** The TTL of NSEC records (4 bytes): the SOA's MINIMUM or TTL, the smaller (RFC 4035 §2.3). */
   private nsecTtl = '\0\0\0\0';
+  /** Moves with each signing (zone.ts's ZoneSigning). */
+  version = 0;
   /** The earliest expiration of the zone's signatures (seconds). */
   expiration = Infinity;
   /** Signatures that expire before this (seconds) are made again. */
@@ -122,6 +127,7 @@ export class ZoneSigner implements ZoneSigning {
   }
 
   private begin(zone: Zone): Validity {
+    this.version++;
     const now = Date.now();
     this.keepAfter = now / 1000 + this.refreshS;
     const minimum = Math.min(zone.soa.ttl ?? 0, (zone.soa.data as { minimum: number }).minimum);
@@ -193,13 +199,19 @@ export class ZoneSigner implements ZoneSigning {
   /** The owner of the NSEC record that covers `name` (the last in the chain not after it). */
   covering(name: string): string {
     const i = position(this.chain, name);
-    const at = this.chain[i] === name ? i : i - 1;
-    return this.chain[(at + this.chain.length) % this.chain.length];
+    const at = (this.chain[i] === name ? i : i - 1 + this.chain.length) % this.chain.length;
+    // A denial asks next for the NSEC records of the (up to two) owners just found: their places are
+    // kept for that, checked before use.
+    this.foundBefore = this.found;
+    this.found = at;
+    return this.chain[at];
   }
 
   /** The owner's NSEC set in wire form (made from the chain), or undefined when it has none. */
   nsec(owner: string, sets: Sets): WireSet | undefined {
-    const next = nextIn(this.chain, owner);
+    const { chain } = this;
+    const i = chain[this.found] === owner ? this.found : chain[this.foundBefore] === owner ? this.foundBefore : -1;
+    const next = i >= 0 ? chain[(i + 1) % chain.length] : nextIn(chain, owner);
     return next === undefined ? undefined : nsecSet(sets, next, this.nsecTtl);
   }
 
@@ -306,9 +318,11 @@ export class ZoneSigner implements ZoneSigning {
 function position(chain: string[], owner: string): number {
   let lo = 0;
   let hi = chain.length;
+  // Every name in a zone's chain ends with the zone's name, the first one (the apex).
+  const shared = hi && owner.endsWith(chain[0]) ? chain[0].length : 0;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (canonicalCompare(chain[mid], owner) < 0) lo = mid + 1;
+    if (canonicalCompare(chain[mid], owner, shared) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

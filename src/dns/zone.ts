@@ -47,6 +47,8 @@ export interface Delta {
  * in a form of its own (signed-form.ts): the NSEC that covers a name, and those records written out.
  */
 export interface ZoneSigning {
+  /** Moves whenever the signer changes an owner or the chain (what answers keep of it is stale then). */
+  readonly version: number;
   covering(name: string): string;
   /** The owner's NSEC set in wire form, when it is in the chain. */
   nsec(owner: string, sets: Sets): WireSet | undefined;

@@ -4,6 +4,7 @@
 // delv and Unbound, with the zone's DS as trust anchor, validate answers, denials and wildcards, from
 // hostplane and from NSD and Knot secondaries.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
 import { ENV, ZONE, addDomain, addRecords, change, customer, runDig, tcp, udp, type Row } from '../helpers/dns.js';
@@ -15,7 +16,8 @@ import { soaSerial } from '../../src/provisioning/dns/driver.js';
 import { DnsServer } from '../../src/dns/server.js';
 import { answerQuery, quickAnswer } from '../../src/dns/query.js';
 import { DnssecRepository } from '../../src/dns/dnssec.repository.js';
-import { dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
+import { canonicalKey, dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
+import { canonicalCompare } from '../../src/dns/signed-form.js';
 import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
 
 const SIGNED = { ...ENV, DNS_DNSSEC: 'on' };
@@ -34,6 +36,16 @@ const doQuery = (name: string, type: string, dnssecOk: boolean, ad = false) =>
 const kinds = (p: DecodedPacket, section: 'answers' | 'authorities') =>
   p[section].map((a) => (a.type === 'RRSIG' ? `RRSIG ${(a.data as { typeCovered: string }).typeCovered}` : `${a.type} ${a.name}`));
 const optFlags = (p: DecodedPacket) => p.additionals.find((a) => a.type === 'OPT')?.flags ?? -1;
+
+// The chain is kept as the owners' names (docs/decisions/0032-dnssec.md): its order must be RFC 4034
+// §6.1's, which canonicalKey spells out as strings; ldns-verify-zone checks it on the zones below.
+it('names compare in canonical order as their canonical keys do (fast-check, docs/decisions/0032-dnssec.md)', () => {
+  const label = fc.stringMatching(/^[a-z0-9_*-]{0,4}$/);
+  const name = fc.array(label, { minLength: 0, maxLength: 4 }).map((ls) => ls.join('.'));
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  fc.assert(fc.property(name, name, (a, b) => Math.sign(canonicalCompare(a, b)) === order(canonicalKey(a), canonicalKey(b))), { numRuns: 5000 });
+  expect(['b.a', 'a', 'z.a', 'a.b', 'ab', '*.a', 'a-.a', ''].sort(canonicalCompare)).toEqual(['', 'a', '*.a', 'a-.a', 'b.a', 'z.a', 'ab', 'a.b']);
+});
 
 describe.each(ENGINES)('DNSSEC on %s', (engine) => {
   requirable(dnssecToolsMissing())('signed zones checked by ldns-verify-zone, kzonecheck and delv', () => {
