@@ -1,22 +1,10 @@
 // The DNSSEC parts of signed answers on the quick path (docs/decisions/0032-dnssec.md, 0014): the
 // negative SOA with its signature, and the NSEC records with theirs that prove a denial or a wildcard,
-// copied from the zone's wire form with their owners written out. The same records, in the same order,
-// as the general path (lookup.ts) gives; no signing and no dns-packet while a query waits.
-import { pickSet, sigsCovering, type Sets } from './rrsets.js';
+// written out from what the signer keeps (signed-form.ts) with their owners. The same records, in the
+// same order, as the general path (lookup.ts) gives; no signing and no dns-packet while a query waits.
+import { pickSet, type Sets } from './rrsets.js';
+import { dnsNameWire, ttlOf } from './signed-form.js';
 import { T, type Zone } from './zone.js';
-
-/** An owner (lower case, dot-joined, no trailing dot) in wire form, as a latin1 string. */
-function dnsNameWire(name: string): string {
-  let out = '';
-  for (let start = 0; name !== ''; ) {
-    const dot = name.indexOf('.', start);
-    const end = dot < 0 ? name.length : dot;
-    out += String.fromCharCode(end - start) + name.slice(start, end);
-    if (dot < 0) break;
-    start = dot + 1;
-  }
-  return out + '\0';
-}
 
 /** Records in wire form with their owners written out (an authority section's part), and how many. */
 export interface WirePart {
@@ -36,7 +24,9 @@ export function negativeSoaSigned(zone: Zone): WirePart | null {
   if (apex === undefined) return null;
   const cached = negatives.get(zone);
   if (cached?.apex === apex) return cached.part;
-  const { wire: sigs, count } = sigsCovering(apex, T.SOA);
+  const soaSet = pickSet(apex, T.SOA);
+  if (soaSet === undefined || zone.signer === null) return null;
+  const { wire: sigs, count } = zone.signer.sigsOver(apex, T.SOA, ttlOf(soaSet));
   if (!count) return null;
   const owner = dnsNameWire(zone.name);
   // The SOA's TTL in the negative form; each signature takes it too.
@@ -53,15 +43,33 @@ export function negativeSoaSigned(zone: Zone): WirePart | null {
   return part;
 }
 
+/**
+ * Per zone, the NSEC proofs written out lately (the apex's, which every NXDOMAIN next to it shows
+ * against the wildcard, above all): a few hundred kB at most, dropped whole when the signer changes
+ * anything or it is full.
+ */
+const proofs = new WeakMap<Zone, { version: number; byOwner: Map<string, WirePart | null> }>();
+const PROOFS_KEPT = 1024;
+
 /** The NSEC record at `owner` and its signatures, owner written out; null when it has none. */
 export function nsecProof(zone: Zone, owner: string): WirePart | null {
+  if (zone.signer === null) return null;
+  let kept = proofs.get(zone);
+  if (kept?.version !== zone.signer.version || kept.byOwner.size >= PROOFS_KEPT) proofs.set(zone, (kept = { version: zone.signer.version, byOwner: new Map() }));
+  let part = kept.byOwner.get(owner);
+  if (part === undefined) kept.byOwner.set(owner, (part = writeProof(zone, owner)));
+  return part;
+}
+
+function writeProof(zone: Zone, owner: string): WirePart | null {
   const sets = zone.nodes.get(owner);
-  if (sets === undefined) return null;
-  const nsec = pickSet(sets, T.NSEC);
+  if (sets === undefined || zone.signer === null) return null;
+  // Made from the chain (the signer does not keep it): the next owner's name and the types here.
+  const nsec = zone.signer.nsec(owner, sets);
   if (nsec === undefined) return null;
   const name = dnsNameWire(owner);
   let wire = name + nsec.slice(2);
-  const sigs = sigsCovering(sets, T.NSEC);
+  const sigs = zone.signer.sigsOver(sets, T.NSEC, ttlOf(nsec));
   for (let p = 0; p < sigs.wire.length; ) {
     const end = p + 12 + ((sigs.wire.charCodeAt(p + 10) << 8) | sigs.wire.charCodeAt(p + 11));
     wire += name + sigs.wire.slice(p + 2, end);

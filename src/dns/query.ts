@@ -5,7 +5,8 @@
 import dnsPacket, { type Answer, type DecodedPacket } from 'dns-packet';
 import { RCODE, findCut, resolve, type Resolution } from './lookup.js';
 import { nsecProof, signedDenial } from './denials.js';
-import { pickSet, setCount, sigsCovering } from './rrsets.js';
+import { pickSet, setCount } from './rrsets.js';
+import { ttlOf } from './signed-form.js';
 import { T, type ZoneSet } from './zone.js';
 
 /** UDP replies never exceed this, whatever the client advertises (DNS Flag Day 2020: no fragments). */
@@ -246,7 +247,8 @@ export function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buf
   // A signed zone asked with DO: answers get their RRSIGs, denials and wildcards their NSEC proofs
   // (denials.ts), copied from the wire form as the general path would give them.
   const signed = dnssecOk && zone?.signer != null;
-  if (signed && (qtype === T.RRSIG || qtype === T.NSEC)) return null;
+  // RRSIG and NSEC are kept in the signer's form (signed-form.ts): asked for, the general path writes them out.
+  if (zone?.signer != null && (qtype === T.RRSIG || qtype === T.NSEC)) return null;
   let sigs = '';
   let sigCount = 0;
   if (!zone) {
@@ -286,7 +288,7 @@ export function quickAnswer(zones: ZoneSet, msg: Buffer, ctx: QueryContext): Buf
         ({ wire: authority, count: nsCount } = denial);
       } else authority = zone.negativeSoaWire;
     } else if (signed) {
-      ({ wire: sigs, count: sigCount } = sigsCovering(sets!, qtype));
+      ({ wire: sigs, count: sigCount } = zone.signer!.sigsOver(sets!, qtype, ttlOf(answer)));
       if (wildcardProof !== undefined) {
         const proof = nsecProof(zone, wildcardProof);
         if (proof === null) return null;

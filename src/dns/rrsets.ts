@@ -30,23 +30,6 @@ export function pickSet(sets: Sets, type: number): WireSet | undefined {
   return undefined;
 }
 
-/** The records of an owner's RRSIG set that cover `type` (their RDATA starts with it), joined; '' for none. */
-export function sigsCovering(sets: Sets, type: number): { wire: string; count: number } {
-  const sigs = pickSet(sets, 46);
-  let wire = '';
-  let count = 0;
-  if (sigs === undefined) return { wire, count };
-  for (let p = 0; p < sigs.length; ) {
-    const end = p + 12 + ((sigs.charCodeAt(p + 10) << 8) | sigs.charCodeAt(p + 11));
-    if (((sigs.charCodeAt(p + 12) << 8) | sigs.charCodeAt(p + 13)) === type) {
-      wire += sigs.slice(p, end);
-      count++;
-    }
-    p = end;
-  }
-  return { wire, count };
-}
-
 export const listOf = (sets: Sets): WireSet[] => (typeof sets === 'string' ? [sets] : sets);
 
 /** The records of an RRset, each in full wire form with `owner` written out (transfers, IXFR deltas). */

@@ -56,7 +56,8 @@ export class SignedZones {
     const keys = await this.keys.zoneKeys(zone.name, algorithm);
     const cds = phase === 'disabling' ? 'delete' : keys.filter((k) => k.role === 'active').map((k) => k.key);
     const signer = new ZoneSigner({ sign: keys.map((k) => k.key), cds }, validityS, refreshS);
-    if (prev?.signer) signer.signAll(zone, (o) => prev.nodes.get(o));
+    const was = prev?.signer;
+    if (prev && was instanceof ZoneSigner) signer.signAll(zone, (o) => was.held(prev, o));
     else signer.signAll(zone);
     zone.signer = signer;
   }
@@ -71,8 +72,8 @@ export class SignedZones {
     const signer = zone.signer as ZoneSigner;
     const around = [...new Set([...owners, ...signer.neighbours(zone, owners)])];
     const recordsBefore = around.flatMap((o) => zone.recordsAt(o));
-    const sets = new Map(around.map((o) => [o, zone.nodes.get(o)]));
-    const before = (o: string) => sets.get(o);
+    const held = new Map(around.map((o) => [o, signer.held(zone, o)]));
+    const before = (o: string) => held.get(o);
     zone.replaceOwners(serial, owners, records, onSkip);
     if (!signer.update(zone, owners, before)) {
       // The owners changed hold signatures over what they were: those are compared with `before`.

@@ -1,11 +1,12 @@
 // Signs a zone of zone.ts in place (docs/decisions/0032-dnssec.md): DNSKEY, CDS and CDNSKEY at the apex, an NSEC per
-// authoritative owner in canonical order, an RRSIG per authoritative RRset, kept as RRsets of their
-// own at each owner in the wire form answers copy. All of it when a zone is built, then owner by owner
-// as changes come: never while a query waits.
-import { TYPE_CDNSKEY, TYPE_CDS, TYPE_DNSKEY, TYPE_NSEC, TYPE_RRSIG, canonicalKey, cdsRdata, nsecRdata, rrsigRdata, type PublicKey, type SigningKey, type Validity } from './dnssec-keys.js';
+// authoritative owner in canonical order, an RRSIG per authoritative RRset. Each owner keeps its
+// signatures in signed-form.ts's compact form; its NSEC is made from the chain when asked for. All of
+// it when a zone is built, then owner by owner as changes come: never while a query waits.
+import { TYPE_CDNSKEY, TYPE_CDS, TYPE_DNSKEY, TYPE_NSEC, TYPE_RRSIG, cdsRdata, rrsigRdata, type PublicKey, type SigningKey, type Validity } from './dnssec-keys.js';
 import { findCut } from './lookup.js';
-import { listOf, setType, type Sets, type WireSet } from './rrsets.js';
-import { T, type Zone } from './zone.js';
+import { listOf, pickSet, setType, type Sets, type WireSet } from './rrsets.js';
+import { SigTable, canonicalCompare, dataSets, nsecSet, ttlOf, type Sig } from './signed-form.js';
+import { T, type Zone, type ZoneSigning } from './zone.js';
 
 /** A record in an RRset's wire form: type, TTL and RDATA. */
 interface Rec {
@@ -46,17 +47,24 @@ const hasType = (sets: Sets | undefined, type: number) => sets !== undefined && 
 
 const setsOf = (list: WireSet[]): Sets => (list.length === 1 ? list[0] : list.slice());
 
-/** The type an RRSIG record covers (the first field of its RDATA). */
-export const coveredType = (rrsig: Rec) => rrsig.rdata.readUInt16BE(0);
-
 /** Signature times for signatures made now: from an hour before (clocks differ), rounded to the hour. */
 export function validityNow(validityS: number, now = Date.now()): Validity {
   const inception = Math.floor(now / 3_600_000) * 3600 - 3600;
   return { inception, expiration: inception + validityS };
 }
 
-/** The sets an owner had before a change: their signatures are kept where the set is the same. */
-export type Before = (owner: string) => Sets | undefined;
+/**
+ * What an owner held before a change: its sets, its NSEC (made from the chain of then; none when it
+ * was not in it) and its signatures.
+ */
+export interface Held {
+  sets: Sets;
+  nsec: WireSet | undefined;
+  sigs: Sig[];
+}
+
+/** What an owner held before a change, where the caller knows it (else it keeps what it holds). */
+export type Before = (owner: string) => Held | undefined;
 
 /**
  * What a zone is signed with: `sign`, every key published and signing (two during a rollover:
@@ -75,12 +83,19 @@ const MADE_HERE = new Set([TYPE_RRSIG, TYPE_NSEC, TYPE_DNSKEY, TYPE_CDS, TYPE_CD
  * `new ZoneSigner(key, validityS, refreshS).signAll(zone, prev)`; `signer.update(zone, owners, before)`
  * after a change. A signature is made again only for an RRset that changed, or when the one it has
  * runs out within `refreshS`: a zone built whole again keeps the signatures of what stayed, so its
- * IXFR step is what changed and no more.
+ * IXFR step is what changed and no more. What it stores at each owner is signed-form.ts's.
  */
-export class ZoneSigner {
-  /** Canonical keys (dnssec-keys.ts) of the owners in the NSEC chain, sorted. */
+export class ZoneSigner implements ZoneSigning {
+  /** The owners in the NSEC chain, in canonical order (the zone's own strings: no copies). */
   private chain: string[] = [];
-  private names = new Map<string, string>();
+  private table: SigTable;
+  /** The places in the chain `covering` found last and before. */
+  private found = 0;
+  private foundBefore = 0;
+  /** The TTL of NSEC records (4 bytes): the SOA's MINIMUM or TTL, the smaller (RFC 4035 §2.3). */
+  private nsecTtl = '\0\0\0\0';
+  /** Moves with each signing (zone.ts's ZoneSigning). */
+  version = 0;
   /** The earliest expiration of the zone's signatures (seconds). */
   expiration = Infinity;
   /** Signatures that expire before this (seconds) are made again. */
@@ -90,26 +105,46 @@ export class ZoneSigner {
     readonly keys: ZoneKeys,
     private readonly validityS: number,
     private readonly refreshS: number,
-  ) {}
+  ) {
+    this.table = new SigTable('');
+  }
 
   /**
-   * Signs every owner; `before` gives the sets an owner had in the version this one replaces, whose
+   * Signs every owner; `before` gives what an owner held in the version this one replaces, whose
    * signatures are kept where the set is the same (an owner it does not know keeps what it holds).
    */
   signAll(zone: Zone, before: Before = () => undefined): void {
-    const v = this.begin();
+    const v = this.begin(zone);
+    const was = this.chain;
+    const oldTable = this.table;
+    this.table = new SigTable(zone.name);
     this.expiration = Infinity;
     this.chain = [];
-    this.names.clear();
-    for (const owner of zone.nodes.keys()) if (this.inChain(zone, owner)) this.add(owner);
-    this.chain.sort();
-    for (const owner of zone.nodes.keys()) this.signOwner(zone, owner, v, before);
+    for (const owner of zone.nodes.keys()) if (this.inChain(zone, owner)) this.chain.push(owner);
+    this.chain.sort(canonicalCompare);
+    const held = (o: string) => before(o) ?? this.heldIn(zone, o, was, oldTable);
+    for (const owner of zone.nodes.keys()) this.signOwner(zone, owner, v, held);
   }
 
-  private begin(): Validity {
+  private begin(zone: Zone): Validity {
+    this.version++;
     const now = Date.now();
     this.keepAfter = now / 1000 + this.refreshS;
+    const minimum = Math.min(zone.soa.ttl ?? 0, (zone.soa.data as { minimum: number }).minimum);
+    this.nsecTtl = String.fromCharCode(minimum >>> 24, (minimum >> 16) & 0xff, (minimum >> 8) & 0xff, minimum & 0xff);
     return validityNow(this.validityS, now);
+  }
+
+  /** What `owner` holds now (before a change: read it then). */
+  held(zone: Zone, owner: string): Held | undefined {
+    return this.heldIn(zone, owner, this.chain, this.table);
+  }
+
+  private heldIn(zone: Zone, owner: string, chain: string[], table: SigTable): Held | undefined {
+    const sets = zone.nodes.get(owner);
+    if (sets === undefined) return undefined;
+    const next = nextIn(chain, owner);
+    return { sets, nsec: next === undefined ? undefined : nsecSet(sets, next, this.nsecTtl), sigs: table.decode(pickSet(sets, TYPE_RRSIG)) };
   }
 
   /**
@@ -119,8 +154,8 @@ export class ZoneSigner {
   neighbours(zone: Zone, owners: Iterable<string>): Set<string> {
     const out = new Set<string>([zone.name]);
     for (const o of owners) {
-      const i = this.position(canonicalKey(o));
-      out.add(this.names.get(this.chain[(i - 1 + this.chain.length) % this.chain.length]) ?? zone.name);
+      const i = position(this.chain, o);
+      out.add(this.chain[(i - 1 + this.chain.length) % this.chain.length] ?? zone.name);
     }
     return out;
   }
@@ -131,31 +166,30 @@ export class ZoneSigner {
    * below it change sides): the caller signs the whole zone then.
    */
   update(zone: Zone, owners: Iterable<string>, before: Before): boolean {
-    const v = this.begin();
     const touched = [...owners];
     // A delegation that came or went hides or shows the names below it: the whole zone again.
-    for (const o of touched) if (o !== zone.name && zone.cuts.has(o) !== hasType(before(o), T.NS)) return false;
+    for (const o of touched) if (o !== zone.name && zone.cuts.has(o) !== hasType(before(o)?.sets, T.NS)) return false;
+    const v = this.begin(zone);
+    // The chain of before stays as it was for what other owners held (their NSEC); a copy is
+    // what moving half the chain by splice costs anyway.
+    const was = this.chain;
+    this.chain = was.slice();
     for (const o of touched) {
-      const k = canonicalKey(o);
-      const i = this.position(k);
-      const was = this.chain[i] === k;
-      const now = this.inChain(zone, o);
-      if (was && !now) {
-        this.chain.splice(i, 1);
-        this.names.delete(k);
-      } else if (!was && now) {
-        this.chain.splice(i, 0, k);
-        this.names.set(k, o);
-      }
+      const i = position(this.chain, o);
+      const inNow = this.chain[i] === o;
+      const inNext = this.inChain(zone, o);
+      if (inNow && !inNext) this.chain.splice(i, 1);
+      else if (!inNow && inNext) this.chain.splice(i, 0, o);
     }
+    const held = (o: string) => before(o) ?? this.heldIn(zone, o, was, this.table);
     const done = new Set<string>();
     const sign = (o: string) => {
-      if (!done.has(o)) this.signOwner(zone, o, v, before);
+      if (!done.has(o)) this.signOwner(zone, o, v, held);
       done.add(o);
     };
     for (const o of touched) {
       sign(o);
-      const pred = this.predecessor(canonicalKey(o));
+      const pred = this.predecessor(o);
       if (pred !== undefined) sign(pred);
     }
     sign(zone.name);
@@ -164,34 +198,50 @@ export class ZoneSigner {
 
   /** The owner of the NSEC record that covers `name` (the last in the chain not after it). */
   covering(name: string): string {
-    const k = canonicalKey(name);
-    const i = this.position(k);
-    const at = this.chain[i] === k ? i : i - 1;
-    return this.names.get(this.chain[(at + this.chain.length) % this.chain.length])!;
+    const i = position(this.chain, name);
+    const at = (this.chain[i] === name ? i : i - 1 + this.chain.length) % this.chain.length;
+    // A denial asks next for the NSEC records of the (up to two) owners just found: their places are
+    // kept for that, checked before use.
+    this.foundBefore = this.found;
+    this.found = at;
+    return this.chain[at];
   }
 
-  private predecessor(k: string): string | undefined {
-    if (this.chain.length < 2) return undefined;
-    const i = this.position(k);
-    return this.names.get(this.chain[(i - 1 + this.chain.length) % this.chain.length]);
+  /** The owner's NSEC set in wire form (made from the chain), or undefined when it has none. */
+  nsec(owner: string, sets: Sets): WireSet | undefined {
+    const { chain } = this;
+    const i = chain[this.found] === owner ? this.found : chain[this.foundBefore] === owner ? this.foundBefore : -1;
+    const next = i >= 0 ? chain[(i + 1) % chain.length] : nextIn(chain, owner);
+    return next === undefined ? undefined : nsecSet(sets, next, this.nsecTtl);
   }
 
-  /** The index of `k` in the chain, or where it would go. */
-  private position(k: string): number {
-    let lo = 0;
-    let hi = this.chain.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.chain[mid] < k) lo = mid + 1;
-      else hi = mid;
+  /** The RRSIG records at an owner over its set of `type` whose TTL is `ttl` (4 bytes), in wire form. */
+  sigsOver(sets: Sets, type: number, ttl: string): { wire: string; count: number } {
+    const stored = pickSet(sets, TYPE_RRSIG);
+    return stored === undefined ? { wire: '', count: 0 } : this.table.records(stored, type, () => ttl);
+  }
+
+  /** The owner's sets as served: its data, its NSEC and its RRSIGs in wire form (transfers, the general path). */
+  served(owner: string, sets: Sets): WireSet[] {
+    const out = dataSets(sets);
+    const nsec = this.nsec(owner, sets);
+    if (nsec !== undefined) out.push(nsec);
+    const stored = pickSet(sets, TYPE_RRSIG);
+    if (stored !== undefined) {
+      const ttl = (type: number) => {
+        const s = type === TYPE_NSEC ? nsec : pickSet(sets, type);
+        return s === undefined ? '\0\0\0\0' : ttlOf(s);
+      };
+      const { wire } = this.table.records(stored, -1, ttl);
+      if (wire !== '') out.push(wire);
     }
-    return lo;
+    return out;
   }
 
-  private add(owner: string) {
-    const k = canonicalKey(owner);
-    this.chain.push(k);
-    this.names.set(k, owner);
+  private predecessor(o: string): string | undefined {
+    if (this.chain.length < 2) return undefined;
+    const i = position(this.chain, o);
+    return this.chain[(i - 1 + this.chain.length) % this.chain.length];
   }
 
   /** Authoritative owners and delegation points are in the chain; glue and names below a cut are not. */
@@ -202,9 +252,8 @@ export class ZoneSigner {
   }
 
   /** A signature made by `key` that stays valid past the refresh time. */
-  private fits(sig: Rec, key: SigningKey): boolean {
-    const d = sig.rdata;
-    return d[2] === key.algorithm && d.readUInt16BE(16) === key.keyTag && d.readUInt32BE(8) > this.keepAfter;
+  private fits(sig: Sig, key: SigningKey): boolean {
+    return sig.algorithm === key.algorithm && sig.keyTag === key.keyTag && sig.expiration > this.keepAfter;
   }
 
   /** The DNSKEY, CDS and CDNSKEY sets of the apex, each with the DNSKEY TTL (the SOA's). */
@@ -223,46 +272,64 @@ export class ZoneSigner {
   }
 
   /**
-   * Writes the owner's DNSSEC sets: DNSKEY at the apex, its NSEC, RRSIGs over what is authoritative
-   * there (only DS and NSEC at a delegation; nothing below one). A set that is as it was `before`
-   * keeps its signature while that has more than the refresh time left.
+   * Writes the owner's DNSSEC sets: DNSKEY at the apex, its signatures over what is authoritative
+   * there and over its NSEC (only DS and NSEC at a delegation; nothing below one). A set that is as
+   * it was `before` keeps its signature while that has more than the refresh time left.
    */
   private signOwner(zone: Zone, owner: string, v: Validity, before: Before) {
     const sets = zone.nodes.get(owner);
     if (sets === undefined) return;
-    const all = listOf(sets);
-    const old = listOf(before(owner) ?? sets);
-    const oldSigs = old.filter((s) => setType(s) === TYPE_RRSIG).flatMap(recordsOf);
-    const data = all.filter((s) => !MADE_HERE.has(setType(s)));
+    const old = before(owner);
+    const data = listOf(sets).filter((s) => !MADE_HERE.has(setType(s)));
     if (owner === zone.name) data.push(...this.apexKeySets(zone));
     const cut = findCut(zone, owner);
     if (cut !== undefined && cut !== owner) {
       zone.nodes.set(owner, setsOf(data));
       return;
     }
-    const next = this.names.get(this.chain[(this.position(canonicalKey(owner)) + 1) % this.chain.length]) ?? zone.name;
-    const types = new Set([...data.map(setType), TYPE_RRSIG, TYPE_NSEC]);
-    const minimum = Math.min(zone.soa.ttl ?? 0, (zone.soa.data as { minimum: number }).minimum);
-    data.push(wireSetOf([{ type: TYPE_NSEC, ttl: minimum, rdata: nsecRdata(next, [...types].sort((a, b) => a - b)) }]));
-    const sigs: Rec[] = [];
-    for (const s of data) {
+    const nsec = this.nsec(owner, data)!;
+    const sigs: Sig[] = [];
+    for (const s of [...data, nsec]) {
       const type = setType(s);
       if (cut === owner && type !== T.DS && type !== TYPE_NSEC) continue;
       // One signature per key (two during a rollover); each kept while its set is the same.
-      const same = old.includes(s);
+      const same = old !== undefined && (s === nsec ? old.nsec === s : listOf(old.sets).includes(s));
       for (const key of this.keys.sign) {
-        const kept = same ? oldSigs.find((r) => coveredType(r) === type && this.fits(r, key)) : undefined;
+        const kept = same ? old.sigs.find((r) => r.type === type && this.fits(r, key)) : undefined;
         if (kept) {
           sigs.push(kept);
-          this.expiration = Math.min(this.expiration, kept.rdata.readUInt32BE(8));
+          this.expiration = Math.min(this.expiration, kept.expiration);
           continue;
         }
         const recs = recordsOf(s);
         const rdata = rrsigRdata({ owner, type, ttl: recs[0].ttl, rdatas: recs.map((r) => r.rdata) }, zone.name, key, v);
-        sigs.push({ type: TYPE_RRSIG, ttl: recs[0].ttl, rdata });
+        const { algorithm, keyTag } = key;
+        // The signature follows the fixed fields and the signer's name (RFC 4034 §3.1).
+        const signature = rdata.toString('latin1', 18 + (zone.name === '' ? 1 : zone.name.length + 2));
+        sigs.push({ type, algorithm, keyTag, inception: v.inception, expiration: v.expiration, signature });
         this.expiration = Math.min(this.expiration, v.expiration);
       }
     }
-    zone.nodes.set(owner, setsOf([...data, wireSetOf(sigs)]));
+    zone.nodes.set(owner, setsOf([...data, this.table.encode(owner, sigs)]));
   }
+}
+
+/** The index of `owner` in a chain in canonical order, or where it would go. */
+function position(chain: string[], owner: string): number {
+  let lo = 0;
+  let hi = chain.length;
+  // Every name in a zone's chain ends with the zone's name, the first one (the apex).
+  const shared = hi && owner.endsWith(chain[0]) ? chain[0].length : 0;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (canonicalCompare(chain[mid], owner, shared) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The owner after `owner` in the chain (the apex after the last), or undefined when it is not in it. */
+function nextIn(chain: string[], owner: string): string | undefined {
+  const i = position(chain, owner);
+  return chain[i] === owner ? chain[(i + 1) % chain.length] : undefined;
 }

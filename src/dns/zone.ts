@@ -42,13 +42,24 @@ export interface Delta {
   added: Buffer[];
 }
 
-/** What answers need of a signed zone's signer (zone-signer.ts): the NSEC that covers a name. */
+/**
+ * What answers need of a signed zone's signer (zone-signer.ts), which keeps an owner's DNSSEC records
+ * in a form of its own (signed-form.ts): the NSEC that covers a name, and those records written out.
+ */
 export interface ZoneSigning {
+  /** Moves whenever the signer changes an owner or the chain (what answers keep of it is stale then). */
+  readonly version: number;
   covering(name: string): string;
+  /** The owner's NSEC set in wire form, when it is in the chain. */
+  nsec(owner: string, sets: Sets): WireSet | undefined;
+  /** The RRSIG records over the owner's set of `type` (TTL `ttl`, 4 bytes) in wire form, and how many. */
+  sigsOver(sets: Sets, type: number, ttl: string): { wire: string; count: number };
+  /** The owner's sets as served: data, NSEC, RRSIGs, each in wire form. */
+  served(owner: string, sets: Sets): WireSet[];
 }
 
 export class Zone {
-  /** Set when the zone is signed (docs/decisions/0032-dnssec.md): its RRSIG and NSEC sets are at the owners. */
+  /** Set when the zone is signed (docs/decisions/0032-dnssec.md): it writes out the RRSIGs and NSEC of each owner. */
   signer: ZoneSigning | null = null;
   /** Owners of records (the apex always: SOA and NS), with their RRsets. */
   readonly nodes = new Map<string, Sets>();
@@ -141,7 +152,7 @@ export class Zone {
     if (sets === undefined) return [];
     const wire = dnsPacket.name.encode(owner);
     const out: Buffer[] = [];
-    for (const s of listOf(sets)) if (setType(s) !== T.SOA) out.push(...setRecords(s, wire));
+    for (const s of this.servedAt(owner, sets)) if (setType(s) !== T.SOA) out.push(...setRecords(s, wire));
     return out;
   }
 
@@ -149,11 +160,17 @@ export class Zone {
   answersAt(owner: string, type: number | 'all', as: string = owner): Answer[] {
     const sets = this.nodes.get(owner);
     if (sets === undefined) return [];
+    const served = this.servedAt(owner, sets);
     if (type !== 'all') {
-      const s = pickSet(sets, type);
+      const s = pickSet(served, type);
       return s ? setAnswers(s, as) : [];
     }
-    return listOf(sets).flatMap((s) => setAnswers(s, as));
+    return served.flatMap((s) => setAnswers(s, as));
+  }
+
+  /** The RRsets at an owner in wire form, a signed zone's RRSIG and NSEC sets written out. */
+  private servedAt(owner: string, sets: Sets): WireSet[] {
+    return this.signer === null ? listOf(sets) : this.signer.served(owner, sets);
   }
 
   /** The SOA for the authority section of a negative answer (RFC 2308 §3). */

@@ -2,8 +2,10 @@
 // an AXFR of a signed zone (CDS/CDNSKEY included) passes ldns-verify-zone and kzonecheck --dnssec on,
 // after a change too;
 // delv and Unbound, with the zone's DS as trust anchor, validate answers, denials and wildcards, from
-// hostplane and from NSD and Knot secondaries.
+// hostplane and from NSD and Knot secondaries. In the process: the chain's canonical order, and a zone
+// changed owner by owner against the same zone signed whole.
 import dnsPacket, { type DecodedPacket } from 'dns-packet';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
 import { ENV, ZONE, addDomain, addRecords, change, customer, runDig, tcp, udp, type Row } from '../helpers/dns.js';
@@ -15,7 +17,13 @@ import { soaSerial } from '../../src/provisioning/dns/driver.js';
 import { DnsServer } from '../../src/dns/server.js';
 import { answerQuery, quickAnswer } from '../../src/dns/query.js';
 import { DnssecRepository } from '../../src/dns/dnssec.repository.js';
-import { dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
+import { canonicalKey, dsText, newPrivateKey, signingKey, type SigningKey } from '../../src/dns/dnssec-keys.js';
+import { canonicalCompare } from '../../src/dns/signed-form.js';
+import { SignedZones } from '../../src/dns/signed-zones.js';
+import { ZoneSigner } from '../../src/dns/zone-signer.js';
+import { SOA_TIMERS, Zone } from '../../src/dns/zone.js';
+import { zoneRecords } from '../../src/dns/transfer-messages.js';
+import type { StoredRecord } from '../../src/dns/rdata.js';
 import { DnsSecondariesService } from '../../src/admin/dns-secondaries.service.js';
 
 const SIGNED = { ...ENV, DNS_DNSSEC: 'on' };
@@ -34,6 +42,16 @@ const doQuery = (name: string, type: string, dnssecOk: boolean, ad = false) =>
 const kinds = (p: DecodedPacket, section: 'answers' | 'authorities') =>
   p[section].map((a) => (a.type === 'RRSIG' ? `RRSIG ${(a.data as { typeCovered: string }).typeCovered}` : `${a.type} ${a.name}`));
 const optFlags = (p: DecodedPacket) => p.additionals.find((a) => a.type === 'OPT')?.flags ?? -1;
+
+// The chain is kept as the owners' names (docs/decisions/0032-dnssec.md): its order must be RFC 4034
+// §6.1's, which canonicalKey spells out as strings; ldns-verify-zone checks it on the zones below.
+it('names compare in canonical order as their canonical keys do (fast-check, docs/decisions/0032-dnssec.md)', () => {
+  const label = fc.stringMatching(/^[a-z0-9_*-]{0,4}$/);
+  const name = fc.array(label, { minLength: 0, maxLength: 4 }).map((ls) => ls.join('.'));
+  const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  fc.assert(fc.property(name, name, (a, b) => Math.sign(canonicalCompare(a, b)) === order(canonicalKey(a), canonicalKey(b))), { numRuns: 5000 });
+  expect(['b.a', 'a', 'z.a', 'a.b', 'ab', '*.a', 'a-.a', ''].sort(canonicalCompare)).toEqual(['', 'a', '*.a', 'a-.a', 'b.a', 'z.a', 'ab', 'a.b']);
+});
 
 describe.each(ENGINES)('DNSSEC on %s', (engine) => {
   requirable(dnssecToolsMissing())('signed zones checked by ldns-verify-zone, kzonecheck and delv', () => {
@@ -130,6 +148,28 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       expect(lines).toEqual(['SOA ns1.dns.test.', 'SOA ns1.dns.test.', 'RRSIG SOA', 'SOA ns1.dns.test.', 'RRSIG SOA', 'SOA ns1.dns.test.']);
       const text = await axfrText(port, 'zone.example', xfr);
       expect((await ldnsVerify(text, dir)).output).toMatch(/Zone is verified and complete/);
+    });
+
+    it('a zone changed owner by owner serves what the changed zone signed whole serves, with two keys (Ed25519 signs deterministically; docs/decisions/0032-dnssec.md)', () => {
+      const settings = { nameservers: ['ns1.dns.test'], hostmaster: 'hostmaster.dns.test', ttl: 3600, ...SOA_TIMERS };
+      const keys = [signingKey(newPrivateKey(15), 15), signingKey(newPrivateKey(15), 15)];
+      const rows = (list: [string, string, string][]): StoredRecord[] => list.map(([name, record_type, data], id) => ({ name, record_type, data, ttl: 60, id }));
+      const before = rows([['', 'CAA', '0 issue "letsencrypt.org"'], ['www', 'A', '192.0.2.1'], ['*.wild', 'TXT', '"w"'], ['a.b.c', 'A', '192.0.2.3'], ['deleg', 'NS', 'ns.deleg.zone.example.'], ['ns.deleg', 'A', '192.0.2.9'], ['mail', 'A', '192.0.2.5'], ['x-y', 'TXT', '"t"']]);
+      const after = rows([['', 'CAA', '0 issue "letsencrypt.org"'], ['www', 'A', '192.0.2.1'], ['www', 'A', '192.0.2.2'], ['*.wild', 'TXT', '"w"'], ['a.b.c', 'A', '192.0.2.3'], ['deleg', 'NS', 'ns.deleg.zone.example.'], ['ns.deleg', 'A', '192.0.2.9'], ['new', 'A', '192.0.2.7'], ['x-y', 'TXT', '"t"']]);
+      const signed = (records: StoredRecord[], serial: number) => {
+        const zone = Zone.build('zone.example', serial, records, settings);
+        const signer = new ZoneSigner({ sign: keys, cds: [keys[0]] }, 14 * 86400, 7 * 86400);
+        signer.signAll(zone);
+        zone.signer = signer;
+        return zone;
+      };
+      const zone = signed(before, 1);
+      const owners = ['www.zone.example', 'new.zone.example', 'mail.zone.example'];
+      const diff = new SignedZones(ts.store, testConfig(SIGNED)).replaceOwners(zone, 2, owners, after.filter((r) => owners.includes(`${r.name}.zone.example`)), () => {});
+      const hex = (z: Zone) => zoneRecords(z).map((b) => b.toString('hex')).sort();
+      expect(hex(zone)).toEqual(hex(signed(after, 2)));
+      // www's set, mail gone, new came: their NSEC and signatures (two keys), the predecessors' NSEC, the SOA's signatures.
+      expect(diff && diff.added.length > 0 && diff.removed.length > 0).toBe(true);
     });
 
     it('with DO an answer carries its RRSIG and DO is copied; AD is never set, even when asked for', async () => {
