@@ -14,6 +14,9 @@ import { LabError, must, procRef, publish } from './proc.js';
 /** The checkout this code runs from (src/lab or dist/lab, two levels below package.json). */
 export const checkoutDir = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** What the copy that is packed leaves out: dependencies (linked instead), builds, git's store. */
+const LEFT_OUT = new Set(['node_modules', 'dist', '.git', 'native/udp-batch/build']);
+
 /** Where the layer's package lives, as the hosts see it. */
 export const HOST_PACKAGE_DIR = '/usr/local/lib/node_modules/hostplane';
 
@@ -35,9 +38,14 @@ export async function ensureHostplaneLayer(log: (line: string) => void): Promise
   if (!fs.existsSync(path.join(checkout, 'tsconfig.json'))) throw new LabError(`${checkout} is not a hostplane checkout (no tsconfig.json): the lab packs hostplane from a checkout`);
   const tmp = fs.mkdtempSync('/tmp/hp-lab-pack-');
   try {
-    log(`packing hostplane (npm pack of ${checkout})`);
-    // `npm pack` runs `prepare` (the native addon and the TypeScript build) and prints the file name last.
-    const out = await must('npm', ['pack', '--silent', '--pack-destination', tmp], { cwd: checkout });
+    log(`packing hostplane (npm pack of a copy of ${checkout})`);
+    // `npm pack` runs `prepare` (the native addon, the TypeScript and panel builds), which empties
+    // dist/ for a while: done in a copy, so a server or tests running from the checkout keep theirs.
+    const copy = path.join(tmp, 'checkout');
+    fs.cpSync(checkout, copy, { recursive: true, filter: (p) => !LEFT_OUT.has(path.relative(checkout, p)) });
+    fs.symlinkSync(path.join(checkout, 'node_modules'), path.join(copy, 'node_modules'));
+    // It prints the tarball's file name last.
+    const out = await must('npm', ['pack', '--silent', '--pack-destination', tmp], { cwd: copy });
     const tarball = path.join(tmp, out.trim().split('\n').pop()!);
     const sha = crypto.createHash('sha256').update(fs.readFileSync(tarball)).digest('hex').slice(0, 12);
     const final = path.join(CACHE_DIR, 'hostplane', sha);
