@@ -3,6 +3,9 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { AuditEventsTable, IdempotencyKeysTable, WebhookDeliveriesTable, WebhookKeysTable, WebhookMessagesTable, WebhooksTable } from './schema-automation.js';
 import type { ContactRecoveryCodesTable, ContactTotpTable, PanelSessionsTable } from './schema-panel.js';
+import type { DnssecKeysTable, DnssecPhase } from './schema-dnssec.js';
+
+export type { DnssecKeyRole, DnssecPhase } from './schema-dnssec.js';
 
 export type { AuditEventsTable, IdempotencyKeysTable, WebhookDeliveriesTable, WebhookKeysTable, WebhookMessagesTable, WebhooksTable };
 
@@ -114,27 +117,6 @@ export interface DomainsTable {
   dnssec_parent_at: Generated<string | null>;
   /** The TTL of the DS at the parent as last seen. */
   dnssec_ds_ttl: Generated<number | null>;
-}
-
-export type DnssecPhase = 'disabling' | 'rolling';
-export type DnssecKeyRole = 'incoming' | 'active' | 'outgoing';
-
-/** A domain's DNSSEC signing keys (migration 022; docs/decisions/0032-dnssec.md). */
-export interface DnssecKeysTable {
-  id: Generated<number>;
-  domain: string;
-  generation: number;
-  algorithm: number;
-  flags: number;
-  key_tag: number;
-  /** Base64 of the DNSKEY's public key field. */
-  public_key: string;
-  /** The PKCS#8 PEM sealed by security/secret-box.ts: never shown or logged. */
-  private_key: string;
-  created_at: string;
-  /** Migration 023: where the key is in a rollover, and since when. */
-  role: Generated<DnssecKeyRole>;
-  role_at: Generated<string | null>;
 }
 
 /** A domain's DKIM keys (migration 015); the public half is the managed TXT `<selector>._domainkey` (record_id). */

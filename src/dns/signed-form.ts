@@ -232,6 +232,8 @@ function keyCompare(a: string, b: string, i: number, j: number): number {
   let bi = bStart;
   let aDone = a === '';
   let bDone = b === '';
+  // The two cursors' steps are written out, alike, rather than shared: this runs in every denial's
+  // search, and a shared step would keep its state in memory instead of locals.
   for (;;) {
     let ca: number;
     if (aDone) ca = -1;
