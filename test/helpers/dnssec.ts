@@ -88,8 +88,9 @@ export interface RunningUnbound {
  * A private Unbound on 127.0.0.1 (a free port), validating with `ds` of `zone` as its trust anchor and
  * asking our server at `primaryPort` for that zone (a stub zone), and for the zones `alsoStub` (its
  * children, validated through the DS records `zone` delegates them with): `const u = await startUnbound(…)`.
+ * It keeps answers at most `cacheMaxTtl` seconds (1 by default: a changed record is asked again soon).
  */
-export async function startUnbound(primaryPort: number, zone: string, ds: string, alsoStub: string[] = []): Promise<RunningUnbound> {
+export async function startUnbound(primaryPort: number, zone: string, ds: string, alsoStub: string[] = [], cacheMaxTtl = 1): Promise<RunningUnbound> {
   const dir = toolDir();
   const { spawn } = await import('node:child_process');
   const { freePort } = await import('./ports.js');
@@ -114,8 +115,8 @@ export async function startUnbound(primaryPort: number, zone: string, ds: string
   do-not-query-localhost: no
   module-config: "validator iterator"
   trust-anchor: "${zone}. DS ${ds}"
-  cache-max-ttl: 1
-  cache-max-negative-ttl: 1
+  cache-max-ttl: ${cacheMaxTtl}
+  cache-max-negative-ttl: ${cacheMaxTtl}
 remote-control:
   control-enable: no
 ${[zone, ...alsoStub].map((z) => `stub-zone:\n  name: "${z}"\n  stub-addr: 127.0.0.1@${primaryPort}\n`).join('')}`,
