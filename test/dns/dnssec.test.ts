@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, testConfig, type TestStore } from '../helpers/app.js';
 import { ENV, ZONE, addDomain, addRecords, change, customer, runDig, tcp, udp, type Row } from '../helpers/dns.js';
-import { axfrText, delv, dnssecToolsMissing, kzonecheck, ldnsVerify, startUnbound, toolDir } from '../helpers/dnssec.js';
+import { axfrText, delv, dnssecToolsMissing, kzonecheck, ldnsVerify, startTamperer, startUnbound, toolDir } from '../helpers/dnssec.js';
 import { requirable } from '../helpers/required.js';
 import { secondaryMissing, startSecondary, testKey, type RunningSecondary } from '../helpers/secondaries.js';
 import { elapsedUntil } from '../helpers/wait.js';
@@ -265,6 +265,26 @@ describe.each(ENGINES)('DNSSEC on %s', (engine) => {
       } finally {
         await unbound.stop();
         await wrong.stop();
+      }
+    });
+
+    it('an answer changed on its way (a tampered secondary): Unbound answers SERVFAIL for it, and validates what came untouched the same way', async () => {
+      const forged = await startTamperer(port, (p) => {
+        const a = p.answers.find((r) => r.type === 'A' && r.name.toLowerCase() === 'mail.zone.example');
+        if (a) a.data = '192.0.2.66';
+        return a !== undefined;
+      });
+      const u = await startUnbound(forged.port, 'zone.example', dsText('zone.example', key));
+      try {
+        const ask = async (name: string) => {
+          const out = await runDig(u.port, '+dnssec', '+rec', name, 'A');
+          return { status: /status: ([A-Z]+)/.exec(out)?.[1], ad: / ad[ ;]/.test(/;; flags:[^;]*;/.exec(out)?.[0] ?? ''), forged: out.includes('192.0.2.66') };
+        };
+        expect(await ask('www.zone.example')).toEqual({ status: 'NOERROR', ad: true, forged: false });
+        expect(await ask('mail.zone.example')).toEqual({ status: 'SERVFAIL', ad: false, forged: false });
+      } finally {
+        await u.stop();
+        await forged.stop();
       }
     });
 

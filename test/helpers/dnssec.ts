@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import dnsPacket, { type DecodedPacket } from 'dns-packet';
 import type { TestKey } from './secondaries.js';
 
 const run = promisify(execFile);
@@ -153,4 +154,28 @@ ${[zone, ...alsoStub].map((z) => `stub-zone:\n  name: "${z}"\n  stub-addr: 127.0
     await stop();
     if (attempt >= 3) throw new Error(`unbound did not start: ${output}`);
   }
+}
+
+/**
+ * A DNS server that answers over UDP by asking `upstreamPort` and passing each answer on, changed by
+ * `tamper` when it returns true (re-encoded then; else the bytes as they came): what a tampered
+ * secondary or a forger on the way serves. `const t = await startTamperer(port, (p) => …)`.
+ */
+export async function startTamperer(upstreamPort: number, tamper: (p: DecodedPacket) => boolean): Promise<{ port: number; stop(): Promise<void> }> {
+  const dgram = await import('node:dgram');
+  const server = dgram.createSocket('udp4');
+  server.on('message', (query, from) => {
+    const up = dgram.createSocket('udp4');
+    const done = () => up.close();
+    const timer = setTimeout(done, 3000);
+    up.on('message', (answer) => {
+      clearTimeout(timer);
+      const p = dnsPacket.decode(answer);
+      server.send(tamper(p) ? dnsPacket.encode(p) : answer, from.port, from.address);
+      done();
+    });
+    up.send(query, upstreamPort, '127.0.0.1');
+  });
+  await new Promise<void>((resolve) => server.bind(0, '127.0.0.1', resolve));
+  return { port: server.address().port, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
