@@ -79,7 +79,8 @@ describe('where webhooks may go', () => {
 });
 
 describe('a webhook URL', () => {
-  const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/);
+  // Not `xn--…`: such a label is punycode, and most strings are not valid punycode (the URL parser refuses them).
+  const label = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}[a-z0-9]$/).filter((l) => !l.startsWith('xn--'));
   const host = fc.array(label, { minLength: 2, maxLength: 4 }).map((l) => l.join('.'));
   const path = fc.stringMatching(/^(\/[a-zA-Z0-9._~-]{0,12}){0,4}$/);
 
