@@ -16,7 +16,7 @@ import { median } from './report.js';
 import { addSecondary, exportZones, removeSecondary, serving, startHostplane, type Ctx } from './servers.js';
 import { RATE, RATE_SECONDS, RSS_LOAD_S, RUNS, SECONDS, SERVER_CORE, WARMUP_S, ZONE10K } from './settings.js';
 
-/** Targets of the signed round (the brief of the round; docs/performance.md repeats them). */
+/** Targets of the signed round (docs/performance.md "Signed zones (DNSSEC)"; decision 0032). */
 export const SIGNED_TARGETS = { qpsVsUnsigned: 0.8, qpsVsKnot: 0.8, rssVsUnsigned: 2.5 } as const;
 
 export const KNOTD = '/usr/sbin/knotd';
