@@ -46,8 +46,7 @@ export class DnssecAdminService {
     const db = this.store.db;
     const view = (await this.dnssec.views(db, [d])).get(name)!;
     const choice = d.dnssec === null ? 'default' : d.dnssec === 1 ? 'on' : 'off';
-    const row = (await new DnssecPhaseRepository(db).phaseOf(name))!;
-    return { domain: name, enabled: view.enabled, choice, state: view.state, ds_records: view.ds_records, dnskeys: view.dnskeys, awaiting: await this.lifecycle.awaited(db, row) };
+    return { domain: name, enabled: view.enabled, choice, state: view.state, ds_records: view.ds_records, dnskeys: view.dnskeys, awaiting: await this.lifecycle.awaited(db, d) };
   }
 
   /**
@@ -81,7 +80,7 @@ export class DnssecAdminService {
   }
 
   private async presenceDomain(name: string) {
-    const d = found(await this.store.db.selectFrom('domains').select(['name', 'has_presence', 'dnssec', 'dnssec_phase']).where('name', '=', name).executeTakeFirst(), `domain ${name}`);
+    const d = found(await new DnssecPhaseRepository(this.store.db).phaseOf(name), `domain ${name}`);
     if (!d.has_presence) throw new AppError('invalid_state', `The domain ${name} is not used in a package: it has no zone to sign.`);
     return d;
   }

@@ -8,6 +8,7 @@ import { nowIso } from '../db/time.js';
 /** A domain's DNSSEC choice and where its lifecycle is, as its row holds it. */
 export interface PhaseRow {
   name: string;
+  has_presence: number;
   dnssec: number | null;
   dnssec_phase: DnssecPhase | null;
   dnssec_phase_at: string | null;
@@ -17,7 +18,7 @@ export interface PhaseRow {
 
 type PhaseValues = Partial<Pick<PhaseRow, 'dnssec' | 'dnssec_phase' | 'dnssec_phase_at' | 'dnssec_parent_at' | 'dnssec_ds_ttl'>>;
 
-const COLUMNS = ['name', 'dnssec', 'dnssec_phase', 'dnssec_phase_at', 'dnssec_parent_at', 'dnssec_ds_ttl'] as const;
+const COLUMNS = ['name', 'has_presence', 'dnssec', 'dnssec_phase', 'dnssec_phase_at', 'dnssec_parent_at', 'dnssec_ds_ttl'] as const;
 
 export class DnssecPhaseRepository {
   constructor(private readonly db: Kysely<Database>) {}

@@ -1,7 +1,7 @@
 // What every PATCH shares (API guide "Documents", "Safe retries"): the body must name the resource
 // of the URL, If-Match and If-None-Match are checked on the object in the write's transaction, and
 // the answer is the whole resource as the write left it, with its ETag.
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TObject } from 'typebox';
 import { AppError, type ErrorCode } from '../errors.js';
 import type { LinkBuilder, ResourceObject } from './document.js';
@@ -45,10 +45,21 @@ export interface UpdateRoute<R, B extends UpdateBodySchema> {
    * `precondition` (If-Match, If-None-Match) goes to the service, which checks it in that
    * transaction on the object as it is before the write (API guide "Safe retries").
    */
-  update(request: FastifyRequest, key: string, attributes: Static<B>['data']['attributes'], precondition: Precondition<R> | undefined): Promise<R>;
+  update(request: FastifyRequest, key: string, attributes: Static<B>['data']['attributes'], precondition: Precondition<R> | undefined): Promise<R | Accepted<R>>;
   toResource(row: R): ResourceObject;
+  /**
+   * For a PATCH that may run as a job: when `update` answers `{ row, job }` with a job, `send`
+   * answers 202 (src/resources/accepted.ts); `description` documents it (OpenAPI).
+   */
+  accepted?: { description: string; send(request: FastifyRequest, reply: FastifyReply, resource: ResourceObject, job: unknown): unknown };
   /** An addition to the original API (marked `x-hostplane-extension` in OpenAPI). */
   extension?: boolean;
+}
+
+/** What `update` answers when the route has `accepted`: the object, and the job its change runs as, if any. */
+export interface Accepted<R> {
+  row: R;
+  job: unknown;
 }
 
 /**
@@ -67,6 +78,7 @@ export function updateRoute<R, B extends UpdateBodySchema>(app: TypedApp, links:
     body: o.body,
     conditional: 'write',
     success: { status: 200, document: o.schemas.document, description: `The ${o.schemas.type} as this request left it` },
+    ...(o.accepted ? { accepted: o.accepted.description } : {}),
     errors: {
       resource_not_found: `no such ${o.schemas.type} among those you may see`,
       id_mismatch: '`data.type` or `data.id` differ from the URL',
@@ -79,8 +91,10 @@ export function updateRoute<R, B extends UpdateBodySchema>(app: TypedApp, links:
     const precondition = preconditionOf(request, o.toResource);
     if (o.match) assertUpdateTarget(data, o.schemas.type, o.match.target(value), o.match.same);
     else assertUpdateTarget(data, o.schemas.type, value);
-    const row = await o.update(request, value, data.attributes, precondition);
+    const out = await o.update(request, value, data.attributes, precondition);
     assertChecked(precondition);
+    const { row, job } = o.accepted ? (out as Accepted<R>) : { row: out as R, job: null };
+    if (job) return o.accepted!.send(request, reply, o.toResource(row), job);
     // The answer's ETag is the one a GET answers next while nothing changes.
     return sendTagged(request, reply, links, o.toResource(row));
   });

@@ -2,10 +2,8 @@
 // name, PATCH of the presence flags (202 with a queue-job when it turns DNSSEC on or off).
 import { actorOf, readWithToken } from '../../auth/plugin.js';
 import type { LinkBuilder } from '../../jsonapi/document.js';
-import type { Static } from 'typebox';
-import { assertUpdateTarget } from '../../jsonapi/update.js';
-import { operation } from '../../jsonapi/schema.js';
-import { assertChecked, preconditionOf, sendTagged } from '../../jsonapi/conditional.js';
+import { updateRoute } from '../../jsonapi/update.js';
+import type { QueueJobRow } from '../../queue/jobs.js';
 import { acceptedResource } from '../accepted.js';
 import type { TypedApp } from '../../jsonapi/typed-app.js';
 import { readRoutes } from '../../jsonapi/read-routes.js';
@@ -42,33 +40,24 @@ export function domainsRoutes(app: TypedApp, service: DomainsService, links: Lin
     },
   });
 
-  // As every PATCH (jsonapi/update.ts), but a change of presence.dnssec.enabled runs as a job: 202
-  // with the domain and links.queue-job (API guide "DNSSEC (extension)").
-  const update = operation('PATCH', {
-    operationId: 'updateDomain',
-    tags: ['domains'],
-    summary: 'Set presence.dns_update_lock, presence.dns_migration_mode.enabled or presence.dnssec.enabled (extension)',
-    params: DomainNameParam,
+  updateRoute(app, links, {
+    segment: 'domains',
+    schemas: DomainSchemas,
+    key: { name: 'name', schema: DomainNameParam },
     body: DomainUpdateBody,
-    conditional: 'write',
-    success: { status: 200, document: DomainSchemas.document, description: 'The domain as this request left it' },
-    accepted: 'Accepted: presence.dnssec.enabled changed whether the zone is signed; the job in `links.queue-job` is done once every DNS server serves it so (extension)',
+    summary: 'Set presence.dns_update_lock, presence.dns_migration_mode.enabled or presence.dnssec.enabled (extension)',
     errors: {
-      resource_not_found: 'no such domain among those you may see',
-      id_mismatch: '`data.type` or `data.id` differ from the URL',
       invalid_state: 'the domain is not used in a package, so it has no presence flags',
       invalid_api_data: 'the name is not ACE-encodable, or the body does not fit; `source.pointer` names the member',
     },
-  });
-  app.patch('/domains/:name', { schema: update, config: { conditional: true } }, async (request, reply) => {
-    const { name } = request.params as { name: string };
-    const { data } = request.body as Static<typeof DomainUpdateBody>;
-    const precondition = preconditionOf(request, toResource);
     // `data.id` may name the domain in any spelling (Unicode or ACE, any case).
-    assertUpdateTarget(data, 'domain', service.requireAce(name), sameDomainName);
-    const { row, job } = await service.updatePresence(actorOf(request), name, data.attributes.presence, precondition);
-    assertChecked(precondition);
-    if (job) return acceptedResource(request, reply, links, toResource(row), job, { tagged: true });
-    return sendTagged(request, reply, links, toResource(row));
+    match: { target: (name) => service.requireAce(name), same: sameDomainName },
+    update: (request, name, attributes, precondition) => service.updatePresence(actorOf(request), name, attributes.presence, precondition),
+    toResource,
+    // A change of presence.dnssec.enabled runs as a job: 202 with the domain and links.queue-job (API guide "DNSSEC (extension)").
+    accepted: {
+      description: 'Accepted: presence.dnssec.enabled changed whether the zone is signed; the job in `links.queue-job` is done once every DNS server serves it so (extension)',
+      send: (request, reply, resource, job) => acceptedResource(request, reply, links, resource, job as QueueJobRow, { tagged: true }),
+    },
   });
 }
