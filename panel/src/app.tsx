@@ -202,6 +202,7 @@ function Page(props: { route: Route }) {
     case 'ssh-keys':
     case 'webhooks':
     case 'deliveries':
+    case 'activity':
       return <AccountPage route={route} />;
     default:
       return <NotFoundPage />;

@@ -18,10 +18,11 @@ export type Route =
   | { page: 'availability' }
   | { page: 'ssh-keys' }
   | { page: 'webhooks' }
+  | { page: 'activity' }
   | { page: 'deliveries'; webhook: string };
 
 // Pages whose path is their name alone.
-const ACCOUNT_PAGES = ['security', 'availability', 'ssh-keys', 'webhooks'];
+const ACCOUNT_PAGES = ['security', 'availability', 'ssh-keys', 'webhooks', 'activity'];
 
 export function parse(pathname: string): Route {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : '';
@@ -68,6 +69,7 @@ export function href(route: Route): string {
     case 'availability':
     case 'ssh-keys':
     case 'webhooks':
+    case 'activity':
       return `${BASE}${route.page}`;
     case 'deliveries':
       return `${BASE}webhooks/${encodeURIComponent(route.webhook)}/deliveries`;

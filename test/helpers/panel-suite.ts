@@ -58,15 +58,20 @@ export function usePanelSuite(engine: EngineName, env: Record<string, string> | 
     return { context, ...(await watchedPage(context, s.origin)) };
   }
 
-  /** Logs `who` in through the form and waits for the package overview. */
-  async function loggedIn(who: Tenant, o: { viewport?: { width: number; height: number } } = {}) {
+  /** Logs `who` (a tenant, or a contact's address and portal password) in through the form and waits for the package overview. */
+  async function loggedIn(who: Tenant | { email: string; password: string }, o: { viewport?: { width: number; height: number } } = {}) {
     const w = await open(o);
     await w.page.goto(`${s.origin}/panel/login`);
-    await w.page.getByLabel('E-mail address').fill(emailOf(who));
-    await w.page.getByLabel('Portal password').fill(PANEL_PW);
-    await w.page.getByRole('button', { name: 'Log in' }).click();
-    await w.page.getByRole('heading', { level: 1, name: 'Your packages' }).waitFor();
+    await logInThroughForm(w.page, 'email' in who ? who : { email: emailOf(who), password: PANEL_PW });
     return w;
+  }
+
+  /** Fills the English login form and waits for the package overview. */
+  async function logInThroughForm(page: Awaited<ReturnType<typeof open>>['page'], who: { email: string; password: string }) {
+    await page.getByLabel('E-mail address').fill(who.email);
+    await page.getByLabel('Portal password').fill(who.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Your packages' }).waitFor();
   }
 
   /** Goes to a page through the nav, as a person does (the session and switcher stay). */
@@ -81,5 +86,5 @@ export function usePanelSuite(engine: EngineName, env: Record<string, string> | 
   const keyFile = async (linuxUser: string) =>
     (await fs.readFile(authorizedKeysPath({ stateDir: s.stateDir }, linuxUser), 'utf8').catch(() => '')).split('\n').filter(Boolean);
 
-  return { s, t, x, open, loggedIn, viaNav, apiAs, keyFile };
+  return { s, t, x, open, loggedIn, logInThroughForm, viaNav, apiAs, keyFile };
 }

@@ -49,7 +49,7 @@ export function FieldNotes(props: { id: string; hint?: string; errors?: ApiError
 }
 
 export function TextField(
-  props: Common & { type?: 'text' | 'email' | 'password' | 'number'; autocomplete?: string; inputMode?: 'numeric' | 'text'; min?: number; max?: number },
+  props: Common & { type?: 'text' | 'email' | 'password' | 'number' | 'datetime-local'; autocomplete?: string; inputMode?: 'numeric' | 'text'; min?: number; max?: number },
 ) {
   return (
     <Frame {...props}>

@@ -4,6 +4,7 @@ import { de as web } from './web';
 import * as mail from './mail';
 import * as account from './account';
 import * as dnssec from './dnssec';
+import * as activity from './activity';
 
 export const de: Messages = {
   'app.name': 'hostplane',
@@ -136,4 +137,5 @@ export const de: Messages = {
   ...mail.de,
   ...account.de,
   ...dnssec.de,
+  ...activity.de,
 };

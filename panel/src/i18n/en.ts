@@ -4,6 +4,7 @@ import { en as web } from './web';
 import * as mail from './mail';
 import * as account from './account';
 import * as dnssec from './dnssec';
+import * as activity from './activity';
 export const en = {
   'app.name': 'hostplane',
   'app.skip': 'Skip to content',
@@ -135,6 +136,7 @@ export const en = {
   ...mail.en,
   ...account.en,
   ...dnssec.en,
+  ...activity.en,
 } as const;
 
 export type MessageKey = keyof typeof en;

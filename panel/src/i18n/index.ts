@@ -58,6 +58,11 @@ export function formatDate(lang: Lang, iso: string): string {
   return new Intl.DateTimeFormat(lang === 'de' ? 'de-DE' : 'en-GB', { dateStyle: 'medium' }).format(new Date(iso));
 }
 
+/** A moment, to the second, in the user's language and the browser's time zone. */
+export function formatDateTime(lang: Lang, iso: string): string {
+  return new Intl.DateTimeFormat(lang === 'de' ? 'de-DE' : 'en-GB', { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(iso));
+}
+
 export interface I18n {
   lang: Lang;
   t: T;

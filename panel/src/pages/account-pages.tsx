@@ -3,16 +3,18 @@ import { Link } from '../components/link';
 import { useI18n, type MessageKey } from '../i18n';
 import type { Route } from '../router';
 import { useSession } from '../session-context';
+import { ActivityPage } from './activity';
 import { AvailabilityPage } from './availability';
 import { DeliveriesPage } from './webhook-deliveries';
 import { SecurityPage } from './security';
 import { SshKeysPage } from './ssh-keys';
 import { WebhooksPage } from './webhooks';
 
-const LINKS: { page: 'availability' | 'ssh-keys' | 'webhooks' | 'security'; label: MessageKey }[] = [
+const LINKS: { page: 'availability' | 'ssh-keys' | 'webhooks' | 'activity' | 'security'; label: MessageKey }[] = [
   { page: 'availability', label: 'nav.availability' },
   { page: 'ssh-keys', label: 'nav.sshKeys' },
   { page: 'webhooks', label: 'nav.webhooks' },
+  { page: 'activity', label: 'nav.activity' },
   { page: 'security', label: 'nav.security' },
 ];
 
@@ -47,6 +49,8 @@ export function AccountPage(props: { route: Route }) {
       return <WebhooksPage key={customerId} />;
     case 'deliveries':
       return <DeliveriesPage key={customerId} webhook={route.webhook} />;
+    case 'activity':
+      return <ActivityPage key={customerId} />;
     default:
       return null;
   }

@@ -8,7 +8,7 @@ import { FormErrors } from '../components/errors';
 import { Link } from '../components/link';
 import { PageHeading } from '../components/page-heading';
 import { useLoad } from '../components/use-load';
-import { useI18n, type Lang } from '../i18n';
+import { formatDateTime as when, useI18n } from '../i18n';
 import { NotFoundPage } from './not-found';
 import { apiErrors } from './page-errors';
 import type { WebhookAttributes } from './webhooks';
@@ -33,8 +33,6 @@ async function load(id: string, failedOnly: boolean) {
   ]);
   return { webhook: data, deliveries };
 }
-
-const when = (lang: Lang, iso: string) => new Intl.DateTimeFormat(lang === 'de' ? 'de-DE' : 'en-GB', { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(iso));
 
 export function DeliveriesPage(props: { webhook: string }) {
   const { t, lang } = useI18n();
