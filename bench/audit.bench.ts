@@ -19,7 +19,7 @@
 // a shared machine moves least). No worker runs: the jobs stay pending, alike for both.
 //
 // Settings (environment): BENCH_AUDIT_REQUESTS [100], BENCH_AUDIT_ROUNDS [20],
-// BENCH_AUDIT_CONNECTIONS [1,8], BENCH_AUDIT_WARMUP [200], BENCH_KEYS [1], BENCH_LOG_LEVEL [info],
+// BENCH_AUDIT_CONNECTIONS [1,8], BENCH_AUDIT_WARMUP [200], BENCH_AUDIT_ENGINES [sqlite,postgres], BENCH_KEYS [1], BENCH_LOG_LEVEL [info],
 // BENCH_JSON=1.
 import type { FastifyInstance } from 'fastify';
 import { benchConfig, freshBenchStore } from './store.js';
@@ -131,7 +131,7 @@ function table(pairs: [Row, Row][]): string {
 async function main() {
   console.log(`${benchHeader(KEYS ? 'audit trail and idempotency keys' : 'audit trail')}, POST /dns-records, ${ROUNDS} rounds × ${REQUESTS} requests per instance and connection count, load average ${loadAverage()}, LOG_LEVEL=${LOG_LEVEL}`);
   if (!PG_URL) console.log('(PostgreSQL skipped: set BENCH_DATABASE_URL or TEST_DATABASE_URL)');
-  const engines: Engine[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+  const engines = (process.env.BENCH_AUDIT_ENGINES ?? 'sqlite,postgres').split(',').filter((e): e is Engine => e === 'sqlite' || (e === 'postgres' && PG_URL !== undefined));
   const pairs: [Row, Row][] = [];
   for (const engine of engines) {
     const on = await start(engine, 'on');

@@ -77,8 +77,10 @@ export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
     if (read && args && token !== undefined) {
       const rows = await read.run(hashToken(token), ...args);
       if (!rows.length) throw invalidToken();
-      actor = ownerActor(rows[0], request.ip);
+      // Kept before the token's limits are judged: a read that also wrote (a key claimed with the
+      // token, src/http/idempotency.ts) undoes that when the request is refused.
       request.tokenReadResult = { args, rows: (rows as unknown as Record<string, unknown>[]).filter((r) => r[read.key] !== null) };
+      actor = ownerActor(rows[0], request.ip);
     } else {
       actor = await resolveActor(request.headers.authorization, config?.auth ?? 'token', request.ip);
     }

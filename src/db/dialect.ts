@@ -90,40 +90,6 @@ export function jsonRowsInsert(
   return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]) as CompiledQuery<Record<string, unknown>>;
 }
 
-/**
- * An UPDATE of any number of rows with one statement text, as jsonRowsInsert: each row of `data`
- * holds the `set` columns' new values, then the `match` columns' values that pick the row to
- * change (every one must be equal). Answers the `match` columns of the rows it changed.
- * `const answer = jsonRowsUpdate(db, 'keys', [['status', 'integer']], [['key', 'text']]); await db.executeQuery(answer([[200, 'k1']]))`.
- */
-export function jsonRowsUpdate(db: Kysely<any>, table: string, set: readonly JsonRowsColumn[], match: readonly JsonRowsColumn[], o: { unflushed?: boolean } = {}) {
-  if (isPostgres(db)) return unnestUpdate(db, table, set, match, o);
-  const t = sql.table(table);
-  const assignments = sql.join(set.map(([name, type], i) => sql`${sql.id(name)} = ${jsonField(false, i, type)}`));
-  const matches = sql.join(match.map(([name, type], i) => sql`${t}.${sql.id(name)} = ${jsonField(false, set.length + i, type)}`), sql` and `);
-  const returned = sql.join(match.map(([name]) => sql`${t}.${sql.id(name)}`));
-  const text = sql`update ${t} set ${assignments} from ${jsonRows(false)} where ${matches} returning ${returned}`.compile(db).sql;
-  return (data: unknown[][]) => CompiledQuery.raw(text, [JSON.stringify(data)]) as CompiledQuery<Record<string, unknown>>;
-}
-
-/**
- * PostgreSQL's jsonRowsUpdate: the rows as one array parameter per column, `unnest`ed. The planner
- * takes a function's rows for 100 (json_array_elements) but an unnest of arrays for 10, so it
- * probes the key's index row by row instead of hashing the whole table — which it chose for the
- * JSON form on any table below a few thousand rows, and kept in the named statement's plan.
- */
-function unnestUpdate(db: Kysely<any>, table: string, set: readonly JsonRowsColumn[], match: readonly JsonRowsColumn[], o: { unflushed?: boolean }) {
-  const t = sql.table(table);
-  const columns = [...set, ...match];
-  const arrays = sql.join(columns.map(([, type]) => sql`${[]}::${sql.raw(type)}[]`));
-  const names = sql.join(columns.map(([name]) => sql.id(name)));
-  const assignments = sql.join(set.map(([name]) => sql`${sql.id(name)} = e.${sql.id(name)}`));
-  const matches = sql.join(match.map(([name]) => sql`${t}.${sql.id(name)} = e.${sql.id(name)}`), sql` and `);
-  const returned = sql.join(match.map(([name]) => sql`${t}.${sql.id(name)}`));
-  const text = sql`update ${t} set ${assignments} from unnest(${arrays}) as e(${names}) where ${matches} returning ${returned}${unflushedReturning(db, o, ',')}`.compile(db).sql;
-  return (data: unknown[][]) => CompiledQuery.raw(text, columns.map((_, i) => data.map((row) => row[i]))) as CompiledQuery<Record<string, unknown>>;
-}
-
 /** The rows of a jsonRows statement: its one parameter, a JSON array of arrays, as `e`. */
 const jsonRows = (pg: boolean) => (pg ? sql`json_array_elements(${'[]'}::json) as e(value)` : sql`json_each(${'[]'}) as e`);
 /** Field `i` of a jsonRows row, as `type`. */

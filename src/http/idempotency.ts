@@ -14,11 +14,16 @@ import { FLUSH_MS, WriteBatches } from '../db/write-batches.js';
 import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
 import { keyScope, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
-import { IdempotencyRepository, type KeyAnswer, type KeyClaim, type KeyRecord } from './idempotency.repository.js';
+import { IdempotencyRepository, PENDING_FINGERPRINT, type KeyAnswer, type KeyClaim, type KeyRecord, type TokenClaimRow } from './idempotency.repository.js';
+import type { TokenRead } from '../auth/plugin.js';
+
+/** A key this request holds, and the fingerprint its answer is stored with. */
+interface Claim extends KeyClaim {
+  fingerprint: string;
+}
 
 /** A key this process holds until its answer is stored (SQLite). */
-interface HeldClaim extends KeyClaim {
-  fingerprint: string;
+interface HeldClaim extends Claim {
   /** Date.now() when it was taken. */
   at: number;
 }
@@ -26,7 +31,7 @@ interface HeldClaim extends KeyClaim {
 declare module 'fastify' {
   interface FastifyRequest {
     /** The key this request holds, whose answer onSend stores; null without one (or on a replay). */
-    idempotencyClaim: KeyClaim | HeldClaim | null;
+    idempotencyClaim: Claim | HeldClaim | null;
   }
 }
 
@@ -52,7 +57,7 @@ interface Keyed {
   fingerprint: string;
 }
 
-type Kept = KeyClaim & KeyAnswer & { held?: HeldClaim };
+type Kept = Claim & KeyAnswer & { held?: HeldClaim };
 
 /** The hooks a write route gets (src/http/safe-retries.ts): `preValidation` claims or replays, `onSend` stores. */
 export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfterMs?: number }) {
@@ -79,18 +84,67 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
       const now = Date.now();
       const at = { now: new Date(now).toISOString(), expiresAt: new Date(now + o.ttlMs).toISOString(), abandonedBefore: new Date(now - abandonedAfterMs).toISOString() };
       if (await repo.claim({ ...claim, fingerprint }, at)) {
-        request.idempotencyClaim = claim;
+        request.idempotencyClaim = { ...claim, fingerprint };
         return null;
       }
-      let found = await repo.find(scope, key);
-      // The same request not answered yet: its answer may be on its way to the store.
-      if (found?.status === null && found.fingerprint === fingerprint) found = await answeredSoon(scope, key);
-      if (!found) continue;
-      if (found.fingerprint !== fingerprint) throw reused();
-      if (found.status === null) throw inUse();
-      return found;
+      const found = await answerOf(await repo.find(scope, key), k);
+      if (found) return found;
     }
     throw inUse();
+  }
+
+  /**
+   * What a request whose claim was refused answers with the key as stored: its answer, or 422/409;
+   * undefined when the key is gone meanwhile (freed or purged: claim again).
+   */
+  async function answerOf(stored: KeyRecord | undefined, k: Keyed): Promise<KeyRecord | undefined> {
+    let found = stored;
+    // The same request, or one claimed before its body was read, not answered yet: its answer may be on its way to the store.
+    if (found?.status === null && (found.fingerprint === k.fingerprint || found.fingerprint === PENDING_FINGERPRINT)) found = await answeredSoon(k.scope, k.key);
+    if (!found) return undefined;
+    if (found.status === null && found.fingerprint === PENDING_FINGERPRINT) throw inUse();
+    if (found.fingerprint !== k.fingerprint) throw reused();
+    if (found.status === null) throw inUse();
+    return found;
+  }
+
+  /**
+   * PostgreSQL: the write routes' TokenRead (src/auth/plugin.ts) — a request with an API token and
+   * a key claims the key in the statement that checks its token, so a key costs no round trip of
+   * its own (docs/decisions/0026-safe-retries.md). The fingerprint follows with the answer.
+   */
+  const tokenClaim: TokenRead | undefined = inProcess
+    ? undefined
+    : {
+        key: 'owner_token_id',
+        args(request) {
+          const raw = request.headers['idempotency-key'];
+          const key = raw === undefined ? null : parseIdempotencyKey(String(raw));
+          if (key === null) return null;
+          const now = Date.now();
+          return [key, crypto.randomUUID(), new Date(now).toISOString(), new Date(now + o.ttlMs).toISOString(), new Date(now - abandonedAfterMs).toISOString()];
+        },
+        run: (hash, key, claim, now, expiresAt, abandonedBefore) =>
+          repo.claimWithToken(hash, { key: key as string, claim: claim as string }, { now: now as string, expiresAt: expiresAt as string, abandonedBefore: abandonedBefore as string }),
+      };
+
+  /** The claim tokenClaim made for `request`, if it made one and preValidation has not taken it over. */
+  function tokenClaimOf(request: FastifyRequest): { row: TokenClaimRow; key: string; claim: string } | null {
+    const r = request.tokenReadResult;
+    if (!tokenClaim || !r || request.routeOptions.config?.tokenRead !== tokenClaim) return null;
+    return { row: r.rows[0] as TokenClaimRow, key: r.args[0] as string, claim: r.args[1] as string };
+  }
+
+  /** preValidation after tokenClaim: holds the key it claimed, or answers what the key as stored says. */
+  async function adoptTokenClaim(request: FastifyRequest, made: { row: TokenClaimRow; key: string; claim: string }): Promise<KeyRecord | null> {
+    request.tokenReadResult = null;
+    const k = { scope: keyScope(request.actor!), key: made.key, fingerprint: requestFingerprint(request.method, originForm(request.url), request.body) };
+    if (made.row.claimed === made.claim) {
+      request.idempotencyClaim = { scope: k.scope, key: k.key, claim: made.claim, fingerprint: k.fingerprint };
+      return null;
+    }
+    // Taken (a repeat, or another request with the key): what it holds; gone meanwhile: claimed again.
+    return (await answerOf(await repo.find(k.scope, k.key), k)) ?? claimInStore(request, k);
   }
 
   /** SQLite: holds the key in the process (taken before the first await, so two requests never both take it), or answers what the store has. */
@@ -129,7 +183,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
     async (batch) => {
       try {
         const kept = batch.map((b) => b.answer);
-        const lost = new Set((await (inProcess ? repo.stored(kept.map(storedRow)) : repo.answer(kept))).map((c) => c.claim));
+        const lost = new Set((await (inProcess ? repo.stored(kept.map(storedRow)) : repo.answer(kept, { now: new Date().toISOString(), expiresAt: new Date(Date.now() + o.ttlMs).toISOString() }))).map((c) => c.claim));
         for (const b of batch) {
           if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
         }
@@ -141,7 +195,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
       for (const b of batch) b.log.warn({ err, scope: b.answer.scope }, 'storing the answer of an idempotency key failed');
     },
   );
-  const storedRow = (a: Kept) => ({ ...a, fingerprint: a.held!.fingerprint, created_at: new Date(a.held!.at).toISOString(), expires_at: new Date(a.held!.at + o.ttlMs).toISOString() });
+  const storedRow = (a: Kept) => ({ ...a, created_at: new Date(a.held!.at).toISOString(), expires_at: new Date(a.held!.at + o.ttlMs).toISOString() });
   /** Frees a key held in the process, unless another request holds it now. */
   const release = (claim: HeldClaim | undefined) => {
     if (claim && held.get(heldId(claim))?.claim === claim.claim) held.delete(heldId(claim));
@@ -167,16 +221,28 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
     const body = payload === undefined || payload === null ? null : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
     if (reply.statusCode >= 500 || body === undefined) return mine ? release(mine) : repo.release(claim);
     const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter(([name]) => !NOT_STORED.test(name)));
-    answers.add({ answer: { scope: claim.scope, key: claim.key, claim: claim.claim, status: reply.statusCode, headers: JSON.stringify(headers), body, held: mine }, log: request.log });
+    answers.add({ answer: { scope: claim.scope, key: claim.key, claim: claim.claim, fingerprint: claim.fingerprint, status: reply.statusCode, headers: JSON.stringify(headers), body, held: mine }, log: request.log });
   }
 
   return {
+    tokenClaim,
     preValidation(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
       const raw = request.headers['idempotency-key'];
       if (raw === undefined || !request.actor) return done();
-      claimOrFind(request, String(raw)).then((found) => (found ? replay(request, reply, found) : done()), done);
+      const made = tokenClaimOf(request);
+      (made ? adoptTokenClaim(request, made) : claimOrFind(request, String(raw))).then((found) => (found ? replay(request, reply, found) : done()), done);
     },
     onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload: unknown) => void) {
+      // A key claimed with the token of a request refused before preValidation (the token's limits, its body): free again.
+      const made = tokenClaimOf(request);
+      if (made && made.row.claimed === made.claim) {
+        request.tokenReadResult = null;
+        const scope = `token:${made.row.owner_token_id}`;
+        return void repo.release({ scope, key: made.key, claim: made.claim }).then(
+          () => done(null, payload),
+          (err: unknown) => (request.log.warn({ err }, 'freeing an idempotency key failed'), done(null, payload)),
+        );
+      }
       if (!request.idempotencyClaim) return done(null, payload);
       // The answer goes out whether or not it could be stored (a repeat then finds the key abandoned later).
       keep(request, reply, payload).then(

@@ -147,6 +147,31 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
     expect(answerOf(await withKey(a, 'POST', '/dns-records', second, key, txtRecord(x.end1.domain, '_tok2')))).toEqual(answerOf(r2));
   });
 
+  it("a key sent with a token refused before the request runs (its networks, its scope) stays free: the same key then runs", async () => {
+    const key = freshKey();
+    const { token: nets } = await a.admin.customers.issueToken(x.end1.contactId, 'nets', { allowIps: ['192.0.2.0/24'] });
+    const body = txtRecord(x.end1.domain, '_nets');
+    const keys = await countOf(a, 'idempotency_keys');
+    const outside = await call(a.app, 'POST', '/dns-records', { token: nets, body, headers: { 'idempotency-key': key }, remoteAddress: '198.51.100.7' });
+    expect(outside.status).toBe(401);
+    expect(await countOf(a, 'idempotency_keys')).toBe(keys);
+    const inside = await call(a.app, 'POST', '/dns-records', { token: nets, body, headers: { 'idempotency-key': key }, remoteAddress: '192.0.2.9' });
+    expect(inside.status, inside.body).toBe(202);
+    const again = await call(a.app, 'POST', '/dns-records', { token: nets, body, headers: { 'idempotency-key': key }, remoteAddress: '192.0.2.9' });
+    expect(answerOf(again)).toEqual(answerOf(inside));
+    // A body that does not parse is refused before the key is looked at: nothing kept either.
+    const broken = await call(a.app, 'POST', '/dns-records', { token: x.end1.token, body: '{"data": ', headers: { 'idempotency-key': key, 'content-type': 'application/vnd.api+json' } });
+    expect(broken.status).toBe(400);
+    expect(await countOf(a, 'idempotency_keys')).toBe(keys + 1);
+    // A read-only token's write is refused by its scope before the body is read: its key is not kept.
+    const { token: reader } = await a.admin.customers.issueToken(x.end1.contactId, 'reader', { readOnly: true });
+    expect((await withKey(a, 'POST', '/dns-records', reader, key, body)).status).toBe(403);
+    expect((await withKey(a, 'POST', '/dns-records', reader, key, body)).status).toBe(403);
+    await a.app.idempotencyKeys.settled();
+    expect(await countOf(a, 'idempotency_keys')).toBe(keys + 1);
+    expect((await withKey(a, 'POST', '/dns-records', x.end1.token, key, txtRecord(x.end1.domain, '_nets2'))).status).toBe(202);
+  });
+
   it('a malformed key answers 400 invalid_header; a quoted key and the same bare one are one key; 1 to 255 characters', async () => {
     const url = `/email-addresses/${o.email}`;
     const body = updateDoc('email-address', o.email, { description: 'keys' });
