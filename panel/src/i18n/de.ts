@@ -4,7 +4,7 @@ import { de as web } from './web';
 import * as mail from './mail';
 import * as account from './account';
 import * as dnssec from './dnssec';
-import * as activity from './activity';
+import * as activity from './audit';
 
 export const de: Messages = {
   'app.name': 'hostplane',
