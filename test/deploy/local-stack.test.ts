@@ -19,13 +19,14 @@ import { PhpFpmRegistry } from '../../src/provisioning/web/php-fpm-registry.js';
 import type { WebServerConn } from '../../src/provisioning/web/sites.js';
 import { ENGINES } from '../helpers/app.js';
 import { newDatabase, runCli, type TestDb } from '../helpers/cli.js';
-import { ROOT, scriptEnv } from '../helpers/stack-scripts.js';
+import { ROOT, STACK_UP_MS, scriptEnv } from '../helpers/stack-scripts.js';
 import { DOWN, PHP, UP, describeMailStack, describeStack, freeBase, script, unregisterHint, upOnFreePorts } from '../helpers/stack.js';
 import { alive, argv0 } from '../helpers/procs.js';
 import { placeholderMailServer } from '../helpers/email.js';
 import { openStore } from '../../src/db/index.js';
 
-const STEP_MS = 60_000;
+// Each step runs up.sh, which starts daemons: under a loaded CI that takes minutes.
+const STEP_MS = STACK_UP_MS;
 
 /** GET <admin>/config/ → status and parsed body; rejects when nothing answers. */
 async function caddyConfig(admin: string): Promise<{ status: number; body: unknown }> {
