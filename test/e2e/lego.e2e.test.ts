@@ -37,7 +37,7 @@ const CHALLENGES = [
   { domain: `www.${ZONE}`, name: '_acme-challenge.www' },
   { domain: ZONE, name: '_acme-challenge' },
 ];
-const RUN_TIMEOUT_MS = 150_000;
+const RUN_TIMEOUT_MS = 300_000;
 
 /** Why the suite cannot run here, or null. */
 function unavailable(): string | null {
