@@ -58,7 +58,8 @@ describe('hostplane node mail-policy', { timeout: 60_000 }, () => {
     const done = exited(child);
     let log = '';
     child.stdout.on('data', (d) => (log += d));
-    await pollUntil(async () => log, (l) => l.includes('hostplane mail-policy ready'), 'the ready line');
+    // The CLI starts through tsx (it compiles first): on a loaded machine that takes a while.
+    await pollUntil(async () => log, (l) => l.includes('hostplane mail-policy ready'), 'the ready line', 60_000);
     const c = await PolicyClient.connect(port);
     // No such mailbox in this store: deferred. Without a login: untouched.
     expect(await message(c, 'a@nowhere.example', recipients(1))).toEqual(['450 4.7.1 <a@nowhere.example> is no active mailbox of this server; try again later']);
@@ -68,5 +69,5 @@ describe('hostplane node mail-policy', { timeout: 60_000 }, () => {
     expect(second).toEqual({ code: 1, stdout: '', stderr: `hostplane: cannot listen on 127.0.0.1:${port}: the address is in use\n` });
     child.kill('SIGTERM');
     expect((await done).code).toBe(0);
-  });
+  }, 90_000);
 });
