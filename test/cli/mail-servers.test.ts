@@ -13,10 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES, freshStore, processUrl, type TestStore } from '../helpers/app.js';
 import { freePort, newDatabase, runCli, type CliRun, type TestDb } from '../helpers/cli.js';
 import { DOWN, describeMailStack, script, upOnFreePorts } from '../helpers/stack.js';
+import { STACK_UP_MS } from '../helpers/stack-scripts.js';
 import { dovecotMailDriver } from '../../src/provisioning/mail/driver.js';
 import { MailServersRepository, mailServerConn } from '../../src/provisioning/mail/servers.repository.js';
 
-const STEP_MS = 60_000;
+// The hooks run up.sh, which starts daemons: under a loaded CI that takes minutes.
+const STEP_MS = STACK_UP_MS;
 
 describeMailStack('hostplane admin mail-server', () => {
   let stackStore: TestStore;

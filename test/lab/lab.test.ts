@@ -244,8 +244,9 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
       // The bridge's three services and the five hosts' containers.
       const all = ['api', 'db', 'mail', 'ns2', 'pebble', 'repo-server', 'resolver', 'web'];
       let made: LabState | null = null;
-      // Up to three minutes: the hosts' containers start slowly beside other test files.
-      for (let i = 0; i < 1800 && Object.keys(made?.procs ?? {}).length < all.length; i++) {
+      // Up to six minutes: the hosts' containers start slowly beside other test files (a slow
+      // machine under a full CI run took more than three).
+      for (let i = 0; i < 3600 && Object.keys(made?.procs ?? {}).length < all.length; i++) {
         await new Promise((r) => setTimeout(r, 100));
         made = fs.existsSync(path.join(half, 'state.json')) ? readState(half) : null;
       }
@@ -265,7 +266,7 @@ suite('hostplane lab up|down (decision 0018 "The lab")', () => {
       if (fs.existsSync(path.join(half, 'state.json'))) await runCli(['lab', 'down', half], {});
       fs.rmSync(half, { recursive: true, force: true });
     }
-  }, 360_000);
+  }, 540_000);
 
   it('without root, lab up says so and creates nothing', () => {
     const dir2 = path.join(os.tmpdir(), `hp-lab-test-nobody-${process.pid}`);
