@@ -63,7 +63,8 @@ describeMailStack('hostplane admin mail-server', () => {
   }, STEP_MS);
 
   afterAll(async () => {
-    await new Promise((r) => notDoveadm?.close(r));
+    // Only if the hook got that far: a promise on a server never made would never settle, and the stack would stay up.
+    if (notDoveadm) await new Promise((r) => notDoveadm.close(r));
     if (dir) await script(DOWN, [dir], {}).catch(() => undefined);
     if (root) await fs.rm(root, { recursive: true, force: true });
     await stackStore?.drop();

@@ -93,7 +93,7 @@ requireCaddy()('a Caddy fronting the API answers', () => {
   });
 
   afterAll(async () => {
-    await new Promise((r) => api?.close(r));
+    if (api) await new Promise((r) => api.close(r));
     await caddy?.stop();
   });
 
