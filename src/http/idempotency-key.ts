@@ -41,4 +41,7 @@ export function requestFingerprint(method: string, path: string, body: unknown):
  * sessions (extension)"), or the customer's for the reseller's legacy password.
  */
 export const keyScope = (actor: Actor): string =>
-  actor.tokenId !== null ? `token:${actor.tokenId}` : actor.contactId !== null ? `contact:${actor.contactId}` : `customer:${actor.customerId}`;
+  actor.tokenId !== null ? tokenKeyScope(actor.tokenId) : actor.contactId !== null ? `contact:${actor.contactId}` : `customer:${actor.customerId}`;
+
+/** The scope of an API token's keys (the PostgreSQL claim with the token writes it in SQL alike: 'token:' || id). */
+export const tokenKeyScope = (tokenId: number): string => `token:${tokenId}`;

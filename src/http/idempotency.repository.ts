@@ -101,6 +101,7 @@ export class IdempotencyRepository {
             .columns(['scope', 'idempotency_key', 'fingerprint', 'claim', 'created_at', 'expires_at'])
             .expression(
               db.selectFrom(tokenOwner(db, hash)).select([
+                // tokenKeyScope (src/http/idempotency-key.ts), in SQL.
                 sql<string>`'token:' || owner.token_id`.as('scope'),
                 sql<string>`${key}::text`.as('idempotency_key'),
                 sql<string>`${PENDING_FINGERPRINT}::text`.as('fingerprint'),

@@ -13,7 +13,7 @@ import type { Store } from '../db/index.js';
 import { FLUSH_MS, WriteBatches } from '../db/write-batches.js';
 import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
-import { keyScope, parseIdempotencyKey, requestFingerprint } from './idempotency-key.js';
+import { keyScope, parseIdempotencyKey, requestFingerprint, tokenKeyScope } from './idempotency-key.js';
 import { IdempotencyRepository, PENDING_FINGERPRINT, type KeyAnswer, type KeyClaim, type KeyRecord, type TokenClaimRow } from './idempotency.repository.js';
 import type { TokenRead } from '../auth/plugin.js';
 
@@ -102,9 +102,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
     // The same request, or one claimed before its body was read, not answered yet: its answer may be on its way to the store.
     if (found?.status === null && (found.fingerprint === k.fingerprint || found.fingerprint === PENDING_FINGERPRINT)) found = await answeredSoon(k.scope, k.key);
     if (!found) return undefined;
-    if (found.status === null && found.fingerprint === PENDING_FINGERPRINT) throw inUse();
+    if (found.status === null && (found.fingerprint === PENDING_FINGERPRINT || found.fingerprint === k.fingerprint)) throw inUse();
     if (found.fingerprint !== k.fingerprint) throw reused();
-    if (found.status === null) throw inUse();
     return found;
   }
 
@@ -237,8 +236,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
       const made = tokenClaimOf(request);
       if (made && made.row.claimed === made.claim) {
         request.tokenReadResult = null;
-        const scope = `token:${made.row.owner_token_id}`;
-        return void repo.release({ scope, key: made.key, claim: made.claim }).then(
+        return void repo.release({ scope: tokenKeyScope(made.row.owner_token_id), key: made.key, claim: made.claim }).then(
           () => done(null, payload),
           (err: unknown) => (request.log.warn({ err }, 'freeing an idempotency key failed'), done(null, payload)),
         );
