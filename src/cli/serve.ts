@@ -40,6 +40,19 @@ export async function serve(env: Record<string, string | undefined> = process.en
   let drivers: Drivers | null = null;
   let stopReconciler: (() => Promise<void>) | null = null;
   let stopWebhooks: (() => Promise<void>) | null = null;
+  // A stop asked for while starting (systemd's, a Ctrl-C) is kept and done once everything has
+  // started, so it is as clean as any other; a second one exits at once.
+  let early: NodeJS.Signals | null = null;
+  const keepEarly = (signal: NodeJS.Signals) => {
+    if (early) process.exit(1);
+    early = signal;
+  };
+  const stopKeeping = () => {
+    process.off('SIGINT', keepEarly);
+    process.off('SIGTERM', keepEarly);
+  };
+  process.on('SIGINT', keepEarly);
+  process.on('SIGTERM', keepEarly);
   try {
     await migrate(store);
     // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
@@ -100,11 +113,15 @@ export async function serve(env: Record<string, string | undefined> = process.en
     await app?.close().catch(() => {});
     await limiter?.close().catch(() => {});
     await store.close().catch(() => {});
+    stopKeeping();
     throw err;
   }
 
   app.log.info({ database: store.where, listen: hostPort(config.host, config.port), baseUrl: config.publicBaseUrl, limiter: config.redisUrl ? 'redis' : 'memory' }, 'hostplane ready');
-  handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler, stopWebhooks);
+  const stop = handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler, stopWebhooks);
+  // Only now: a signal's last listener removed drops a signal still on its way.
+  stopKeeping();
+  if (early) void stop(early);
 }
 
 function handleSignals(
@@ -146,4 +163,5 @@ function handleSignals(
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  return stop;
 }

@@ -1,5 +1,5 @@
 // Every difference between SQLite and PostgreSQL lives in this file.
-import { CompiledQuery, sql, type Kysely, type ColumnDefinitionBuilder, type CreateTableBuilder, type RawBuilder } from 'kysely';
+import { CompiledQuery, PostgresAdapter, PostgresDialect, sql, type Kysely, type ColumnDefinitionBuilder, type CreateTableBuilder, type RawBuilder } from 'kysely';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -136,3 +136,26 @@ export async function freeSessionLocks(db: Kysely<any>, names: string[]): Promis
  * `db.updateTable('t').set(…).returning(commitUnflushed(db).as('unflushed'))`.
  */
 export const commitUnflushed = (db: Kysely<any>) => (isPostgres(db) ? sql<string>`set_config('synchronous_commit', 'off', true)` : sql<string>`''`);
+
+/**
+ * PostgreSQL with a migration lock per schema. Kysely's own adapter takes one advisory lock for the
+ * whole database, so deployments in schemas of their own (`?schema=`, and every test file) would
+ * wait for each other's migrations.
+ */
+export class SchemaPostgresDialect extends PostgresDialect {
+  override createAdapter() {
+    return new SchemaMigrationLockAdapter();
+  }
+}
+
+const migrationLockKey = sql`hashtextextended('hostplane migrations:' || coalesce(current_schema(), ''), 0)`;
+
+class SchemaMigrationLockAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`select pg_advisory_lock(${migrationLockKey})`.execute(db);
+  }
+
+  override async releaseMigrationLock(db: Kysely<any>): Promise<void> {
+    await sql`select pg_advisory_unlock(${migrationLockKey})`.execute(db);
+  }
+}

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { Database } from './schema.js';
-import { TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
+import { SchemaPostgresDialect, TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 import { registerDirectReader, statementName } from './precompiled.js';
 import { sqliteReads, type StatementSource } from './sqlite-reads.js';
 import { Signals } from './signals.js';
@@ -105,7 +105,7 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     });
     // An idle client that loses its server must not crash the process.
     pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
+    const db = new Kysely<Database>({ dialect: new SchemaPostgresDialect({ pool: withNamedStatements(pool) }) });
     // Precompiled reads (src/db/precompiled.ts) go to the pool without Kysely, as named statements:
     // each pooled connection parses and plans one once.
     // pg types rows as arrays only for a literal rowMode 'array': two calls.

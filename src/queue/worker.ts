@@ -187,6 +187,11 @@ export class Worker {
     return this.stopped;
   }
 
+  /** Settles once no claim is on its way (a started worker has looked for due jobs by then). */
+  claimed(): Promise<void> {
+    return this.claims.settled();
+  }
+
   /** Looks for due jobs now (notifyEnqueued calls this for the workers of the same Store). */
   wake(): void {
     this.claims.wake();

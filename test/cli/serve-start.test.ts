@@ -84,6 +84,29 @@ describe('serve on a fresh checkout (npm start)', () => {
   });
 });
 
+describe('a stop asked for while serve starts', () => {
+  it('SIGTERM before the API listens (the demo banner is printed first) stops it cleanly once started: exit 0, never killed half way', { timeout: 120_000 }, async () => {
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-checkout-'));
+    dirs.push(cwd);
+    const port = await freePort();
+    const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
+    const done = exited(child);
+    try {
+      let stdout = '';
+      child.stdout!.on('data', (d) => (stdout += d));
+      await waitFor('the demo banner', async () => stdout.includes('Try it:'), 90_000);
+      child.kill('SIGTERM');
+      const r = await done;
+      expect({ code: r.code, signal: child.signalCode }).toEqual({ code: 0, signal: null });
+      expect(stdout).toContain('"msg":"hostplane ready"');
+      expect(stdout).toContain('"msg":"shutting down"');
+    } finally {
+      child.kill('SIGKILL');
+      await done;
+    }
+  });
+});
+
 describe.each(ENGINES)('serve with HOST set on %s', (engine) => {
   it('HOST=0.0.0.0 serves every address, also with the demo; the banner says nothing of loopback', { timeout: 120_000 }, async () => {
     const db = await newDatabase(engine);

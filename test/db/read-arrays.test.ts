@@ -48,10 +48,9 @@ describe.each(ENGINES)('readArrays on %s', (engine) => {
     });
     await open;
     const read = readArrays(ts.store.db, changes());
-    let early: unknown[][] | undefined;
-    void read.then((r) => (early = r));
-    await new Promise((r) => setTimeout(r, 50));
-    // SQLite: the read waits for the transaction on its one connection; PostgreSQL: another connection reads what is committed.
+    // SQLite: the read waits for the transaction on its one connection; PostgreSQL: another
+    // connection reads what is committed, while the transaction is still open.
+    const early = await Promise.race([read, new Promise<undefined>((r) => setTimeout(r, engine === 'sqlite' ? 50 : 10_000))]);
     if (engine === 'sqlite') expect(early).toBeUndefined();
     else expect(early?.map((r) => r[0])).toEqual(['a.example', 'b.example']);
     commit();

@@ -6,6 +6,12 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createTestApp, type EngineName } from './app.js';
 
+/**
+ * How long a browser test or hook may take: Chromium beside three other test files on two cores
+ * can be many times slower than alone. A bound for a hang, never a speed check.
+ */
+export const BROWSER_TEST_MS = 180_000;
+
 export const PANEL_DIR = path.resolve(import.meta.dirname, '../../dist/panel');
 
 /** dist/panel/index.html, or a failure that says how to build it: a test never passes on a missing build. */

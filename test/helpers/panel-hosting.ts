@@ -4,7 +4,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import type { Admin } from '../../src/admin/index.js';
-import { axeViolations, launchChromium, watchedPage } from './panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, launchChromium, watchedPage } from './panel-browser.js';
 
 export const PANEL_PW = 'panel-portal-Passw0rd!';
 
@@ -64,7 +64,7 @@ export function usePanelBrowser(origin: () => string) {
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     browser = await launchChromium();
-  }, 30_000);
+  }, BROWSER_TEST_MS);
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
     await browser?.close();

@@ -2,7 +2,7 @@
 // `const b = usePanelBrowser(() => origin)` in a describe, then `await b.loggedIn(email, password)`.
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
-import { launchChromium, watchedPage } from './panel-browser.js';
+import { BROWSER_TEST_MS, launchChromium, watchedPage } from './panel-browser.js';
 
 export interface PanelPageOptions {
   locale?: string;
@@ -14,7 +14,7 @@ export function usePanelBrowser(origin: () => string) {
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     browser = await launchChromium();
-  }, 60_000);
+  }, BROWSER_TEST_MS);
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
     await browser?.close();

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { call, type EngineName, type TestApp } from './app.js';
-import { launchChromium, listeningApp, requireBuiltPanel, watchedPage } from './panel-browser.js';
+import { BROWSER_TEST_MS, launchChromium, listeningApp, requireBuiltPanel, watchedPage } from './panel-browser.js';
 import { filledLater } from './suite.js';
 import { seedTenants, type Tenant, type Tenants } from './tenants.js';
 import { WebServersService } from '../../src/admin/web-servers.service.js';
@@ -44,7 +44,7 @@ export function usePanelSuite(engine: EngineName, env: Record<string, string> | 
     Object.assign(x, await seedTenants(t.admin));
     for (const who of [x.reseller, x.end1, x.end2, x.solo]) await t.admin.customers.setPortalPassword(who.contactId, PANEL_PW);
     browser = await launchChromium();
-  }, 60_000);
+  }, BROWSER_TEST_MS);
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
     await browser?.close();

@@ -6,7 +6,7 @@
 // the API's errors at their fields; axe-core on each page. Each change is checked through the API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/app.js';
-import { axeViolations, chromiumMissing } from '../helpers/panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, chromiumMissing } from '../helpers/panel-browser.js';
 import { usePanelSuite } from '../helpers/panel-suite.js';
 import { requirable } from '../helpers/required.js';
 import { ED25519, sshKeygenView } from '../helpers/ssh-keys.js';
@@ -15,7 +15,7 @@ import { postTxt, receiver, startSender, verifies, type Receiver } from '../help
 import type { WebhookDispatcher } from '../../src/resources/webhooks/webhooks.dispatcher.js';
 
 requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
-  describe.each(ENGINES)('%s', (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     const { s, t, x, loggedIn, viaNav, apiAs, keyFile } = usePanelSuite(engine);
     let rx: Receiver;
     let sender: WebhookDispatcher;
@@ -76,7 +76,7 @@ requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
       expect((await keysOf(x.end2)).map((k) => k.attributes.fingerprint)).toEqual([fp2]);
       expect(await keyFile('u_end2')).toHaveLength(1);
       expect([...problems, ...r.problems]).toEqual([]);
-    }, 90_000);
+    });
 
     it('webhooks: refused URL and event at their fields; created with its secret shown once, which signs what arrives; deliveries with the failed-only filter; changed, paused, deleted', async () => {
       const hooksOf = async (who: typeof x.end1) => (await apiAs(who, '/webhooks')).json.data as { id: string; attributes: Record<string, unknown> }[];
@@ -149,7 +149,7 @@ requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
       expect(await hooksOf(x.end1)).toEqual([]);
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-    }, 90_000);
+    });
 
     it("a reseller makes a webhook for its end customer; another customer's webhook is never listed and its URL says not found", async () => {
       const r = await loggedIn(x.reseller);
@@ -181,6 +181,6 @@ requirable(chromiumMissing)('the customer panel: SSH keys and webhooks', () => {
       }
       expect(await axeViolations(page)).toEqual([]);
       expect([...problems, ...r.problems]).toEqual([]);
-    }, 60_000);
+    });
   });
 });

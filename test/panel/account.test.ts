@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { ENGINES, call } from '../helpers/app.js';
 import { startRdapServer, type RdapServer } from '../helpers/domain-availability.js';
 import { codeAt, loginBody } from '../helpers/panel.js';
-import { axeViolations, chromiumMissing } from '../helpers/panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, chromiumMissing } from '../helpers/panel-browser.js';
 import { PANEL_PW, emailOf, usePanelSuite } from '../helpers/panel-suite.js';
 import { requirable } from '../helpers/required.js';
 
@@ -43,7 +43,7 @@ const focusedId = (page: Page) => page.evaluate(() => document.activeElement?.id
 const UNSIGNED = { enabled: false, state: 'unsigned', ds_records: [], dnskeys: [] };
 
 requirable(chromiumMissing)('the customer panel: security, presence flags, domain availability', () => {
-  describe.each(ENGINES)('%s', (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     let rdap: RdapServer;
     beforeAll(async () => {
       rdap = await startRdapServer();
@@ -119,7 +119,7 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       expect((await login(emailOf(x.solo))).status).toBe(201);
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-    }, 90_000);
+    });
 
     it('switches the presence flags on the domains page, as the customer and as its reseller; the API shows each change', async () => {
       const presence = async (who: typeof x.end1) => (await apiAs(who, `/domains/${who.domain}`)).json.data.attributes.presence;
@@ -152,7 +152,7 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       expect(await presence(x.end2)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true }, dnssec: UNSIGNED });
       expect(await presence(x.end1)).toEqual({ dns_update_lock: false, dns_migration_mode: { enabled: true }, dnssec: UNSIGNED });
       expect([...problems, ...r.problems]).toEqual([]);
-    }, 60_000);
+    });
 
     it('checks domain availability with the keyboard alone: each answer in the user’s words, as the API answers it; a bad name is refused at the field', async () => {
       const { page, problems } = await loggedIn(x.end1);
@@ -190,7 +190,7 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       expect(await page.locator('tr[data-availability]').count()).toBe(0);
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('a reseller acting for an end customer checks domain availability: the answers the API gives it, the switch kept', async () => {
       const r = await loggedIn(x.reseller);
@@ -207,7 +207,7 @@ requirable(chromiumMissing)('the customer panel: security, presence flags, domai
       expect(await r.page.locator(`tr[data-availability="${api[1].id}"] td`).innerText()).toBe('Available: it can be registered.');
       expect(await r.page.getByLabel('Customer').inputValue()).toBe(x.end2.customerId);
       expect(r.problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('at phone width (375 px) the security page with its QR code scrolls not sideways, and axe finds nothing serious', async () => {
       const { page, problems } = await loggedIn(x.end2, { viewport: { width: 375, height: 740 } });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { ENGINES, call } from '../helpers/app.js';
-import { axeViolations, chromiumMissing } from '../helpers/panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, chromiumMissing } from '../helpers/panel-browser.js';
 import { usePanelSuite } from '../helpers/panel-suite.js';
 import { requirable } from '../helpers/required.js';
 import type { Tenant } from '../helpers/tenants.js';
@@ -16,7 +16,7 @@ const PHONE = { width: 375, height: 740 };
 type Event = { id: string; attributes: { method: string; path: string; status: number; contact_id: string | null; token_id: string | null; queue_job_id: string | null } };
 
 requirable(chromiumMissing)('the customer panel: activity', () => {
-  describe.each(ENGINES)('%s', (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     const { s, t, x, loggedIn, viaNav, apiAs } = usePanelSuite(engine);
 
     /** What the API lists for `who`'s customer with the page's query (page 1, 25 a page, `more` filters). */
@@ -96,7 +96,7 @@ requirable(chromiumMissing)('the customer panel: activity', () => {
       expect(await page.locator('#activity-status-error').count()).toBe(0);
       expect(await page.locator('tr[data-event]').count()).toBe(0);
       expect(problems).toEqual([]);
-    }, 90_000);
+    });
 
     it("a reseller switched to an end customer sees that customer's events, page by page through the API's links, and another customer's after switching", async () => {
       for (let i = 0; i < 27; i++) expect((await refusedWrite(x.end2)).status).toBe(404);
@@ -123,7 +123,7 @@ requirable(chromiumMissing)('the customer panel: activity', () => {
       await showsExactly(r.page, await eventsOf(x.end1));
       expect((await shownIds(r.page)).filter((id) => first.some((e) => e.id === id))).toEqual([]);
       expect(r.problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('axe finds nothing serious at desktop and phone width, the phone page does not scroll sideways, and the page speaks German', async () => {
       for (const viewport of [undefined, PHONE]) {
@@ -149,6 +149,6 @@ requirable(chromiumMissing)('the customer panel: activity', () => {
       expect(await page.locator('#activity-status-error').innerText()).toContain('Dieser Wert wird nicht akzeptiert.');
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
   });
 });

@@ -13,14 +13,14 @@ import { ENGINES, call } from '../helpers/app.js';
 import { postDatabase, useDatabasesSuite } from '../helpers/databases.js';
 import { jobDone } from '../helpers/jobs.js';
 import { loginResult, requireMariadb, testServer } from '../helpers/mariadb.js';
-import { chromiumMissing, requireBuiltPanel } from '../helpers/panel-browser.js';
+import { BROWSER_TEST_MS, chromiumMissing, requireBuiltPanel } from '../helpers/panel-browser.js';
 import { actFor, axeViolations, panelTenants, sideways, usePanelBrowser, type PanelTenant } from '../helpers/panel-hosting.js';
 import { requirable } from '../helpers/required.js';
 
 const suite = chromiumMissing ? requirable(chromiumMissing) : requireMariadb();
 
 suite('the panel: databases in Chromium', () => {
-  describe.each(ENGINES)('%s', { timeout: 90_000 }, (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     const s = useDatabasesSuite(engine);
     let origin = '';
     let x: Awaited<ReturnType<typeof panelTenants>>;
@@ -130,7 +130,7 @@ suite('the panel: databases in Chromium', () => {
       expect((await api(`/databases/${db.id}`, x.other)).status).toBe(404);
       await page.getByText('There are no databases yet.').waitFor();
       expect(problems).toEqual([]);
-    }, 120_000);
+    });
 
     it('creates a database with the keyboard alone and copies its password', async () => {
       const { page, context, problems } = await b.loggedIn(x.end);
@@ -154,7 +154,7 @@ suite('the panel: databases in Chromium', () => {
       await page.getByText('Copied.').waitFor();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await page.locator('#new-password').inputValue());
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('a reseller switches to its end customer and creates a database for it, visible through the API as that customer', async () => {
       const { page, problems } = await b.loggedIn(x.reseller);
@@ -173,7 +173,7 @@ suite('the panel: databases in Chromium', () => {
       await actFor(page, x.reseller.customerId, x.reseller.packageId);
       expect(page.url()).toBe(`${origin}/panel/`);
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it("another customer's database and package are not listed, and their URLs say not found", async () => {
       const r = await postDatabase(s.t, x.other.token, { package_id: x.other.packageId, db_type: 'mariadb', version: s.version, description: 'a shop of someone else' });
@@ -191,7 +191,7 @@ suite('the panel: databases in Chromium', () => {
       await page.getByRole('heading', { level: 1, name: `Databases of ${x.end.packageName}` }).waitFor();
       expect(await page.getByText('a shop of someone else').count()).toBe(0);
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('works at phone width and in German: the list and a database page without sideways scrolling, axe finds nothing serious', async () => {
       const { page, problems } = await b.loggedIn(x.end, { viewport: { width: 375, height: 740 } });

@@ -5,13 +5,13 @@
 // (here its reseller) switches signing on and off itself; off goes by "disabling".
 import { describe, expect, it } from 'vitest';
 import { ENGINES } from '../helpers/app.js';
-import { axeViolations, chromiumMissing } from '../helpers/panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, chromiumMissing } from '../helpers/panel-browser.js';
 import { usePanelSuite } from '../helpers/panel-suite.js';
 import { requirable } from '../helpers/required.js';
 import { waitFor } from '../helpers/wait.js';
 
 requirable(chromiumMissing)('the DNSSEC section of the customer panel in Chromium', () => {
-  describe.each(ENGINES)('%s', (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     const { s, t, x, loggedIn, apiAs } = usePanelSuite(engine);
 
     it('shows the zone unsigned, then — signed by the operator — the DS records the API shows', async () => {

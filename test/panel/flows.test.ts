@@ -8,14 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ENGINES, call, type TestApp } from '../helpers/app.js';
 import { codeAt, logIn } from '../helpers/panel.js';
-import { axeViolations, chromiumMissing, launchChromium, listeningApp, requireBuiltPanel, watchedPage } from '../helpers/panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, chromiumMissing, launchChromium, listeningApp, requireBuiltPanel, watchedPage } from '../helpers/panel-browser.js';
 import { requirable } from '../helpers/required.js';
 import { seedTenants, type Tenant, type Tenants } from '../helpers/tenants.js';
 
 const PW = 'panel-portal-Passw0rd!';
 
 requirable(chromiumMissing)('the customer panel in Chromium', () => {
-  describe.each(ENGINES)('%s', (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     let t: TestApp;
     let origin = '';
     let x: Tenants;
@@ -29,7 +29,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       x = await seedTenants(t.admin);
       for (const who of [x.reseller, x.end1, x.end2, x.solo]) await t.admin.customers.setPortalPassword(who.contactId, PW);
       browser = await launchChromium();
-    }, 60_000);
+    }, BROWSER_TEST_MS);
     afterAll(async () => {
       for (const c of contexts) await c.close().catch(() => {});
       await browser?.close();
@@ -179,7 +179,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await page.locator(`tr[data-record="${afterEdit[0].id}"]`).waitFor({ state: 'detached' });
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-    }, 90_000);
+    });
 
     it('adds a DNS record with the keyboard alone', async () => {
       const { page, problems } = await loggedIn(x.end1);
@@ -202,7 +202,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       const rec = (await recordsOf(x.end1.domain, x.end1)).find((r) => r.attributes.name === '_keyboard');
       expect(rec?.attributes).toMatchObject({ record_type: 'TXT', data: 'typed, not clicked', ttl: 300 });
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('a reseller switches to an end customer and adds a record for it, visible through the API as that customer', async () => {
       const { page, problems } = await loggedIn(x.reseller);
@@ -229,7 +229,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await page.getByRole('heading', { level: 1 }).waitFor();
       expect(await page.getByLabel('Customer').inputValue()).toBe(x.end2.customerId);
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it("another customer's domain is never listed and its URL says not found", async () => {
       const { page, problems } = await loggedIn(x.end1);
@@ -289,7 +289,7 @@ requirable(chromiumMissing)('the customer panel in Chromium', () => {
       await page.getByRole('heading', { level: 1, name: `DNS records of ${x.end1.domain}` }).waitFor();
       expect(await page.evaluate(() => document.documentElement.lang)).toBe('en');
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('works at phone width: no page scrolls sideways, and axe finds nothing serious', async () => {
       const { page, problems } = await loggedIn(x.end1, { viewport: { width: 360, height: 740 } });

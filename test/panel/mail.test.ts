@@ -12,7 +12,7 @@ import type { Page } from 'playwright-core';
 import { ENGINES, call } from '../helpers/app.js';
 import { GOOD_PASSWORD, postEmail, useMailSuite } from '../helpers/email.js';
 import { imapLogin } from '../helpers/imap.js';
-import { axeViolations, chromiumMissing, requireBuiltPanel } from '../helpers/panel-browser.js';
+import { axeViolations, BROWSER_TEST_MS, chromiumMissing, requireBuiltPanel } from '../helpers/panel-browser.js';
 import { usePanelBrowser } from '../helpers/panel-login.js';
 import { requirable } from '../helpers/required.js';
 import { describeMailStack } from '../helpers/stack.js';
@@ -26,7 +26,7 @@ const JOB_MS = 30_000;
 
 requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium', () => {
   describeMailStack('on the local stack', () => {
-    describe.each(ENGINES)('%s', { timeout: 120_000 }, (engine) => {
+    describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
       const s = useMailSuite(engine);
       const b = usePanelBrowser(() => s.hostplaneUrl);
       beforeAll(async () => {
@@ -243,7 +243,7 @@ requirable(chromiumMissing)('the e-mail pages of the customer panel in Chromium'
         expect((await get(`/email-addresses/${id}/application-passwords`, s.x.end1)).json.data).toEqual([]);
         expect(await imapLogin(s.imap, address, appPassword)).toBe('NO');
         expect(problems).toEqual([]);
-      }, 120_000);
+      });
 
       it("deletes a mailbox after a confirmation that says its mail goes for good; the job turns done and the mailbox is gone", async () => {
         const { page, problems } = await mailPage(s.x.end1);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { ENGINES, call } from '../helpers/app.js';
 import { panelContact } from '../helpers/panel.js';
-import { chromiumMissing } from '../helpers/panel-browser.js';
+import { BROWSER_TEST_MS, chromiumMissing } from '../helpers/panel-browser.js';
 import { usePanelSuite } from '../helpers/panel-suite.js';
 import { requirable } from '../helpers/required.js';
 
@@ -31,7 +31,7 @@ function pageFetch(page: Page, method: string, path: string, o: { body?: unknown
 }
 
 requirable(chromiumMissing)('the customer panel: sessions in the browser', () => {
-  describe.each(ENGINES)('%s', (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     const { s, t, x, open, loggedIn, logInThroughForm, viaNav, apiAs } = usePanelSuite(engine);
 
     /**

@@ -12,14 +12,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { ENGINES, call } from '../helpers/app.js';
 import { jobDone } from '../helpers/jobs.js';
-import { chromiumMissing, requireBuiltPanel } from '../helpers/panel-browser.js';
+import { BROWSER_TEST_MS, chromiumMissing, requireBuiltPanel } from '../helpers/panel-browser.js';
 import { actFor, axeViolations, panelTenants, sideways, usePanelBrowser, type PanelTenant } from '../helpers/panel-hosting.js';
 import { requirable } from '../helpers/required.js';
 import { stackMissing } from '../helpers/stack.js';
 import { PHP_VERSION, browse, postSubdomain, useSubdomainsSuite } from '../helpers/subdomains.js';
 
 requirable(chromiumMissing ?? stackMissing())('the panel: subdomains in Chromium', () => {
-  describe.each(ENGINES)('%s', { timeout: 90_000 }, (engine) => {
+  describe.each(ENGINES)('%s', { timeout: BROWSER_TEST_MS }, (engine) => {
     const s = useSubdomainsSuite(engine);
     let x: Awaited<ReturnType<typeof panelTenants>>;
     const b = usePanelBrowser(() => s.base);
@@ -124,7 +124,7 @@ requirable(chromiumMissing ?? stackMissing())('the panel: subdomains in Chromium
       expect(await browse(s.web, www, '/')).toMatchObject({ status: 404 });
       await page.locator(`tr[data-subdomain="${webspace.id}"]`).waitFor({ state: 'detached' });
       expect(problems).toEqual([]);
-    }, 180_000);
+    });
 
     it('a reseller switches to its end customer and adds an e-mail-only subdomain for it, visible through the API as that customer', async () => {
       const { page, problems } = await b.loggedIn(x.reseller);
@@ -141,7 +141,7 @@ requirable(chromiumMissing ?? stackMissing())('the panel: subdomains in Chromium
       expect((await named(x.end, 'lists')).attributes).toMatchObject({ subdomain_type: 'email', fqdn: `lists.${x.end.domain}`, webspace: null, redirect: null });
       expect(await axeViolations(page)).toEqual([]);
       expect(problems).toEqual([]);
-    }, 90_000);
+    });
 
     it("another customer's subdomain and package are not listed, and their URLs say not found", async () => {
       const r = await postSubdomain(s.t, x.other.token, { subdomain_type: 'email', domain: x.other.domain, subdomain: 'secret-stuff' });
@@ -158,7 +158,7 @@ requirable(chromiumMissing ?? stackMissing())('the panel: subdomains in Chromium
       await page.getByRole('heading', { level: 1, name: `Subdomains of ${x.end.packageName}` }).waitFor();
       expect(await page.getByText('secret-stuff').count()).toBe(0);
       expect(problems).toEqual([]);
-    }, 60_000);
+    });
 
     it('works at phone width: the list and a subdomain page without sideways scrolling, axe finds nothing serious', async () => {
       const { page, problems } = await b.loggedIn(x.other, { viewport: { width: 375, height: 740 } });
