@@ -13,6 +13,8 @@ export interface DirectQuery {
   name: string;
   /** A bulk read (readArrays): rows as arrays of the selected columns in order, never kept. */
   arrays?: boolean;
+  /** Its answers are never kept (SQLite keeps others until the database changes): values that never repeat. */
+  once?: boolean;
 }
 
 /**
@@ -42,11 +44,16 @@ export function registerDirectReader(db: Kysely<any>, reader: DirectReader): voi
  * `const byHash = precompiled(db, (h: string) => db.selectFrom('api_tokens').select(['id']).where('token_hash', '=', h))`
  * then `await byHash.first('ab12…')`. Every argument must reach the query as a parameter, unchanged.
  * Name the selected columns (no `*`): PostgreSQL refuses a prepared statement whose result columns
- * changed under it (a migration adding a column to the table).
+ * changed under it (a migration adding a column to the table). `{ once: true }` for a read whose
+ * values never repeat (a new key's lookup): keeping its answers would only push out others'.
  */
-export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...args: A) => Compilable<O>) {
+export function precompiled<A extends unknown[], O>(db: Kysely<any>, build: (...args: A) => Compilable<O>, o: { once?: boolean } = {}) {
   let compiled: Compiled | null = null;
-  const compile = (arity: number) => compileOnce(build as (...args: unknown[]) => Compilable<O>, arity);
+  const compile = (arity: number) => {
+    const c = compileOnce(build as (...args: unknown[]) => Compilable<O>, arity);
+    if (o.once) c.query.once = true;
+    return c;
+  };
   return {
     async all(...args: A): Promise<O[]> {
       compiled ??= compile(args.length);

@@ -52,6 +52,7 @@ export function sqliteReads(database: SQLite.Database, source: StatementSource):
       }
       return stmt.all(values as unknown[]) as unknown[];
     }
+    if (q.once) return statements.prepare(q.sql).all(values as unknown[]);
     const version = `${dataVersion.get() as number} ${writes}`;
     const key = `${q.name} ${JSON.stringify(values)}`;
     const kept = answers.get(key);

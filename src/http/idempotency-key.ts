@@ -33,7 +33,7 @@ export function parseIdempotencyKey(value: string): string | null {
  */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   const text = `${method}\n${path.replace(/\/{2,}/g, '/')}\n${body === undefined ? '' : JSON.stringify(body)}`;
-  return crypto.createHash('sha256').update(text).digest('base64url');
+  return crypto.hash('sha256', text, 'base64url');
 }
 
 /**

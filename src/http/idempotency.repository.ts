@@ -120,6 +120,7 @@ export class IdempotencyRepository {
     // key then counts as abandoned, as after an instance that died before storing its answer.
     this.findKey = precompiled(db, (scope: string, key: string) =>
       db.selectFrom('idempotency_keys').select(['fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body']).where('scope', '=', scope).where('idempotency_key', '=', key),
+      { once: true },
     );
     // A key and its answer together, over one past its expiry or never answered (a key held in the process, `stored`).
     this.storeKeys = jsonRowsInsert(db, 'idempotency_keys', STORED_COLUMNS, {

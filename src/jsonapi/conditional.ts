@@ -106,7 +106,7 @@ export function conditionsOf(request: FastifyRequest): Conditions | null {
 }
 
 /** The strong ETag of a representation whose resource object serializes to `json`. */
-export const entityTag = (json: string) => `"${crypto.createHash('sha256').update(json).digest('base64url').slice(0, 22)}"`;
+export const entityTag = (json: string) => `"${crypto.hash('sha256', json, 'base64url').slice(0, 22)}"`;
 
 /** The ETag an object's resource object has (what GET answers for it). */
 export const tagOf = (resource: ResourceObject) => entityTag(JSON.stringify(resource));
