@@ -28,6 +28,15 @@ function serveIn(cwd: string, env: Record<string, string>) {
   return spawn(process.execPath, ['--import', TSX, path.join(ROOT, 'src/main.ts'), 'serve'], { cwd, env: { ...clean, ...env } });
 }
 
+/** `npm start` in a new, empty checkout directory, on a free port, without a DNS server. */
+async function serveFreshCheckout() {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-checkout-'));
+  dirs.push(cwd);
+  const port = await freePort();
+  const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
+  return { cwd, port, child, done: exited(child) };
+}
+
 /** GET /healthz at `host`:`port`: the status, or the error code of a connection that failed. */
 const health = (host: string, port: number) =>
   fetch(`http://${host}:${port}/healthz`, { signal: AbortSignal.timeout(5_000) }).then(
@@ -60,11 +69,7 @@ async function firstAnswer(child: ReturnType<typeof spawn>, done: Promise<CliRun
 
 describe('serve on a fresh checkout (npm start)', () => {
   it('makes ./data, prints the demo tokens before the API answers, and listens on 127.0.0.1 only', { timeout: 120_000 }, async () => {
-    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-checkout-'));
-    dirs.push(cwd);
-    const port = await freePort();
-    const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
-    const done = exited(child);
+    const { cwd, port, child, done } = await serveFreshCheckout();
     try {
       const { printed, ready } = await firstAnswer(child, done, port);
       expect(printed).toContain(`\nhostplane serves http://localhost:${port} (API docs: http://localhost:${port}/docs)\n`);
@@ -86,11 +91,7 @@ describe('serve on a fresh checkout (npm start)', () => {
 
 describe('a stop asked for while serve starts', () => {
   it('SIGTERM before the API listens (the demo banner is printed first) stops it cleanly once started: exit 0, never killed half way', { timeout: 120_000 }, async () => {
-    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-checkout-'));
-    dirs.push(cwd);
-    const port = await freePort();
-    const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
-    const done = exited(child);
+    const { child, done } = await serveFreshCheckout();
     try {
       let stdout = '';
       child.stdout!.on('data', (d) => (stdout += d));
