@@ -26,7 +26,8 @@ export async function freshBenchStore(engine: 'sqlite' | 'postgres', pgUrl: stri
   } else {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostplane-bench-'));
     databaseUrl = path.join(dir, 'bench.db');
-    store = await openStore(databaseUrl);
+    // As `hostplane serve` opens it: the WAL checkpointed on a thread of its own.
+    store = await openStore(databaseUrl, { checkpointThread: true });
     drop = async () => {
       await store.close();
       fs.rmSync(dir, { recursive: true, force: true });

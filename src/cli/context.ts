@@ -81,10 +81,11 @@ export interface CommandContext {
 
 /**
  * The store DATABASE_URL names. Only the embedded default's directory (`./data`) is created, so
- * `npm start` works in a fresh checkout; any other path must be in an existing directory.
+ * `npm start` works in a fresh checkout; any other path must be in an existing directory. A
+ * long-running process (serve, worker, dns) checkpoints SQLite's WAL on a thread of its own.
  */
-export const openConfiguredStore = (config: Config): Promise<Store> =>
-  openStore(config.databaseUrl, { createDirectory: isDefaultDatabase(config) });
+export const openConfiguredStore = (config: Config, o: { longRunning?: boolean } = {}): Promise<Store> =>
+  openStore(config.databaseUrl, { createDirectory: isDefaultDatabase(config), checkpointThread: o.longRunning });
 
 /** Runs `fn` with an open store (settings from `io.env`) and always closes the store. */
 export async function withStore<T>(io: CliIo, fn: (ctx: CommandContext) => Promise<T>): Promise<T> {

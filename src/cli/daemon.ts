@@ -30,7 +30,7 @@ export async function runDaemon(
   // pino, as `serve` logs through Fastify (the same JSON lines), without loading Fastify: a DNS
   // server or worker alone needs no HTTP framework in its memory.
   const log = pino({ level: config.logLevel }).child({ component }) as unknown as FastifyBaseLogger;
-  const store = await openConfiguredStore(config);
+  const store = await openConfiguredStore(config, { longRunning: true });
   let part: Part;
   try {
     await migrate(store);

@@ -32,7 +32,7 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function serve(env: Record<string, string | undefined> = process.env): Promise<void> {
   const config = loadConfig(env);
-  const store = await openConfiguredStore(config);
+  const store = await openConfiguredStore(config, { longRunning: true });
   let limiter: Limiter | null = null;
   let app: FastifyInstance | null = null;
   let worker: Worker | null = null;

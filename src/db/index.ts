@@ -8,6 +8,7 @@ import type { Database } from './schema.js';
 import { SchemaPostgresDialect, TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 import { registerDirectReader, statementName } from './precompiled.js';
 import { sqliteReads, type StatementSource } from './sqlite-reads.js';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpoints.js';
 import { Signals } from './signals.js';
 import { ConfigError } from '../config.js';
 
@@ -70,6 +71,11 @@ export interface StoreOptions {
    * (`./data/hostplane.db` of a fresh checkout); any other file must be in an existing directory.
    */
   createDirectory?: boolean;
+  /**
+   * SQLite: checkpoint the WAL on a thread of its own (src/db/sqlite-checkpoints.ts), for the
+   * long-running processes (serve, worker, dns); a short command keeps SQLite's own checkpoints.
+   */
+  checkpointThread?: boolean;
 }
 
 export function engineOf(url: string): Engine {
@@ -223,7 +229,19 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const { statements, reader } = sqliteReads(database, beginImmediate(withStatementCache(database)));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   registerDirectReader(db, reader);
-  return { db, engine: 'sqlite', where: file, signals: new Signals(), close: () => db.destroy() };
+  if (!opts.checkpointThread || file === ':memory:') return { db, engine: 'sqlite', where: file, signals: new Signals(), close: () => db.destroy() };
+  database.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  const checkpointer = startCheckpointer(file);
+  return {
+    db,
+    engine: 'sqlite',
+    where: file,
+    signals: new Signals(),
+    close: async () => {
+      await checkpointer.stop();
+      await db.destroy();
+    },
+  };
 }
 
 /**
