@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { EnvSchema, loadConfig } from '../../src/config.js';
 import { ENGINES } from '../helpers/app.js';
 import { exited, freePort, newDatabase, spawnCli, type CliRun } from '../helpers/cli.js';
@@ -34,6 +34,8 @@ async function serveFreshCheckout() {
   dirs.push(cwd);
   const port = await freePort();
   const child = serveIn(cwd, { PORT: String(port), DNS_LISTEN: 'off', LOG_LEVEL: 'info' });
+  // Also when the test times out (its finally then never runs).
+  onTestFinished(() => void child.kill('SIGKILL'));
   return { cwd, port, child, done: exited(child) };
 }
 
