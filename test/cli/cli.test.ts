@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { verifyLegacyPassword } from '../../src/auth/legacy-password.js';
 import { wantsDemoData } from '../../src/cli/serve.js';
@@ -287,6 +287,8 @@ describe.concurrent.each(ENGINES)('hostplane CLI on %s', { timeout: 120_000 }, (
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const child = hostplane(['serve'], { DATABASE_URL: db.url, DEMO_DATA: 'on', HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL: 'warn', DNS_LISTEN: 'off' });
+    // Also when the test times out (its finally then never runs).
+    onTestFinished(() => void child.kill('SIGKILL'));
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
