@@ -1,12 +1,13 @@
 // The lifecycle of a long-running part started alone (`hostplane worker`, `hostplane dns`):
 // settings, a logger like serve's, the store migrated, the part started, and a graceful stop on
-// SIGINT/SIGTERM (a second signal exits at once).
+// SIGINT/SIGTERM, also one that comes while it starts (src/cli/signals.ts; a second signal exits at once).
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../config.js';
 import type { Store } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { openConfiguredStore } from './context.js';
+import { holdStopSignals } from './signals.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -31,12 +32,14 @@ export async function runDaemon(
   // server or worker alone needs no HTTP framework in its memory.
   const log = pino({ level: config.logLevel }).child({ component }) as unknown as FastifyBaseLogger;
   const store = await openConfiguredStore(config, { longRunning: true });
+  const signals = holdStopSignals();
   let part: Part;
   try {
     await migrate(store);
     part = await start({ config, store, log });
   } catch (err) {
     await store.close().catch(() => {});
+    signals.release();
     throw err;
   }
   log.info({ database: store.where }, `hostplane ${component} ready`);
@@ -55,6 +58,5 @@ export async function runDaemon(
     await store.close().catch(() => {});
     process.exit(0);
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  signals.started(stop);
 }

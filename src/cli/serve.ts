@@ -24,6 +24,7 @@ import { startWebhookDispatcher } from '../resources/webhooks/webhooks.dispatche
 import { DnsServer } from '../dns/server.js';
 import { dnsListenFailure, httpListenFailure, probeListen } from './listen.js';
 import { openConfiguredStore } from './context.js';
+import { holdStopSignals } from './signals.js';
 import { hostPort } from '../host-port.js';
 
 export { wantsDemoData };
@@ -40,19 +41,7 @@ export async function serve(env: Record<string, string | undefined> = process.en
   let drivers: Drivers | null = null;
   let stopReconciler: (() => Promise<void>) | null = null;
   let stopWebhooks: (() => Promise<void>) | null = null;
-  // A stop asked for while starting (systemd's, a Ctrl-C) is kept and done once everything has
-  // started, so it is as clean as any other; a second one exits at once.
-  let early: NodeJS.Signals | null = null;
-  const keepEarly = (signal: NodeJS.Signals) => {
-    if (early) process.exit(1);
-    early = signal;
-  };
-  const stopKeeping = () => {
-    process.off('SIGINT', keepEarly);
-    process.off('SIGTERM', keepEarly);
-  };
-  process.on('SIGINT', keepEarly);
-  process.on('SIGTERM', keepEarly);
+  const signals = holdStopSignals();
   try {
     await migrate(store);
     // Redis down: each instance limits on its own; registerLimits logs and counts the fallback.
@@ -113,18 +102,16 @@ export async function serve(env: Record<string, string | undefined> = process.en
     await app?.close().catch(() => {});
     await limiter?.close().catch(() => {});
     await store.close().catch(() => {});
-    stopKeeping();
+    signals.release();
     throw err;
   }
 
   app.log.info({ database: store.where, listen: hostPort(config.host, config.port), baseUrl: config.publicBaseUrl, limiter: config.redisUrl ? 'redis' : 'memory' }, 'hostplane ready');
-  const stop = handleSignals(app, limiter, store, worker, drivers, dns, stopReconciler, stopWebhooks);
-  // Only now: a signal's last listener removed drops a signal still on its way.
-  stopKeeping();
-  if (early) void stop(early);
+  signals.started(stopOf(app, limiter, store, worker, drivers, dns, stopReconciler, stopWebhooks));
 }
 
-function handleSignals(
+/** The graceful shutdown on SIGINT/SIGTERM. */
+function stopOf(
   app: FastifyInstance, limiter: Limiter, store: Store, worker: Worker, drivers: Drivers, dns: DnsServer | null, stopReconciler: (() => Promise<void>) | null,
   stopWebhooks: (() => Promise<void>) | null,
 ) {
@@ -161,7 +148,5 @@ function handleSignals(
     await store.close().catch(() => {});
     process.exit(code);
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
   return stop;
 }

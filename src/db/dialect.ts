@@ -164,7 +164,9 @@ export class SchemaPostgresDialect extends PostgresDialect {
   }
 }
 
-const migrationLockKey = sql`hashtextextended('hostplane migrations:' || coalesce(current_schema(), ''), 0)`;
+/** The advisory lock a schema's migrations take (SQL, in the schema of the connection). */
+export const MIGRATION_LOCK_KEY = "hashtextextended('hostplane migrations:' || coalesce(current_schema(), ''), 0)";
+const migrationLockKey = sql.raw(MIGRATION_LOCK_KEY);
 
 class SchemaMigrationLockAdapter extends PostgresAdapter {
   override async acquireMigrationLock(db: Kysely<any>): Promise<void> {

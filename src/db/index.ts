@@ -8,7 +8,7 @@ import type { Database } from './schema.js';
 import { SchemaPostgresDialect, TAKE_SESSION_LOCK_SQL, type Engine } from './dialect.js';
 import { registerDirectReader, statementName } from './precompiled.js';
 import { sqliteReads, type StatementSource } from './sqlite-reads.js';
-import { FALLBACK_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpoints.js';
+import { startCheckpointer } from './sqlite-checkpoints.js';
 import { Signals } from './signals.js';
 import { ConfigError } from '../config.js';
 
@@ -229,19 +229,12 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
   const { statements, reader } = sqliteReads(database, beginImmediate(withStatementCache(database)));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   registerDirectReader(db, reader);
-  if (!opts.checkpointThread || file === ':memory:') return { db, engine: 'sqlite', where: file, signals: new Signals(), close: () => db.destroy() };
-  database.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-  const checkpointer = startCheckpointer(file);
-  return {
-    db,
-    engine: 'sqlite',
-    where: file,
-    signals: new Signals(),
-    close: async () => {
-      await checkpointer.stop();
-      await db.destroy();
-    },
+  const checkpointer = opts.checkpointThread && file !== ':memory:' ? startCheckpointer(database) : null;
+  const close = async () => {
+    await checkpointer?.stop();
+    await db.destroy();
   };
+  return { db, engine: 'sqlite', where: file, signals: new Signals(), close };
 }
 
 /**

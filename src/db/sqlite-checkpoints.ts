@@ -5,6 +5,7 @@
 // PASSIVE checkpoint (never waiting for readers or writers) every CHECKPOINT_MS; the API's
 // connection keeps a far larger automatic checkpoint as a safety net should the thread stop.
 import { createRequire } from 'node:module';
+import type SQLite from 'better-sqlite3';
 import { Worker } from 'node:worker_threads';
 
 /** How often the thread checkpoints what was committed meanwhile. */
@@ -31,11 +32,17 @@ export interface Checkpointer {
 }
 
 /**
- * Starts checkpointing the SQLite database `file` (in WAL mode) on a worker thread; `onError`
- * hears the first checkpoint of a run of failed ones (each next one tries again; by default a
- * process warning on stderr). The thread never keeps the process alive.
+ * Starts checkpointing `database` (a file in WAL mode) on a worker thread, and moves the
+ * connection's own automatic checkpoint out to FALLBACK_AUTOCHECKPOINT_PAGES; `onError` hears the
+ * first checkpoint of a run of failed ones (each next one tries again; by default a process warning
+ * on stderr). The thread never keeps the process alive.
  */
-export function startCheckpointer(file: string, onError = (message: string) => process.emitWarning(`SQLite checkpoint of ${file} failed: ${message}`)): Checkpointer {
+export function startCheckpointer(
+  database: SQLite.Database,
+  onError = (message: string) => process.emitWarning(`SQLite checkpoint of ${database.name} failed: ${message}`),
+): Checkpointer {
+  const file = database.name;
+  database.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(THREAD, { eval: true, workerData: { file, driver, everyMs: CHECKPOINT_MS } });
   worker.unref();

@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { freshStore } from '../helpers/app.js';
 import { migrate } from '../../src/db/migrate.js';
+import { MIGRATION_LOCK_KEY } from '../../src/db/dialect.js';
 import { sleep } from '../helpers/wait.js';
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('migrate on PostgreSQL', () => {
@@ -47,7 +48,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('migrate on PostgreSQL', () => {
     const other = new pg.Client({ connectionString: a.url, options: `-c search_path=${a.schema}` });
     await other.connect();
     try {
-      await other.query(`select pg_advisory_lock(hashtextextended('hostplane migrations:' || current_schema(), 0)), pg_advisory_lock(3853314791062309107)`);
+      await other.query(`select pg_advisory_lock(${MIGRATION_LOCK_KEY}), pg_advisory_lock(3853314791062309107)`);
       const within = (p: Promise<unknown>, ms: number) => Promise.race([p.then(() => 'done'), sleep(ms).then(() => 'waiting')]);
       expect(await within(migrate(b.store), 30_000)).toBe('done');
       const ofA = migrate(a.store);
