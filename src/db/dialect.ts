@@ -107,7 +107,7 @@ export function jsonRowsInsert(
 const BOUND_ROWS = 32;
 
 /** The rows of a jsonRows statement: its one parameter, a JSON array of arrays, as `e`. */
-const jsonRows = (pg: boolean) => (pg ? sql`json_array_elements(${'[]'}::json) as e(value)` : sql`json_each(${'[]'}) as e`);
+const jsonRows = (pg: boolean) => (pg ? sql`jsonb_array_elements(${'[]'}::jsonb) as e(value)` : sql`json_each(${'[]'}) as e`);
 /** Field `i` of a jsonRows row, as `type`. */
 const jsonField = (pg: boolean, i: number, type: JsonRowsColumn[1]) =>
   pg ? sql`(e.value ->> ${sql.lit(i)})::${sql.raw(type)}` : sql`json_extract(e.value, ${sql.lit(`$[${i}]`)})`;

@@ -4,7 +4,7 @@
 // answers' writes instead of one each. What a refused batch means is the caller's `fail`.
 
 /** How long an item waits for others to be written with (when no batch is being written). */
-export const FLUSH_MS = 10;
+export const FLUSH_MS = 50;
 /** Items per batch, at most. */
 const MAX_BATCH = 500;
 /** Items waiting, at most: past that (the store is down) an item fails at once. */

@@ -1,6 +1,6 @@
 // Idempotency-Key on the API's writes (API guide "Safe retries"; docs/decisions/0026-safe-retries.md):
 // after authentication the key is claimed, and the first answer is stored as it is sent (in a batch
-// written within 10 ms, src/db/write-batches.ts); a repeat gets exactly it — from any instance, after
+// written within 50 ms, src/db/write-batches.ts); a repeat gets exactly it — from any instance, after
 // a restart — without the write running again. A repeat with another request answers 422, one while
 // the first still runs 409. On PostgreSQL (several instances) the key is claimed in the store, in
 // one statement; on SQLite (one API process, operator guide "SQLite") it is held in the process and

@@ -64,7 +64,7 @@ export async function storedKeys(t: TestApp) {
 
 /** How many rows `table` has. */
 export async function countOf(t: TestApp, table: 'queue_jobs' | 'dns_records' | 'idempotency_keys'): Promise<number> {
-  // Answers are stored within 10 ms of going out (src/db/write-batches.ts): the store as it is once they are.
+  // Answers are stored within 50 ms of going out (src/db/write-batches.ts): the store as it is once they are.
   await t.app.idempotencyKeys.settled();
   const { n } = await t.store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(n);

@@ -1,7 +1,7 @@
 // Records the audit trail as the API answers (API guide "Audit events"; docs/decisions/
 // 0029-audit-trail.md): every write to an API route whatever its answer, and every refused
 // authentication, one row each. The answer does not wait: its event joins a batch that is written
-// in one statement within 10 ms (src/db/write-batches.ts); a batch
+// in one statement within 50 ms (src/db/write-batches.ts); a batch
 // the store refuses is logged at error level event by event and counted; closing the app writes
 // what is waiting. Bodies are never read: no password or secret of a body can reach the trail.
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
