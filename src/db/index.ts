@@ -35,6 +35,18 @@ export interface Store {
    * `const lock = await store.holdLock?.('hostplane worker h:1:ab12cd', (err) => retryLater())`.
    */
   holdLock?(name: string, onLost: (err: Error) => void): Promise<HeldLock>;
+  /**
+   * PostgreSQL only: a connection of its own (not pooled), for statements that must share one
+   * session (session locks taken by one statement and released by another). `onLost` is called
+   * once if it breaks. `const s = await store.session?.('key locks', (err) => forget(s))`.
+   */
+  session?(what: string, onLost: (err: Error) => void): Promise<Session>;
+  close(): Promise<void>;
+}
+
+/** A connection of its own (Store.session): named statements, prepared once on it. */
+export interface Session {
+  query(q: { name: string; text: string; values: readonly unknown[] }): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
 
@@ -211,7 +223,11 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
         },
       };
     };
-    return { db, engine: 'postgres', where, signals: new Signals(), listen, holdLock, close: () => db.destroy() };
+    const session = async (what: string, onLost: (err: Error) => void): Promise<Session> => {
+      const { client, close } = await dedicated(what, async () => {}, onLost);
+      return { query: async (q) => (await client.query({ name: q.name, text: q.text, values: [...q.values] })).rows, close };
+    };
+    return { db, engine: 'postgres', where, signals: new Signals(), listen, holdLock, session, close: () => db.destroy() };
   }
   const file = sqlitePath(url);
   if (file !== ':memory:') {

@@ -96,18 +96,15 @@ function compileOnce(build: (...args: unknown[]) => Compilable<unknown>, arity: 
 const valuesOf = ({ parameters, slots }: Compiled, args: readonly unknown[]) => parameters.map((p, i) => (slots[i] >= 0 ? args[slots[i]] : p));
 
 /**
- * A write whose shape never changes, compiled once like `precompiled` reads but always run through
- * Kysely (on `db`, a transaction or the store): building a query with an ON CONFLICT clause costs
- * more than running it on SQLite. `const claim = precompiledWrite(db, (k: string) => db.insertInto(…).values({ k }))`
- * then `await claim.all('x')` (the rows of its RETURNING).
+ * A statement compiled once like `precompiled` reads, for a connection of its own (Store.session),
+ * where Kysely does not run: `const lock = sessionStatement((k: string) => db.selectFrom(…))` then
+ * `await session.query(lock('k1'))` — its name, text and this run's values.
  */
-export function precompiledWrite<A extends unknown[], O>(db: Kysely<any>, build: (...args: A) => Compilable<O>) {
+export function sessionStatement<A extends unknown[]>(build: (...args: A) => Compilable<unknown>) {
   let compiled: Compiled | null = null;
-  return {
-    async all(...args: A): Promise<O[]> {
-      compiled ??= compileOnce(build as (...args: unknown[]) => Compilable<O>, args.length);
-      return (await db.executeQuery<O>(CompiledQuery.raw(compiled.query.sql, valuesOf(compiled, args)))).rows;
-    },
+  return (...args: A) => {
+    compiled ??= compileOnce(build as (...args: unknown[]) => Compilable<unknown>, args.length);
+    return { name: compiled.query.name, text: compiled.query.sql, values: valuesOf(compiled, args) };
   };
 }
 

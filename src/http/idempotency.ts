@@ -1,29 +1,26 @@
 // Idempotency-Key on the API's writes (API guide "Safe retries"; docs/decisions/0026-safe-retries.md):
-// after authentication the key is claimed, and the first answer is stored as it is sent (in a batch
-// written within 50 ms, src/db/write-batches.ts); a repeat gets exactly it — from any instance, after
-// a restart — without the write running again. A repeat with another request answers 422, one while
-// the first still runs 409. On PostgreSQL (several instances) the key is claimed in the store, in
-// one statement; on SQLite (one API process, operator guide "SQLite") it is held in the process and
-// stored with its answer, which spares every such write a commit of its own.
+// after authentication the key is held, and the first answer is stored with it as it is sent (in a
+// batch written within 50 ms, src/db/write-batches.ts); a repeat gets exactly it — from any
+// instance, after a restart — without the write running again. A repeat with another request
+// answers 422, one while the first still runs 409. A key in flight is held in the process and, on
+// PostgreSQL (several instances), also as a session lock that every instance sees
+// (src/http/idempotency-locks.ts), taken in the statement that checks an API token.
 // A request without the header costs one header lookup, no statement.
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { isPostgres } from '../db/dialect.js';
 import type { Store } from '../db/index.js';
 import { FLUSH_MS, WriteBatches } from '../db/write-batches.js';
 import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
 import { keyScope, parseIdempotencyKey, requestFingerprint, tokenKeyScope } from './idempotency-key.js';
-import { IdempotencyRepository, PENDING_FINGERPRINT, type KeyAnswer, type KeyClaim, type KeyRecord, type TokenClaimRow } from './idempotency.repository.js';
+import { IdempotencyRepository, type KeyAnswer, type KeyClaim, type KeyRecord, type LockedKey, type TokenLockRow } from './idempotency.repository.js';
+import { KeyLocks } from './idempotency-locks.js';
 import type { TokenRead } from '../auth/plugin.js';
 
-/** A key this request holds, and the fingerprint its answer is stored with. */
-interface Claim extends KeyClaim {
+/** A key this process holds until its answer is stored. */
+interface HeldClaim extends KeyClaim {
+  /** Of the request that holds it: its answer is stored with this. */
   fingerprint: string;
-}
-
-/** A key this process holds until its answer is stored (SQLite). */
-interface HeldClaim extends Claim {
   /** Date.now() when it was taken. */
   at: number;
 }
@@ -31,13 +28,14 @@ interface HeldClaim extends Claim {
 declare module 'fastify' {
   interface FastifyRequest {
     /** The key this request holds, whose answer onSend stores; null without one (or on a replay). */
-    idempotencyClaim: Claim | HeldClaim | null;
+    idempotencyClaim: HeldClaim | null;
   }
 }
 
 /**
- * A first request that has not answered after this long is taken for abandoned (its instance died):
- * a repeat then runs anew. Longer than any request runs (a PATCH waits at most 15 s).
+ * A key held in the process longer than this is taken for abandoned (longer than any request runs:
+ * a PATCH waits at most 15 s); so is a row without an answer, which an older version stored for a
+ * key in flight.
  */
 export const ABANDONED_AFTER_MS = 60_000;
 
@@ -57,97 +55,43 @@ interface Keyed {
   fingerprint: string;
 }
 
-type Kept = Claim & KeyAnswer & { held?: HeldClaim };
+type Kept = HeldClaim & KeyAnswer;
 
-/** The hooks a write route gets (src/http/safe-retries.ts): `preValidation` claims or replays, `onSend` stores. */
-export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfterMs?: number }) {
+/** The hooks a write route gets (src/http/safe-retries.ts): `preValidation` holds or replays, `onSend` stores. */
+export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyBaseLogger; abandonedAfterMs?: number }) {
   const repo = new IdempotencyRepository(store.db);
   const abandonedAfterMs = o.abandonedAfterMs ?? ABANDONED_AFTER_MS;
-  const inProcess = !isPostgres(store.db);
-  /** SQLite: the keys whose first request runs or whose answer waits for its batch, by `scope\nkey`. */
+  const locks = store.session ? new KeyLocks(store, repo, o.log) : null;
+  /** The keys whose first request runs here or whose answer waits for its batch, by `scope\nkey`. */
   const held = new Map<string, HeldClaim>();
   const heldId = (k: { scope: string; key: string }) => `${k.scope}\n${k.key}`;
 
-  /** Claims the key for `request`; answers what it holds when a first request has answered it. */
-  async function claimOrFind(request: FastifyRequest, raw: string): Promise<KeyRecord | null> {
-    const key = parseIdempotencyKey(raw);
-    if (key === null) throw malformed();
-    const k = { scope: keyScope(request.actor!), key, fingerprint: requestFingerprint(request.method, originForm(request.url), request.body) };
-    return inProcess ? holdOrFind(request, k) : claimInStore(request, k);
-  }
-
-  async function claimInStore(request: FastifyRequest, k: Keyed): Promise<KeyRecord | null> {
-    const { scope, key, fingerprint } = k;
-    // A key freed or purged between the claim and the read is claimed again.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const claim: KeyClaim = { scope, key, claim: crypto.randomUUID() };
-      const now = Date.now();
-      const at = { now: new Date(now).toISOString(), expiresAt: new Date(now + o.ttlMs).toISOString(), abandonedBefore: new Date(now - abandonedAfterMs).toISOString() };
-      if (await repo.claim({ ...claim, fingerprint }, at)) {
-        request.idempotencyClaim = { ...claim, fingerprint };
-        return null;
-      }
-      const found = await answerOf(await repo.find(scope, key), k);
-      if (found) return found;
-    }
-    throw inUse();
-  }
+  /** The key as this request sees it: `malformed` (400), else scope, key and fingerprint. */
+  const keyedOf = (request: FastifyRequest, key: string): Keyed => ({
+    scope: keyScope(request.actor!),
+    key,
+    fingerprint: requestFingerprint(request.method, originForm(request.url), request.body),
+  });
 
   /**
-   * What a request whose claim was refused answers with the key as stored: its answer, or 422/409;
-   * undefined when the key is gone meanwhile (freed or purged: claim again).
+   * What a key held by this request says as stored: null (run the request), the first answer to
+   * replay, or 409/422. A row without an answer is an older version's key in flight.
    */
-  async function answerOf(stored: KeyRecord | undefined, k: Keyed): Promise<KeyRecord | undefined> {
-    let found = stored;
-    // The same request, or one claimed before its body was read, not answered yet: its answer may be on its way to the store.
-    if (found?.status === null && (found.fingerprint === k.fingerprint || found.fingerprint === PENDING_FINGERPRINT)) found = await answeredSoon(k.scope, k.key);
-    if (!found) return undefined;
-    if (found.status === null && (found.fingerprint === PENDING_FINGERPRINT || found.fingerprint === k.fingerprint)) throw inUse();
+  function storedAnswer(found: Pick<LockedKey, 'fingerprint' | 'created_at' | 'expires_at' | 'status'> | undefined, k: Keyed): KeyRecord | null {
+    if (!found?.expires_at || found.expires_at <= new Date().toISOString()) return null;
+    if (found.status === null) {
+      if (found.created_at! <= new Date(Date.now() - abandonedAfterMs).toISOString()) return null;
+      throw inUse();
+    }
     if (found.fingerprint !== k.fingerprint) throw reused();
-    return found;
+    return found as KeyRecord;
   }
 
   /**
-   * PostgreSQL: the write routes' TokenRead (src/auth/plugin.ts) — a request with an API token and
-   * a key claims the key in the statement that checks its token, so a key costs no round trip of
-   * its own (docs/decisions/0026-safe-retries.md). The fingerprint follows with the answer.
+   * Holds the key for `request` (in the process; on PostgreSQL also its lock), or answers what it
+   * holds when a first request has answered it. `last`: the key's lock is held elsewhere a second time.
    */
-  const tokenClaim: TokenRead | undefined = inProcess
-    ? undefined
-    : {
-        key: 'owner_token_id',
-        args(request) {
-          const raw = request.headers['idempotency-key'];
-          const key = raw === undefined ? null : parseIdempotencyKey(String(raw));
-          if (key === null) return null;
-          const now = Date.now();
-          return [key, crypto.randomUUID(), new Date(now).toISOString(), new Date(now + o.ttlMs).toISOString(), new Date(now - abandonedAfterMs).toISOString()];
-        },
-        run: (hash, key, claim, now, expiresAt, abandonedBefore) =>
-          repo.claimWithToken(hash, { key: key as string, claim: claim as string }, { now: now as string, expiresAt: expiresAt as string, abandonedBefore: abandonedBefore as string }),
-      };
-
-  /** The claim tokenClaim made for `request`, if it made one and preValidation has not taken it over. */
-  function tokenClaimOf(request: FastifyRequest): { row: TokenClaimRow; key: string; claim: string } | null {
-    const r = request.tokenReadResult;
-    if (!tokenClaim || !r || request.routeOptions.config?.tokenRead !== tokenClaim) return null;
-    return { row: r.rows[0] as TokenClaimRow, key: r.args[0] as string, claim: r.args[1] as string };
-  }
-
-  /** preValidation after tokenClaim: holds the key it claimed, or answers what the key as stored says. */
-  async function adoptTokenClaim(request: FastifyRequest, made: { row: TokenClaimRow; key: string; claim: string }): Promise<KeyRecord | null> {
-    request.tokenReadResult = null;
-    const k = { scope: keyScope(request.actor!), key: made.key, fingerprint: requestFingerprint(request.method, originForm(request.url), request.body) };
-    if (made.row.claimed === made.claim) {
-      request.idempotencyClaim = { scope: k.scope, key: k.key, claim: made.claim, fingerprint: k.fingerprint };
-      return null;
-    }
-    // Taken (a repeat, or another request with the key): what it holds; gone meanwhile: claimed again.
-    return (await answerOf(await repo.find(k.scope, k.key), k)) ?? claimInStore(request, k);
-  }
-
-  /** SQLite: holds the key in the process (taken before the first await, so two requests never both take it), or answers what the store has. */
-  async function holdOrFind(request: FastifyRequest, k: Keyed): Promise<KeyRecord | null> {
+  async function holdOrFind(request: FastifyRequest, k: Keyed, last = false): Promise<KeyRecord | null> {
     const id = heldId(k);
     let holder = held.get(id);
     // Its answer may be waiting for its batch: written now, the key is free in the process again.
@@ -156,71 +100,128 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
       holder = held.get(id);
     }
     if (holder && Date.now() - holder.at < abandonedAfterMs) throw holder.fingerprint === k.fingerprint ? inUse() : reused();
+    // Taken before the first await: two requests of this process never both hold it.
     const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
     held.set(id, claim);
+    let locked: LockedKey | undefined;
     try {
-      const found = await repo.find(k.scope, k.key);
-      // Rows are stored with their answers here; one without (claimed by an older version) counts once abandoned.
-      if (found && found.expires_at > new Date().toISOString() && (found.status !== null || found.created_at > new Date(Date.now() - abandonedAfterMs).toISOString())) {
-        if (found.fingerprint !== k.fingerprint) throw reused();
-        if (found.status === null) throw inUse();
+      locked = locks ? await locks.claim(k.scope, k.key) : undefined;
+      if (locked && !locked.locked) {
         held.delete(id);
+        return heldElsewhere(request, k, locked, last);
+      }
+      const found = storedAnswer(locked ?? (await repo.find(k.scope, k.key)), k);
+      if (found) {
+        release([claim]);
         return found;
       }
     } catch (err) {
-      held.delete(id);
+      if (held.get(id) === claim) release([claim]);
       throw err;
     }
     request.idempotencyClaim = claim;
     return null;
   }
 
-  // The answers, written in batches after they went out (src/db/write-batches.ts): a claim that no
-  // longer holds its key was taken for abandoned meanwhile; a refused batch leaves its keys to be
-  // taken for abandoned later (PostgreSQL) or free (SQLite), as after an instance that died before storing them.
+  /**
+   * PostgreSQL: another instance holds the key's lock. Its answer, if stored; else it runs or its
+   * answer is on its way to the store (at most FLUSH_MS): look again once, then 409.
+   */
+  async function heldElsewhere(request: FastifyRequest, k: Keyed, found: LockedKey, last: boolean): Promise<KeyRecord | null> {
+    if (found.status !== null && found.expires_at! > new Date().toISOString()) {
+      if (found.fingerprint !== k.fingerprint) throw reused();
+      return found as KeyRecord;
+    }
+    if (last) throw inUse();
+    await new Promise((resolve) => setTimeout(resolve, 2 * FLUSH_MS));
+    return holdOrFind(request, k, true);
+  }
+
+  /**
+   * PostgreSQL: the write routes' TokenRead (src/auth/plugin.ts) — a request with an API token and
+   * a key takes the key's lock in the statement that checks its token, so a key costs no round
+   * trip of its own (docs/decisions/0026-safe-retries.md).
+   */
+  const tokenClaim: TokenRead | undefined = locks
+    ? {
+        key: 'owner_token_id',
+        args(request) {
+          const raw = request.headers['idempotency-key'];
+          const key = raw === undefined ? null : parseIdempotencyKey(String(raw));
+          return key === null ? null : [key];
+        },
+        run: (hash, key) => locks.withToken(hash, key as string),
+      }
+    : undefined;
+
+  /** The lock tokenClaim took for `request`, if it took one and preValidation has not taken it over. */
+  function tokenLockOf(request: FastifyRequest): { row: TokenLockRow; key: string } | null {
+    const r = request.tokenReadResult;
+    if (!tokenClaim || !r || request.routeOptions.config?.tokenRead !== tokenClaim) return null;
+    return { row: r.rows[0] as TokenLockRow, key: r.args[0] as string };
+  }
+
+  /** preValidation after tokenClaim: holds the key it locked, or answers what the key as stored says. */
+  async function adoptTokenLock(request: FastifyRequest, made: { row: TokenLockRow; key: string }): Promise<KeyRecord | null> {
+    request.tokenReadResult = null;
+    const k = keyedOf(request, made.key);
+    if (!made.row.locked) return heldElsewhere(request, k, made.row, false);
+    const id = heldId(k);
+    if (held.has(id)) {
+      // Another request of this process holds it: the lock was taken again on the same session
+      // (session locks count); give that back, and decide as any request here.
+      void locks!.release([k]);
+      return holdOrFind(request, k);
+    }
+    const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
+    held.set(id, claim);
+    try {
+      const found = storedAnswer(made.row, k);
+      if (found) release([claim]);
+      else request.idempotencyClaim = claim;
+      return found;
+    } catch (err) {
+      release([claim]);
+      throw err;
+    }
+  }
+
+  // The answers, stored in batches after they went out (src/db/write-batches.ts), then their keys
+  // released. A key stored and answered meanwhile (its lock was lost: another instance took it
+  // over) keeps that answer; a refused batch leaves its keys free, as after an instance that died
+  // before storing them.
   const answers = new WriteBatches<{ answer: Kept; log: FastifyBaseLogger }>(
     async (batch) => {
       try {
         const kept = batch.map((b) => b.answer);
-        const lost = new Set((await (inProcess ? repo.stored(kept.map(storedRow)) : repo.answer(kept, { now: new Date().toISOString(), expiresAt: new Date(Date.now() + o.ttlMs).toISOString() }))).map((c) => c.claim));
+        const lost = new Set((await repo.stored(kept.map(storedRow))).map((c) => c.claim));
         for (const b of batch) {
           if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
         }
       } finally {
-        for (const b of batch) release(b.answer.held);
+        release(batch.map((b) => b.answer));
       }
     },
     (batch, err) => {
       for (const b of batch) b.log.warn({ err, scope: b.answer.scope }, 'storing the answer of an idempotency key failed');
     },
   );
-  const storedRow = (a: Kept) => ({ ...a, created_at: new Date(a.held!.at).toISOString(), expires_at: new Date(a.held!.at + o.ttlMs).toISOString() });
-  /** Frees a key held in the process, unless another request holds it now. */
-  const release = (claim: HeldClaim | undefined) => {
-    if (claim && held.get(heldId(claim))?.claim === claim.claim) held.delete(heldId(claim));
+  const storedRow = (a: Kept) => ({ ...a, created_at: new Date(a.at).toISOString(), expires_at: new Date(a.at + o.ttlMs).toISOString() });
+  /** Frees keys held here (those another request holds now aside) and their locks. */
+  const release = (claims: readonly HeldClaim[]) => {
+    const mine = claims.filter((c) => held.get(heldId(c))?.claim === c.claim);
+    for (const c of mine) held.delete(heldId(c));
+    if (locks && mine.length) void locks.release(mine);
   };
 
-  /**
-   * The key once a first request that has answered has its answer stored: this instance's batch is
-   * written at once, another instance's within FLUSH_MS; a first request still running stays null.
-   */
-  async function answeredSoon(scope: string, key: string): Promise<KeyRecord | undefined> {
-    await answers.settled();
-    const found = await repo.find(scope, key);
-    if (found?.status !== null) return found;
-    await new Promise((resolve) => setTimeout(resolve, 2 * FLUSH_MS));
-    return repo.find(scope, key);
-  }
-
   /** Keeps the answer for the key's repeats, or frees the key after a 5xx (the draft lets a client retry then). */
-  async function keep(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<void> {
+  function keep(request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
     const claim = request.idempotencyClaim!;
     request.idempotencyClaim = null;
-    const mine = 'at' in claim ? claim : undefined;
     const body = payload === undefined || payload === null ? null : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
-    if (reply.statusCode >= 500 || body === undefined) return mine ? release(mine) : repo.release(claim);
+    if (reply.statusCode >= 500 || body === undefined) return release([claim]);
     const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter(([name]) => !NOT_STORED.test(name)));
-    answers.add({ answer: { scope: claim.scope, key: claim.key, claim: claim.claim, fingerprint: claim.fingerprint, status: reply.statusCode, headers: JSON.stringify(headers), body, held: mine }, log: request.log });
+    answers.add({ answer: { ...claim, status: reply.statusCode, headers: JSON.stringify(headers), body }, log: request.log });
   }
 
   return {
@@ -228,31 +229,28 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; abandonedAfte
     preValidation(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
       const raw = request.headers['idempotency-key'];
       if (raw === undefined || !request.actor) return done();
-      const made = tokenClaimOf(request);
-      (made ? adoptTokenClaim(request, made) : claimOrFind(request, String(raw))).then((found) => (found ? replay(request, reply, found) : done()), done);
+      const made = tokenLockOf(request);
+      const key = made ? made.key : parseIdempotencyKey(String(raw));
+      if (key === null) return done(malformed());
+      (made ? adoptTokenLock(request, made) : holdOrFind(request, keyedOf(request, key))).then((found) => (found ? replay(request, reply, found) : done()), done);
     },
     onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload: unknown) => void) {
-      // A key claimed with the token of a request refused before preValidation (the token's limits, its body): free again.
-      const made = tokenClaimOf(request);
-      if (made && made.row.claimed === made.claim) {
+      // A key locked with the token of a request refused before preValidation (the token's limits, its body): free again.
+      const made = tokenLockOf(request);
+      if (made) {
         request.tokenReadResult = null;
-        return void repo.release({ scope: tokenKeyScope(made.row.owner_token_id), key: made.key, claim: made.claim }).then(
-          () => done(null, payload),
-          (err: unknown) => (request.log.warn({ err }, 'freeing an idempotency key failed'), done(null, payload)),
-        );
+        if (made.row.locked) void locks!.release([{ scope: tokenKeyScope(made.row.owner_token_id), key: made.key }]);
       }
-      if (!request.idempotencyClaim) return done(null, payload);
-      // The answer goes out whether or not it could be stored (a repeat then finds the key abandoned later).
-      keep(request, reply, payload).then(
-        () => done(null, payload),
-        (err: unknown) => {
-          request.log.warn({ err }, 'freeing an idempotency key failed');
-          done(null, payload);
-        },
-      );
+      if (request.idempotencyClaim) keep(request, reply, payload);
+      done(null, payload);
     },
     /** Resolves once every answer kept so far is stored (the app's onClose waits for it). */
     settled: () => answers.settled(),
+    /** Stores what waits and closes the key-lock connections. */
+    async close() {
+      await answers.settled();
+      await locks?.close();
+    },
   };
 }
 

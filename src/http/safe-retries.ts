@@ -43,14 +43,14 @@ function untaggedConditions(request: FastifyRequest, _reply: FastifyReply, done:
 /** Call before the routes are registered: `registerSafeRetries(app, { store, config })`. */
 export function registerSafeRetries(app: FastifyInstance, deps: { store: Store; config: Config }) {
   app.decorateRequest('idempotencyClaim', null);
-  const idempotency = idempotencyHooks(deps.store, { ttlMs: deps.config.idempotencyKeyTtlMs });
+  const idempotency = idempotencyHooks(deps.store, { ttlMs: deps.config.idempotencyKeyTtlMs, log: app.log });
   app.decorate('idempotencyKeys', { settled: idempotency.settled });
-  // Before the store closes (serve closes the app first): the last answers are stored.
-  app.addHook('onClose', (_app, done) => void idempotency.settled().then(() => done()));
+  // Before the store closes (serve closes the app first): the last answers are stored, the key locks' connections closed.
+  app.addHook('onClose', (_app, done) => void idempotency.close().then(() => done()));
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.config?.infra || ![route.method].flat().some((m) => WRITES.has(m))) return;
     if (route.config?.idempotent !== false) {
-      // PostgreSQL: a key sent with an API token is claimed in the statement that checks the token.
+      // PostgreSQL: a key sent with an API token is locked in the statement that checks the token.
       if (idempotency.tokenClaim && !route.config?.tokenRead) route.config = { ...route.config, tokenRead: idempotency.tokenClaim };
       route.preValidation = [...hooks(route.preValidation), idempotency.preValidation];
       route.onSend = [...hooks(route.onSend), idempotency.onSend] as RouteOptions['onSend'];

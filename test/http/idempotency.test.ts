@@ -2,13 +2,15 @@
 // repeat of a write with the same key by the same token answers the first answer — status, headers,
 // body, byte for byte — and runs nothing again; another request with the key answers 422, a repeat
 // while the first still runs 409; keys are the token's; the store holds them, so a second instance
-// and a restarted one answer repeats too; a 5xx or an abandoned first request frees the key; expired
+// and a restarted one answer repeats too; a 5xx or a first request whose instance is gone frees the key; expired
 // keys are free again and purged.
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailReportKey } from '../../src/provisioning/mail/servers.repository.js';
 import { ABANDONED_AFTER_MS } from '../../src/http/idempotency.js';
 import { MAX_KEY_LENGTH } from '../../src/http/idempotency-key.js';
+import { hashToken } from '../../src/auth/tokens.js';
 import { BASE, ENGINES, call, createTestApp, freshStore, type TestApp, type TestStore } from '../helpers/app.js';
 import { errorBody } from '../helpers/errors.js';
 import { WebServersService } from '../../src/admin/web-servers.service.js';
@@ -53,6 +55,7 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
     await ts.drop?.();
   });
 
+  const tokenIdOf = async (token: string) => (await a.store.db.selectFrom('api_tokens').select('id').where('token_hash', '=', hashToken(token)).executeTakeFirstOrThrow()).id;
   const records = async (token = x.end1.token) => (await call(a.app, 'GET', `/dns-records?filter[domain]=${x.end1.domain}`, { token })).json.meta.total as number;
 
   it('a repeat answers the first answer byte for byte — status, Content-Location, body — and creates nothing again', async () => {
@@ -254,20 +257,42 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
   });
 
   // On SQLite a key in flight lives and dies with its one process.
-  it.runIf(engine === 'postgres')(`a first request that has not answered after ${ABANDONED_AFTER_MS / 1000} s is taken for abandoned: a repeat runs, and the late answer is not kept`, async () => {
+  it.runIf(engine === 'postgres')('a first request whose instance is gone (its key lock\'s connection ended) frees its key at once: a repeat runs, and the late answer is not kept', async () => {
     const url = `/email-addresses/${o.email}`;
     const body = updateDoc('email-address', o.email, { antispam: 'reject' });
     const key = freshKey();
     const first = withKey(a, 'PATCH', url, x.end1.token, key, body);
     await running('reject');
-    // Its instance is taken for dead once the claim is older than ABANDONED_AFTER_MS.
-    await a.store.db.updateTable('idempotency_keys').set({ created_at: new Date(Date.now() - ABANDONED_AFTER_MS - 1000).toISOString() }).where('idempotency_key', '=', key).execute();
+    // The server frees the session locks of a connection that ends, as when its instance dies.
+    const ended = await sql<{ ended: boolean }>`
+      with h as (select hashtextextended('hostplane idempotency ' || current_schema() || ' ' || ${`token:${await tokenIdOf(x.end1.token)}\n${key}`}::text, 0) as k)
+      select pg_terminate_backend(l.pid) as ended from pg_locks l, h
+      where l.locktype = 'advisory' and l.objsubid = 1 and l.classid::bigint = ((h.k >> 32) & 4294967295) and l.objid::bigint = (h.k & 4294967295)`.execute(a.store.db);
+    expect(ended.rows).toEqual([{ ended: true }]);
     const retry = await withKey(b, 'PATCH', url, x.end1.token, key, body);
     expect(retry.status, retry.body).toBe(200);
+    await b.app.idempotencyKeys.settled();
     expect(await fetchMap()).toBe(200);
     expect((await first).status).toBe(200);
     await waitFor('the late answer refused', async () => logs.join('').includes('idempotency key was taken over before its first request answered'));
+    expect(logs.join('')).toContain('a connection holding idempotency key locks broke');
     expect(answerOf(await withKey(a, 'PATCH', url, x.end1.token, key, body))).toEqual(answerOf(retry));
+  });
+
+  it(`a key an older version stored without an answer (its request in flight) answers 409, and is free after ${ABANDONED_AFTER_MS / 1000} s`, async () => {
+    const key = freshKey();
+    const now = new Date().toISOString();
+    await a.store.db
+      .insertInto('idempotency_keys')
+      .values({ scope: `token:${await tokenIdOf(x.end1.token)}`, idempotency_key: key, fingerprint: '', claim: 'older', status: null, headers: null, body: null, created_at: now, expires_at: new Date(Date.now() + 86_400_000).toISOString() })
+      .execute();
+    const doc = txtRecord(x.end1.domain, '_older');
+    const r = await withKey(a, 'POST', '/dns-records', x.end1.token, key, doc);
+    expect([r.status, r.json]).toEqual([409, inUse('/dns-records')]);
+    await a.store.db.updateTable('idempotency_keys').set({ created_at: new Date(Date.now() - ABANDONED_AFTER_MS - 1000).toISOString() }).where('idempotency_key', '=', key).execute();
+    const ran = await withKey(a, 'POST', '/dns-records', x.end1.token, key, doc);
+    expect(ran.status, ran.body).toBe(202);
+    expect(answerOf(await withKey(a, 'POST', '/dns-records', x.end1.token, key, doc))).toEqual(answerOf(ran));
   });
 
   it('a key past its expiry is free again: the repeat runs anew', async () => {
