@@ -38,9 +38,10 @@ export interface Store {
   /**
    * PostgreSQL only: a connection of its own (not pooled), for statements that must share one
    * session (session locks taken by one statement and released by another). `onLost` is called
-   * once if it breaks. `const s = await store.session?.('key locks', (err) => forget(s))`.
+   * once if it breaks; `init` runs once on it first (settings).
+   * `const s = await store.session?.('key locks', (err) => forget(s), "set statement_timeout = '1s'")`.
    */
-  session?(what: string, onLost: (err: Error) => void): Promise<Session>;
+  session?(what: string, onLost: (err: Error) => void, init?: string): Promise<Session>;
   close(): Promise<void>;
 }
 
@@ -223,8 +224,8 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
         },
       };
     };
-    const session = async (what: string, onLost: (err: Error) => void): Promise<Session> => {
-      const { client, close } = await dedicated(what, async () => {}, onLost);
+    const session = async (what: string, onLost: (err: Error) => void, init?: string): Promise<Session> => {
+      const { client, close } = await dedicated(what, (c) => (init ? c.query(init) : Promise.resolve()), onLost);
       return { query: async (q) => (await client.query({ name: q.name, text: q.text, values: [...q.values] })).rows, close };
     };
     return { db, engine: 'postgres', where, signals: new Signals(), listen, holdLock, session, close: () => db.destroy() };

@@ -25,7 +25,6 @@ import * as m020auditEvents from './migrations/020-audit-events.js';
 import * as m021panelSessions from './migrations/021-panel-sessions.js';
 import * as m022dnssec from './migrations/022-dnssec.js';
 import * as m023dnssecLifecycle from './migrations/023-dnssec-lifecycle.js';
-import * as m024idempotencyKeyLocks from './migrations/024-idempotency-key-locks.js';
 
 const ALL = {
   '001-foundation': m001, '002-dns': m002, '003-dns-records': m003dnsRecords, '004-queue-order': m004queueOrder,
@@ -45,7 +44,6 @@ const ALL = {
   '021-panel-sessions': m021panelSessions,
   '022-dnssec': m022dnssec,
   '023-dnssec-lifecycle': m023dnssecLifecycle,
-  '024-idempotency-key-locks': m024idempotencyKeyLocks,
 };
 
 /** Every migration's name, in order. */

@@ -4,18 +4,32 @@
 // them, and a key always goes to the same one (by a hash of the key), so its lock and its release
 // meet. A connection that breaks frees its locks on the server (its keys are free to other
 // instances); it is opened again on the next key.
+//
+// The statement that takes a lock reads the key with its own snapshot, taken just before the lock.
+// An answer another instance stored and then released in between would be missed, and the write
+// run twice. It cannot be: a lock whose answer was stored is released RELEASE_AFTER_MS after that
+// commit, and a statement on these connections may run at most STATEMENT_TIMEOUT (less), so no
+// statement's snapshot can be older than the commit while its lock comes after the release. (A
+// repeat meanwhile finds the lock held and the answer stored: it replays it.)
 import type { FastifyBaseLogger } from 'fastify';
 import type { Session, Store } from '../db/index.js';
 import type { IdempotencyRepository, LockedKey, TokenLockRow } from './idempotency.repository.js';
 
 /** Key-lock connections per instance: statements on one connection wait for each other. */
 const SESSIONS = 4;
+/** How long a statement on a key-lock connection may run (the server cancels it after). */
+const STATEMENT_TIMEOUT = '1s';
+/** How long after its answer was stored a key's lock is released: longer than STATEMENT_TIMEOUT. */
+export const RELEASE_AFTER_MS = 2_000;
 
 /** `scope\nkey`, as the lock's name has it. */
 export const lockName = (k: { scope: string; key: string }) => `${k.scope}\n${k.key}`;
 
 export class KeyLocks {
   private readonly sessions: (Promise<Session> | undefined)[] = [];
+  /** Keys whose answer is stored, with when their locks may go (Date.now()), in that order. */
+  private answered: { scope: string; key: string; due: number }[] = [];
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: Store,
@@ -34,8 +48,28 @@ export class KeyLocks {
     return row as unknown as LockedKey;
   }
 
-  /** Releases these keys' locks (taken by this process); a failure is logged (the connection broke: they are free anyway). */
-  async release(keys: readonly { scope: string; key: string }[]): Promise<void> {
+  /**
+   * Releases these keys' locks (taken by this process): at once, or with `answered` (their answers
+   * are stored) RELEASE_AFTER_MS from now, together with the others then due. A failure is logged
+   * (the connection broke: they are free anyway).
+   */
+  release(keys: readonly { scope: string; key: string }[], o: { answered?: boolean } = {}): void {
+    if (!o.answered) return void this.unlock(keys);
+    const due = Date.now() + RELEASE_AFTER_MS;
+    for (const k of keys) this.answered.push({ scope: k.scope, key: k.key, due });
+    this.timer ??= setTimeout(() => this.releaseDue(), RELEASE_AFTER_MS).unref();
+  }
+
+  private releaseDue(): void {
+    this.timer = null;
+    const now = Date.now();
+    const cut = this.answered.findIndex((k) => k.due > now);
+    const due = cut < 0 ? this.answered.splice(0) : this.answered.splice(0, cut);
+    void this.unlock(due);
+    if (this.answered.length) this.timer = setTimeout(() => this.releaseDue(), this.answered[0].due - now).unref();
+  }
+
+  private async unlock(keys: readonly { scope: string; key: string }[]): Promise<void> {
     const bySession = new Map<number, string[]>();
     for (const k of keys) {
       const i = slot(k.key);
@@ -52,7 +86,11 @@ export class KeyLocks {
     );
   }
 
+  /** Closes the connections, which frees every lock they hold. */
   async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.answered = [];
     const open = this.sessions.splice(0);
     await Promise.all(open.map((s) => s?.then((c) => c.close(), () => {})));
   }
@@ -68,7 +106,7 @@ export class KeyLocks {
         if (this.sessions[i] === s) this.sessions[i] = undefined;
         this.log.warn({ err }, 'a connection holding idempotency key locks broke: its keys are free to other instances now');
       };
-      s = this.store.session!(`idempotency key locks ${i}`, lost);
+      s = this.store.session!(`idempotency key locks ${i}`, lost, `set statement_timeout = '${STATEMENT_TIMEOUT}'`);
       this.sessions[i] = s;
       s.catch(() => {
         if (this.sessions[i] === s) this.sessions[i] = undefined;

@@ -2,7 +2,7 @@
 // the caller's clock (src/db/time.ts), compared as text like every timestamp of the store.
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { jsonRowsInsert, type JsonRowsColumn } from '../db/dialect.js';
 import { precompiled, sessionStatement } from '../db/precompiled.js';
 import { OWNER_COLUMNS, tokenOwner, type OwnerColumns } from '../auth/auth.repository.js';
@@ -25,10 +25,9 @@ export interface KeyRecord {
   body: string | null;
 }
 
-/** What hostplane_claim_key answers (migration 024): whether this session took the key's lock, and the key as stored after that. */
+/** What a key-lock statement answers: whether this session took the key's lock, and the key as stored (null columns without one). */
 export interface LockedKey {
   locked: boolean;
-  /** Null when the key is not stored. */
   fingerprint: string | null;
   created_at: string | null;
   expires_at: string | null;
@@ -40,12 +39,18 @@ export interface LockedKey {
 /** The row of the token statement that also takes the key's lock (PostgreSQL, tokenLockStatement). */
 export type TokenLockRow = OwnerColumns & LockedKey;
 
+/**
+ * The lock of a key, and the key as stored, for `scope` and `key` (SQL expressions): the lock's
+ * name is 'hostplane idempotency <schema> <scope>' || E'\n' || '<key>' (UNLOCK_SQL repeats it).
+ * The row is read with the statement's snapshot, taken before the lock: src/http/idempotency-locks.ts
+ * says why an answer stored by another instance cannot slip between the two.
+ */
+const lockedKey = (scope: RawBuilder<string>, key: RawBuilder<string>) =>
+  sql<LockedKey>`(select pg_try_advisory_lock(hashtextextended('hostplane idempotency ' || current_schema() || ' ' || ${scope} || E'\\n' || ${key}, 0)) as locked, x.fingerprint, x.created_at, x.expires_at, x.status, x.headers, x.body from (select 1) as one left join idempotency_keys x on x.scope = ${scope} and x.idempotency_key = ${key})`;
+
 const LOCKED_KEY_COLUMNS = ['locked', 'fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body'] as const;
 
-/**
- * Releases session locks taken by hostplane_claim_key (migration 024, whose name this repeats), one
- * per `scope\nkey`; answers how many were held.
- */
+/** Releases session locks taken by lockedKey, one per `scope\nkey`; answers how many were held. */
 const UNLOCK_SQL = `select count(*) filter (where pg_advisory_unlock(hashtextextended('hostplane idempotency ' || current_schema() || ' ' || n, 0)))::int as released from unnest($1::text[]) as n`;
 
 /** A stored answer. */
@@ -65,15 +70,18 @@ const STORED_COLUMNS = [
 export class IdempotencyRepository {
   private readonly storeKeys;
   private readonly findKey;
-  /** PostgreSQL, on a key-lock session: the token's owner and hostplane_claim_key for its scope, one statement. */
+  /** PostgreSQL, on a key-lock session: the token's owner, and the lock and row of the key in its scope, one statement. */
   readonly tokenLockStatement;
 
   constructor(private readonly db: Kysely<Database>) {
+    this.scopeLockStatement = sessionStatement((scope: string, key: string) =>
+      db.selectFrom(lockedKey(sql<string>`${scope}::text`, sql<string>`${key}::text`).as('k')).select(LOCKED_KEY_COLUMNS.map((c) => sql.ref(`k.${c}`).as(c))),
+    );
     this.tokenLockStatement = sessionStatement((hash: string, key: string) =>
       db
         .selectFrom(tokenOwner(db, hash))
         // tokenKeyScope (src/http/idempotency-key.ts), in SQL; only a token that authenticates takes a lock.
-        .innerJoin(sql<LockedKey>`lateral hostplane_claim_key('token:' || owner.token_id, ${key}::text)`.as('k'), (j) => j.onTrue())
+        .innerJoin(sql<LockedKey>`lateral ${lockedKey(sql<string>`'token:' || owner.token_id`, sql<string>`${key}::text`)}`.as('k'), (j) => j.onTrue())
         .select([...OWNER_COLUMNS, ...LOCKED_KEY_COLUMNS.map((c) => sql.ref(`k.${c}`).as(c))]),
     );
     this.findKey = precompiled(db, (scope: string, key: string) =>
@@ -89,10 +97,8 @@ export class IdempotencyRepository {
     });
   }
 
-  /** PostgreSQL, on a key-lock session: takes the key's lock for that session, then reads the key. */
-  scopeLockStatement(scope: string, key: string) {
-    return { name: 'hp_claim_key', text: `select ${LOCKED_KEY_COLUMNS.join(', ')} from hostplane_claim_key($1::text, $2::text)`, values: [scope, key] };
-  }
+  /** PostgreSQL, on a key-lock session: takes the key's lock for that session and reads the key. */
+  readonly scopeLockStatement;
 
   /** PostgreSQL, on the session that took them: releases the locks of these keys (`scope\nkey` each). */
   unlockStatement(names: readonly string[]) {

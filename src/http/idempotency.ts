@@ -170,7 +170,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
     if (held.has(id)) {
       // Another request of this process holds it: the lock was taken again on the same session
       // (session locks count); give that back, and decide as any request here.
-      void locks!.release([k]);
+      locks!.release([k]);
       return holdOrFind(request, k);
     }
     const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
@@ -192,14 +192,17 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   // before storing them.
   const answers = new WriteBatches<{ answer: Kept; log: FastifyBaseLogger }>(
     async (batch) => {
+      const kept = batch.map((b) => b.answer);
+      let lost: Set<string> | undefined;
       try {
-        const kept = batch.map((b) => b.answer);
-        const lost = new Set((await repo.stored(kept.map(storedRow))).map((c) => c.claim));
+        lost = new Set((await repo.stored(kept.map(storedRow))).map((c) => c.claim));
         for (const b of batch) {
           if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
         }
       } finally {
-        release(batch.map((b) => b.answer));
+        // A stored answer's lock goes later (src/http/idempotency-locks.ts says why); the others' now.
+        release(kept.filter((a) => lost && !lost.has(a.claim)), { answered: true });
+        release(kept.filter((a) => !lost || lost.has(a.claim)));
       }
     },
     (batch, err) => {
@@ -207,11 +210,11 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
     },
   );
   const storedRow = (a: Kept) => ({ ...a, created_at: new Date(a.at).toISOString(), expires_at: new Date(a.at + o.ttlMs).toISOString() });
-  /** Frees keys held here (those another request holds now aside) and their locks. */
-  const release = (claims: readonly HeldClaim[]) => {
+  /** Frees keys held here (those another request holds now aside) and their locks (`answered`: their answers are stored). */
+  const release = (claims: readonly HeldClaim[], o: { answered?: boolean } = {}) => {
     const mine = claims.filter((c) => held.get(heldId(c))?.claim === c.claim);
     for (const c of mine) held.delete(heldId(c));
-    if (locks && mine.length) void locks.release(mine);
+    if (locks && mine.length) locks.release(mine, o);
   };
 
   /** Keeps the answer for the key's repeats, or frees the key after a 5xx (the draft lets a client retry then). */
@@ -239,7 +242,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
       const made = tokenLockOf(request);
       if (made) {
         request.tokenReadResult = null;
-        if (made.row.locked) void locks!.release([{ scope: tokenKeyScope(made.row.owner_token_id), key: made.key }]);
+        if (made.row.locked) locks!.release([{ scope: tokenKeyScope(made.row.owner_token_id), key: made.key }]);
       }
       if (request.idempotencyClaim) keep(request, reply, payload);
       done(null, payload);

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailReportKey } from '../../src/provisioning/mail/servers.repository.js';
 import { ABANDONED_AFTER_MS } from '../../src/http/idempotency.js';
+import { RELEASE_AFTER_MS } from '../../src/http/idempotency-locks.js';
 import { MAX_KEY_LENGTH } from '../../src/http/idempotency-key.js';
 import { hashToken } from '../../src/auth/tokens.js';
 import { BASE, ENGINES, call, createTestApp, freshStore, type TestApp, type TestStore } from '../helpers/app.js';
@@ -256,6 +257,24 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
     for (const app of instances()) expect(answerOf(await withKey(app, 'PATCH', url, x.end1.token, key, body))).toEqual(answerOf(answered));
   });
 
+  /** The sessions holding the lock of `key` of end1's token (PostgreSQL): their pids. */
+  const lockHolders = async (key: string) =>
+    (await sql<{ pid: number }>`
+      with h as (select hashtextextended('hostplane idempotency ' || current_schema() || ' ' || ${`token:${await tokenIdOf(x.end1.token)}\n${key}`}::text, 0) as k)
+      select l.pid from pg_locks l, h
+      where l.locktype = 'advisory' and l.granted and l.objsubid = 1 and l.classid::bigint = ((h.k >> 32) & 4294967295) and l.objid::bigint = (h.k & 4294967295)`.execute(a.store.db)).rows.map((r) => r.pid);
+
+  it.runIf(engine === 'postgres')(`a key's lock outlives its stored answer by ${RELEASE_AFTER_MS / 1000} s, then is released; a repeat meanwhile, on either instance, replays`, async () => {
+    const key = freshKey();
+    const doc = txtRecord(x.end1.domain, '_lock');
+    const first = await withKey(a, 'POST', '/dns-records', x.end1.token, key, doc);
+    await a.app.idempotencyKeys.settled();
+    expect(await lockHolders(key)).toHaveLength(1);
+    expect(answerOf(await withKey(b, 'POST', '/dns-records', x.end1.token, key, doc))).toEqual(answerOf(first));
+    expect(answerOf(await withKey(a, 'POST', '/dns-records', x.end1.token, key, doc))).toEqual(answerOf(first));
+    await waitFor('the lock released', async () => (await lockHolders(key)).length === 0);
+  });
+
   // On SQLite a key in flight lives and dies with its one process.
   it.runIf(engine === 'postgres')('a first request whose instance is gone (its key lock\'s connection ended) frees its key at once: a repeat runs, and the late answer is not kept', async () => {
     const url = `/email-addresses/${o.email}`;
@@ -264,11 +283,8 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
     const first = withKey(a, 'PATCH', url, x.end1.token, key, body);
     await running('reject');
     // The server frees the session locks of a connection that ends, as when its instance dies.
-    const ended = await sql<{ ended: boolean }>`
-      with h as (select hashtextextended('hostplane idempotency ' || current_schema() || ' ' || ${`token:${await tokenIdOf(x.end1.token)}\n${key}`}::text, 0) as k)
-      select pg_terminate_backend(l.pid) as ended from pg_locks l, h
-      where l.locktype = 'advisory' and l.objsubid = 1 and l.classid::bigint = ((h.k >> 32) & 4294967295) and l.objid::bigint = (h.k & 4294967295)`.execute(a.store.db);
-    expect(ended.rows).toEqual([{ ended: true }]);
+    const [holder] = await lockHolders(key);
+    expect((await sql<{ ended: boolean }>`select pg_terminate_backend(${holder}) as ended`.execute(a.store.db)).rows).toEqual([{ ended: true }]);
     const retry = await withKey(b, 'PATCH', url, x.end1.token, key, body);
     expect(retry.status, retry.body).toBe(200);
     await b.app.idempotencyKeys.settled();
