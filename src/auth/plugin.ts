@@ -77,8 +77,8 @@ export function registerAuth(app: FastifyInstance, db: Kysely<Database>) {
     if (read && args && token !== undefined) {
       const rows = await read.run(hashToken(token), ...args);
       if (!rows.length) throw invalidToken();
-      // Kept before the token's limits are judged: a read that also wrote (a key claimed with the
-      // token, src/http/idempotency.ts) undoes that when the request is refused.
+      // Kept before the token's limits are judged: a read that also took something (a key's lock
+      // with the token, src/http/idempotency.ts) gives it back when the request is refused.
       request.tokenReadResult = { args, rows: (rows as unknown as Record<string, unknown>[]).filter((r) => r[read.key] !== null) };
       actor = ownerActor(rows[0], request.ip);
     } else {

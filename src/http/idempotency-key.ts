@@ -43,5 +43,5 @@ export function requestFingerprint(method: string, path: string, body: unknown):
 export const keyScope = (actor: Actor): string =>
   actor.tokenId !== null ? tokenKeyScope(actor.tokenId) : actor.contactId !== null ? `contact:${actor.contactId}` : `customer:${actor.customerId}`;
 
-/** The scope of an API token's keys (the PostgreSQL claim with the token writes it in SQL alike: 'token:' || id). */
+/** The scope of an API token's keys (PostgreSQL's key-lock statement builds it in SQL alike: 'token:' || id). */
 export const tokenKeyScope = (tokenId: number): string => `token:${tokenId}`;
