@@ -42,7 +42,7 @@ export class KeyLocks {
     return (await (await this.session(key)).query(this.repo.tokenLockStatement(hash, key))) as unknown as TokenLockRow[];
   }
 
-  /** Takes the lock of the key, then reads it as stored. */
+  /** Takes the key's lock and reads the key as stored, one statement. */
   async claim(scope: string, key: string): Promise<LockedKey> {
     const [row] = await (await this.session(key)).query(this.repo.scopeLockStatement(scope, key));
     return row as unknown as LockedKey;
@@ -72,8 +72,9 @@ export class KeyLocks {
   private async unlock(keys: readonly { scope: string; key: string }[]): Promise<void> {
     const bySession = new Map<number, string[]>();
     for (const k of keys) {
-      const i = slot(k.key);
-      bySession.set(i, [...(bySession.get(i) ?? []), lockName(k)]);
+      const names = bySession.get(slot(k.key));
+      if (names) names.push(lockName(k));
+      else bySession.set(slot(k.key), [lockName(k)]);
     }
     await Promise.all(
       [...bySession].map(async ([i, names]) => {

@@ -115,7 +115,11 @@ export class IdempotencyRepository {
    * the ones not stored.
    */
   async stored(keys: readonly (KeyClaim & KeyAnswer & { fingerprint: string; created_at: string; expires_at: string })[]): Promise<KeyClaim[]> {
-    const { rows } = await this.db.executeQuery(this.storeKeys(keys.map((k) => [k.scope, k.key, k.fingerprint, k.claim, k.status, k.headers, k.body, k.created_at, k.expires_at])));
+    // One row per key (PostgreSQL's upsert may not change a row twice): of two answers to one key
+    // (a key taken for abandoned in the process), the first is stored, the other reported not stored.
+    const seen = new Set<string>();
+    const once = keys.filter((k) => !seen.has(`${k.scope}\n${k.key}`) && seen.add(`${k.scope}\n${k.key}`));
+    const { rows } = await this.db.executeQuery(this.storeKeys(once.map((k) => [k.scope, k.key, k.fingerprint, k.claim, k.status, k.headers, k.body, k.created_at, k.expires_at])));
     const stored = new Set(rows.map((r) => String(r.claim)));
     return keys.filter((k) => !stored.has(k.claim));
   }

@@ -14,7 +14,7 @@ import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
 import { keyScope, parseIdempotencyKey, requestFingerprint, tokenKeyScope } from './idempotency-key.js';
 import { IdempotencyRepository, type KeyAnswer, type KeyClaim, type KeyRecord, type LockedKey, type TokenLockRow } from './idempotency.repository.js';
-import { KeyLocks } from './idempotency-locks.js';
+import { KeyLocks, lockName } from './idempotency-locks.js';
 import type { TokenRead } from '../auth/plugin.js';
 
 /** A key this process holds until its answer is stored. */
@@ -64,7 +64,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   const locks = store.session ? new KeyLocks(store, repo, o.log) : null;
   /** The keys whose first request runs here or whose answer waits for its batch, by `scope\nkey`. */
   const held = new Map<string, HeldClaim>();
-  const heldId = (k: { scope: string; key: string }) => `${k.scope}\n${k.key}`;
+  const heldId = lockName;
 
   /** The key as this request sees it: `malformed` (400), else scope, key and fingerprint. */
   const keyedOf = (request: FastifyRequest, key: string): Keyed => ({
@@ -103,9 +103,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
     // Taken before the first await: two requests of this process never both hold it.
     const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
     held.set(id, claim);
-    let locked: LockedKey | undefined;
     try {
-      locked = locks ? await locks.claim(k.scope, k.key) : undefined;
+      const locked = locks ? await locks.claim(k.scope, k.key) : undefined;
       if (locked && !locked.locked) {
         held.delete(id);
         return heldElsewhere(request, k, locked, last);
@@ -128,10 +127,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
    * answer is on its way to the store (at most FLUSH_MS): look again once, then 409.
    */
   async function heldElsewhere(request: FastifyRequest, k: Keyed, found: LockedKey, last: boolean): Promise<KeyRecord | null> {
-    if (found.status !== null && found.expires_at! > new Date().toISOString()) {
-      if (found.fingerprint !== k.fingerprint) throw reused();
-      return found as KeyRecord;
-    }
+    const answered = found.status === null ? null : storedAnswer(found, k);
+    if (answered) return answered;
     if (last) throw inUse();
     await new Promise((resolve) => setTimeout(resolve, 2 * FLUSH_MS));
     return holdOrFind(request, k, true);
