@@ -5,8 +5,16 @@
 // and is loaded again on the next call.
 //
 // node:http with a fresh connection per request: loading a config restarts Caddy's admin
-// endpoint, and a kept-alive connection to the old one would fail the next request.
+// endpoint, and a kept-alive connection to the old one would fail the next request. Even a fresh
+// connection can land in the old listener's queue as it closes (reset, or refused for a moment):
+// such a request, which got no answer at all, is tried again. Both requests are safe to repeat (a
+// read, and a load of the whole config, which Caddy skips when it is unchanged).
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Waits before the tries after a connection that gave no answer (see above). */
+const RETRY_DELAYS_MS = [25, 100, 250];
+const NO_ANSWER = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE']);
 
 export interface CaddyClientOptions {
   /** Per admin request (default 30 000 ms: a load re-provisions every site). */
@@ -106,8 +114,21 @@ export class CaddyClient {
     return true;
   }
 
-  private request(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; body: string }> {
+  private async request(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; body: string }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.requestOnce(method, path, body);
+      } catch (err) {
+        const code = (err as { cause?: { code?: string } }).cause?.code;
+        if (attempt >= RETRY_DELAYS_MS.length || !NO_ANSWER.has(code ?? '')) throw err;
+        await sleep(RETRY_DELAYS_MS[attempt]);
+      }
+    }
+  }
+
+  private requestOnce(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; body: string }> {
     const what = `${method} ${this.base.origin}${path}`;
+    let answered = false;
     return new Promise((resolve, reject) => {
       const req = http.request(
         {
@@ -121,14 +142,17 @@ export class CaddyClient {
           timeout: this.timeoutMs,
         },
         (res) => {
+          answered = true;
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          // An answer that breaks off is not retried: it came from a Caddy that got the request.
           res.on('error', (err) => reject(new Error(`Caddy admin API: ${what} failed: ${err.message}`)));
         },
       );
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));
-      req.on('error', (err) => reject(new Error(`Caddy admin API: ${what} failed: ${err.message}`)));
+      // Only an error before any answer carries its cause: that is what request() tries again.
+      req.on('error', (err) => reject(new Error(`Caddy admin API: ${what} failed: ${err.message}`, answered ? undefined : { cause: err })));
       req.end(body);
     });
   }
