@@ -1,9 +1,9 @@
 // Batch inserts (src/db/dialect.ts jsonRowsInsert; the audit trail's and the idempotency keys'
-// batches): the same rows whatever the batch size — on SQLite up to 32 rows go as bound values,
+// batches): the same rows whatever the batch size — on SQLite up to BOUND_ROWS rows go as bound values,
 // more as one JSON parameter, as always on PostgreSQL — with ON CONFLICT and RETURNING alike.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonRowsInsert, type JsonRowsColumn } from '../../src/db/dialect.js';
+import { BOUND_ROWS, jsonRowsInsert, type JsonRowsColumn } from '../../src/db/dialect.js';
 import { ENGINES, freshStore, type TestStore } from '../helpers/app.js';
 
 const COLUMNS = [['k', 'text'], ['n', 'integer'], ['note', 'text']] as const satisfies readonly JsonRowsColumn[];
@@ -20,7 +20,7 @@ describe.each(ENGINES)('jsonRowsInsert on %s', (engine) => {
   const stored = async (prefix: string) =>
     (await sql<{ k: string; n: number; note: string | null }>`select k, n, note from batch_rows where k like ${`${prefix}%`} order by n`.execute(ts.store.db)).rows.map((r) => [r.k, r.n, r.note]);
 
-  it.each([1, 32, 33, 200])('%i rows: stored as given, numbers as numbers, nulls and quotes intact', async (count) => {
+  it.each([1, BOUND_ROWS, BOUND_ROWS + 1, 200])('%i rows: stored as given, numbers as numbers, nulls and quotes intact', async (count) => {
     const insert = jsonRowsInsert(ts.store.db, 'batch_rows', COLUMNS);
     await ts.store.db.executeQuery(insert(rows(`a${count}-`, count)));
     expect(await stored(`a${count}-`)).toEqual(rows(`a${count}-`, count));
