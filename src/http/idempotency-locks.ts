@@ -1,9 +1,11 @@
 // PostgreSQL: idempotency keys in flight as session advisory locks (docs/decisions/0026-safe-retries.md
 // "PostgreSQL: the key in flight is a session lock"). A lock is taken by one statement and released
 // by another, so both must run on one session: each instance keeps a few connections of its own for
-// them, and a key always goes to the same one (by a hash of the key), so its lock and its release
-// meet. A connection that breaks frees its locks on the server (its keys are free to other
-// instances); it is opened again on the next key.
+// them. A key goes to the least busy one (the first when all are idle, so at low load one
+// connection stays warm) and stays there while this process has a statement or a lock for it, so
+// its lock and its release meet, and a second request with it here takes the same lock again
+// (session locks count). A connection that breaks frees its locks on the server (its keys are
+// free to other instances); it is opened again on the next key.
 //
 // The statement that takes a lock reads the key with its own snapshot, taken just before the lock.
 // An answer another instance stored and then released in between would be missed, and the write
@@ -27,6 +29,10 @@ export const lockName = (k: { scope: string; key: string }) => `${k.scope}\n${k.
 
 export class KeyLocks {
   private readonly sessions: (Promise<Session> | undefined)[] = [];
+  /** Statements running on each connection. */
+  private readonly busy: number[] = new Array<number>(SESSIONS).fill(0);
+  /** The connection of each key with statements or locks here, and how many of them. */
+  private readonly placed = new Map<string, { slot: number; refs: number }>();
   /** Keys whose answer is stored, with when their locks may go (Date.now()), in that order. */
   private answered: { scope: string; key: string; due: number }[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -38,14 +44,45 @@ export class KeyLocks {
   ) {}
 
   /** Checks the token and takes the lock of `key` in its scope (`token:<id>`), one statement; no row: the token does not authenticate. */
-  async withToken(hash: string, key: string): Promise<TokenLockRow[]> {
-    return (await (await this.session(key)).query(this.repo.tokenLockStatement(hash, key))) as unknown as TokenLockRow[];
+  withToken(hash: string, key: string): Promise<TokenLockRow[]> {
+    return this.lockWith(key, this.repo.tokenLockStatement(hash, key)) as Promise<TokenLockRow[]>;
   }
 
   /** Takes the key's lock and reads the key as stored, one statement. */
   async claim(scope: string, key: string): Promise<LockedKey> {
-    const [row] = await (await this.session(key)).query(this.repo.scopeLockStatement(scope, key));
-    return row as unknown as LockedKey;
+    return (await this.lockWith(key, this.repo.scopeLockStatement(scope, key)))[0];
+  }
+
+  /** Runs a statement that tries the lock of `key` (its rows' `locked`) on the key's connection; a lock taken stays counted there. */
+  private async lockWith(key: string, statement: { name: string; text: string; values: unknown[] }): Promise<LockedKey[]> {
+    const at = this.place(key);
+    this.busy[at.slot]++;
+    let rows: LockedKey[] = [];
+    try {
+      rows = (await (await this.open(at.slot)).query(statement)) as unknown as LockedKey[];
+      return rows;
+    } finally {
+      this.busy[at.slot]--;
+      // The statement's ref stays as the lock's when it took one (no row: the token did not authenticate).
+      if (!rows[0]?.locked) this.unplace(key);
+    }
+  }
+
+  /** The key's connection: where it is already, else the least busy (the first of equals); one more ref. */
+  private place(key: string): { slot: number; refs: number } {
+    let at = this.placed.get(key);
+    if (!at) {
+      let slot = 0;
+      for (let i = 1; i < SESSIONS; i++) if (this.busy[i] < this.busy[slot]) slot = i;
+      this.placed.set(key, (at = { slot, refs: 0 }));
+    }
+    at.refs++;
+    return at;
+  }
+
+  private unplace(key: string): void {
+    const at = this.placed.get(key);
+    if (at && --at.refs <= 0) this.placed.delete(key);
   }
 
   /**
@@ -72,9 +109,12 @@ export class KeyLocks {
   private async unlock(keys: readonly { scope: string; key: string }[]): Promise<void> {
     const bySession = new Map<number, string[]>();
     for (const k of keys) {
-      const names = bySession.get(slot(k.key));
+      const at = this.placed.get(k.key);
+      if (!at) continue; // not locked here (cannot be: each release follows a lock taken)
+      this.unplace(k.key);
+      const names = bySession.get(at.slot);
       if (names) names.push(lockName(k));
-      else bySession.set(slot(k.key), [lockName(k)]);
+      else bySession.set(at.slot, [lockName(k)]);
     }
     await Promise.all(
       [...bySession].map(async ([i, names]) => {
@@ -92,12 +132,9 @@ export class KeyLocks {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.answered = [];
+    this.placed.clear();
     const open = this.sessions.splice(0);
     await Promise.all(open.map((s) => s?.then((c) => c.close(), () => {})));
-  }
-
-  private session(key: string): Promise<Session> {
-    return this.open(slot(key));
   }
 
   private open(i: number): Promise<Session> {
@@ -115,11 +152,4 @@ export class KeyLocks {
     }
     return s;
   }
-}
-
-/** The connection of a key: the same for every request with it. */
-function slot(key: string): number {
-  let h = 0;
-  for (let i = 0; i < key.length; i++) h = (h * 31 + key.charCodeAt(i)) | 0;
-  return Math.abs(h) % SESSIONS;
 }

@@ -275,6 +275,15 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
     await waitFor('the lock released', async () => (await lockHolders(key)).length === 0);
   });
 
+  it.runIf(engine === 'postgres')('keys sent one after another take their locks on one connection of the instance (the least busy: the first)', async () => {
+    const keys = [freshKey(), freshKey(), freshKey(), freshKey(), freshKey()];
+    for (const [i, key] of keys.entries()) expect((await withKey(a, 'POST', '/dns-records', x.end1.token, key, txtRecord(x.end1.domain, `_warm${i}`))).status).toBe(202);
+    await a.app.idempotencyKeys.settled();
+    const holders = await Promise.all(keys.map(lockHolders));
+    expect(holders.map((h) => h.length)).toEqual([1, 1, 1, 1, 1]);
+    expect(new Set(holders.flat()).size).toBe(1);
+  });
+
   // On SQLite a key in flight lives and dies with its one process.
   it.runIf(engine === 'postgres')('a first request whose instance is gone (its key lock\'s connection ended) frees its key at once: a repeat runs, and the late answer is not kept', async () => {
     const url = `/email-addresses/${o.email}`;
