@@ -226,7 +226,17 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
     };
     const session = async (what: string, onLost: (err: Error) => void, init?: string): Promise<Session> => {
       const { client, close } = await dedicated(what, (c) => (init ? c.query(init) : Promise.resolve()), onLost);
-      return { query: async (q) => (await client.query({ name: q.name, text: q.text, values: [...q.values] })).rows, close };
+      // One statement after the other, queued here: pg queues a query sent while another runs too,
+      // but warns that it will stop doing so (pg 9), and the warning would reach the operator's log.
+      let last: Promise<unknown> = Promise.resolve();
+      return {
+        query: (q) => {
+          const run = last.then(() => client.query({ name: q.name, text: q.text, values: [...q.values] }));
+          last = run.catch(() => undefined);
+          return run.then((r) => r.rows);
+        },
+        close,
+      };
     };
     return { db, engine: 'postgres', where, signals: new Signals(), listen, holdLock, session, close: () => db.destroy() };
   }
