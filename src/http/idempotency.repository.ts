@@ -72,6 +72,8 @@ export class IdempotencyRepository {
   private readonly findKey;
   /** PostgreSQL, on a key-lock session: the token's owner, and the lock and row of the key in its scope, one statement. */
   readonly tokenLockStatement;
+  /** SQLite: the token's owner and the row of the key in its scope, one read (`locked` always 1: no locks there). */
+  private readonly tokenKeyRead;
 
   constructor(private readonly db: Kysely<Database>) {
     this.scopeLockStatement = sessionStatement((scope: string, key: string) =>
@@ -83,6 +85,16 @@ export class IdempotencyRepository {
         // tokenKeyScope (src/http/idempotency-key.ts), in SQL; only a token that authenticates takes a lock.
         .innerJoin(sql<LockedKey>`lateral ${lockedKey(sql<string>`'token:' || owner.token_id`, sql<string>`${key}::text`)}`.as('k'), (j) => j.onTrue())
         .select([...OWNER_COLUMNS, ...LOCKED_KEY_COLUMNS.map((c) => sql.ref(`k.${c}`).as(c))]),
+    );
+    this.tokenKeyRead = precompiled(
+      db,
+      (hash: string, key: string) =>
+        db
+          .selectFrom(tokenOwner(db, hash))
+          // tokenKeyScope (src/http/idempotency-key.ts), in SQL.
+          .leftJoin('idempotency_keys as x', (j) => j.on('x.scope', '=', sql<string>`'token:' || owner.token_id`).on('x.idempotency_key', '=', key))
+          .select([...OWNER_COLUMNS, sql<number>`1`.as('locked'), 'x.fingerprint', 'x.created_at', 'x.expires_at', 'x.status', 'x.headers', 'x.body']),
+      { once: true },
     );
     this.findKey = precompiled(db, (scope: string, key: string) =>
       db.selectFrom('idempotency_keys').select(['fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body']).where('scope', '=', scope).where('idempotency_key', '=', key),
@@ -103,6 +115,11 @@ export class IdempotencyRepository {
   /** PostgreSQL, on the session that took them: releases the locks of these keys (`scope\nkey` each). */
   unlockStatement(names: readonly string[]) {
     return { name: 'hp_unlock_keys', text: UNLOCK_SQL, values: [names] };
+  }
+
+  /** SQLite: the token's owner with the key as stored in the token's scope; no row: the token does not authenticate. */
+  async withToken(hash: string, key: string): Promise<TokenLockRow[]> {
+    return (await this.tokenKeyRead.all(hash, key)) as unknown as TokenLockRow[];
   }
 
   find(scope: string, key: string): Promise<KeyRecord | undefined> {

@@ -4,8 +4,8 @@
 // instance, after a restart — without the write running again. A repeat with another request
 // answers 422, one while the first still runs 409. A key in flight is held in the process and, on
 // PostgreSQL (several instances), also as a session lock that every instance sees
-// (src/http/idempotency-locks.ts), taken in the statement that checks an API token.
-// A request without the header costs one header lookup, no statement.
+// (src/http/idempotency-locks.ts). With an API token the key is read (and on PostgreSQL locked) in
+// the statement that checks the token. A request without the header costs one header lookup, no statement.
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Store } from '../db/index.js';
@@ -65,6 +65,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   /** The keys whose first request runs here or whose answer waits for its batch, by `scope\nkey`. */
   const held = new Map<string, HeldClaim>();
   const heldId = lockName;
+  /** Batches of answers stored so far (adoptTokenLock says why). */
+  let storedBatches = 0;
 
   /** The key as this request sees it: `malformed` (400), else scope, key and fingerprint. */
   const keyedOf = (request: FastifyRequest, key: string): Keyed => ({
@@ -135,39 +137,49 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   }
 
   /**
-   * PostgreSQL: the write routes' TokenRead (src/auth/plugin.ts) — a request with an API token and
-   * a key takes the key's lock in the statement that checks its token, so a key costs no round
-   * trip of its own (docs/decisions/0026-safe-retries.md).
+   * The write routes' TokenRead (src/auth/plugin.ts): a request with an API token and a key reads
+   * the key (on PostgreSQL: takes its lock) in the statement that checks its token, so a key costs
+   * no statement of its own (docs/decisions/0026-safe-retries.md).
    */
-  const tokenClaim: TokenRead | undefined = locks
-    ? {
-        key: 'owner_token_id',
-        args(request) {
-          const raw = request.headers['idempotency-key'];
-          const key = raw === undefined ? null : parseIdempotencyKey(String(raw));
-          return key === null ? null : [key];
-        },
-        run: (hash, key) => locks.withToken(hash, key as string),
-      }
-    : undefined;
+  const tokenClaim: TokenRead = {
+    key: 'owner_token_id',
+    args(request) {
+      const raw = request.headers['idempotency-key'];
+      const key = raw === undefined ? null : parseIdempotencyKey(String(raw));
+      return key === null ? null : [key, storedBatches];
+    },
+    run: (hash, key) => (locks ? locks.withToken(hash, key as string) : repo.withToken(hash, key as string)),
+  };
 
-  /** The lock tokenClaim took for `request`, if it took one and preValidation has not taken it over. */
-  function tokenLockOf(request: FastifyRequest): { row: TokenLockRow; key: string } | null {
+  /** What tokenClaim read (and locked) for `request`, if it ran and preValidation has not taken it over. */
+  function tokenLockOf(request: FastifyRequest): { row: TokenLockRow; key: string; storedBatches: number } | null {
     const r = request.tokenReadResult;
-    if (!tokenClaim || !r || request.routeOptions.config?.tokenRead !== tokenClaim) return null;
-    return { row: r.rows[0] as TokenLockRow, key: r.args[0] as string };
+    if (!r || request.routeOptions.config?.tokenRead !== tokenClaim) return null;
+    return { row: r.rows[0] as TokenLockRow, key: r.args[0] as string, storedBatches: r.args[1] as number };
   }
 
-  /** preValidation after tokenClaim: holds the key it locked, or answers what the key as stored says. */
-  async function adoptTokenLock(request: FastifyRequest, made: { row: TokenLockRow; key: string }): Promise<KeyRecord | null> {
+  /** preValidation after tokenClaim: holds the key it read (and locked), or answers what the key as stored says. */
+  async function adoptTokenLock(request: FastifyRequest, made: { row: TokenLockRow; key: string; storedBatches: number }): Promise<KeyRecord | null> {
     request.tokenReadResult = null;
     const k = keyedOf(request, made.key);
     if (!made.row.locked) return heldElsewhere(request, k, made.row, false);
+    // In this process only `held` guards a key (on PostgreSQL a second request's lock on the same
+    // session is granted too), and the read may be older than an answer stored since by a request
+    // of this process that has let the key go now. So once a batch was stored after the read began
+    // (a batch is counted before its keys are let go), decide afresh, reading again; the token
+    // statement's lock goes back after.
+    if (made.storedBatches !== storedBatches) {
+      try {
+        return await holdOrFind(request, k);
+      } finally {
+        locks?.release([k]);
+      }
+    }
     const id = heldId(k);
     if (held.has(id)) {
-      // Another request of this process holds it: the lock was taken again on the same session
-      // (session locks count); give that back, and decide as any request here.
-      locks!.release([k]);
+      // Another request of this process holds it (on PostgreSQL the lock was taken again on the
+      // same session: session locks count, give that back): decide as any request here.
+      locks?.release([k]);
       return holdOrFind(request, k);
     }
     const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
@@ -197,6 +209,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
           if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
         }
       } finally {
+        storedBatches++;
         // A stored answer's lock goes later (src/http/idempotency-locks.ts says why); the others' now.
         release(kept.filter((a) => lost && !lost.has(a.claim)), { answered: true });
         release(kept.filter((a) => !lost || lost.has(a.claim)));
@@ -239,7 +252,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
       const made = tokenLockOf(request);
       if (made) {
         request.tokenReadResult = null;
-        if (made.row.locked) locks!.release([{ scope: tokenKeyScope(made.row.owner_token_id), key: made.key }]);
+        if (made.row.locked) locks?.release([{ scope: tokenKeyScope(made.row.owner_token_id), key: made.key }]);
       }
       if (request.idempotencyClaim) keep(request, reply, payload);
       done(null, payload);

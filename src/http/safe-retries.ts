@@ -50,8 +50,8 @@ export function registerSafeRetries(app: FastifyInstance, deps: { store: Store; 
   app.addHook('onRoute', (route: RouteOptions) => {
     if (route.config?.infra || ![route.method].flat().some((m) => WRITES.has(m))) return;
     if (route.config?.idempotent !== false) {
-      // PostgreSQL: a key sent with an API token is locked in the statement that checks the token.
-      if (idempotency.tokenClaim && !route.config?.tokenRead) route.config = { ...route.config, tokenRead: idempotency.tokenClaim };
+      // A key sent with an API token is read (on PostgreSQL locked) in the statement that checks the token.
+      if (!route.config?.tokenRead) route.config = { ...route.config, tokenRead: idempotency.tokenClaim };
       route.preValidation = [...hooks(route.preValidation), idempotency.preValidation];
       route.onSend = [...hooks(route.onSend), idempotency.onSend] as RouteOptions['onSend'];
     }

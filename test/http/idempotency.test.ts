@@ -4,7 +4,7 @@
 // while the first still runs 409; keys are the token's; the store holds them, so a second instance
 // and a restarted one answer repeats too; a 5xx or a first request whose instance is gone frees the key; expired
 // keys are free again and purged.
-import { Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mailReportKey } from '../../src/provisioning/mail/servers.repository.js';
@@ -84,6 +84,27 @@ describe.each(ENGINES)('Idempotency-Key on %s', { timeout: 90_000 }, (engine) =>
     expect(ran.length, JSON.stringify(both.map((r) => r.status))).toBeGreaterThanOrEqual(1);
     for (const r of both) if (r.status !== 202) expect([r.status, r.json]).toEqual([409, inUse('/dns-records')]);
     for (const r of ran) expect(answerOf(r)).toEqual(answerOf(ran[0]));
+    expect(await records()).toBe(before + 1);
+  });
+
+  it('a repeat whose key was read with its token before the first answer was stored, and whose body came once that answer was stored, replays it', async () => {
+    const key = freshKey();
+    const doc = txtRecord(x.end1.domain, '_late');
+    const before = await records();
+    const first = await withKey(a, 'POST', '/dns-records', x.end1.token, key, doc);
+    expect(first.status, first.body).toBe(202);
+    // The repeat's headers now, while the first answer waits for its batch: its token (and key)
+    // are read; its body only once that answer is stored and the key let go.
+    const body = new PassThrough();
+    const repeat = a.app.inject({
+      method: 'POST', url: '/dns-records', payload: body,
+      headers: { authorization: `token ${x.end1.token}`, 'content-type': 'application/vnd.api+json', 'idempotency-key': key },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await a.app.idempotencyKeys.settled();
+    body.end(JSON.stringify(doc));
+    const r = await repeat;
+    expect(answerOf({ status: r.statusCode, headers: r.headers, body: r.body })).toEqual(answerOf(first));
     expect(await records()).toBe(before + 1);
   });
 
