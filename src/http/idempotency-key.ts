@@ -29,12 +29,18 @@ export function parseIdempotencyKey(value: string): string | null {
 /**
  * What makes two requests "the same request" for a key: the method, the path and query as sent
  * (runs of slashes as one, as the router reads them), and the body's JSON (white space aside).
- * `requestFingerprint('POST', '/dns-records', { data: … })` → 43 base64url characters.
+ * Two requests are the same when their texts are; the store keeps the text's fingerprint.
+ * `requestText('POST', '/dns-records', { data: … })` → `'POST\n/dns-records\n{"data":…}'`.
  */
-export function requestFingerprint(method: string, path: string, body: unknown): string {
-  const text = `${method}\n${path.replace(/\/{2,}/g, '/')}\n${body === undefined ? '' : JSON.stringify(body)}`;
-  return crypto.hash('sha256', text, 'base64url');
+export function requestText(method: string, path: string, body: unknown): string {
+  return `${method}\n${path.replace(/\/{2,}/g, '/')}\n${body === undefined ? '' : JSON.stringify(body)}`;
 }
+
+/** The fingerprint a key is stored with: SHA-256 of the request's text, 43 base64url characters. */
+export const textFingerprint = (text: string): string => crypto.hash('sha256', text, 'base64url');
+
+/** `requestFingerprint('POST', '/dns-records', { data: … })` → 43 base64url characters. */
+export const requestFingerprint = (method: string, path: string, body: unknown): string => textFingerprint(requestText(method, path, body));
 
 /**
  * Whose keys a request uses: its API token's, the contact's for a panel session (API guide "Panel

@@ -12,15 +12,13 @@ import type { Store } from '../db/index.js';
 import { FLUSH_MS, WriteBatches } from '../db/write-batches.js';
 import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
-import { keyScope, parseIdempotencyKey, requestFingerprint, tokenKeyScope } from './idempotency-key.js';
-import { IdempotencyRepository, type KeyAnswer, type KeyClaim, type KeyRecord, type LockedKey, type TokenLockRow } from './idempotency.repository.js';
+import { keyScope, parseIdempotencyKey, requestText, textFingerprint, tokenKeyScope } from './idempotency-key.js';
+import { IdempotencyRepository, type KeyClaim, type KeyRecord, type LockedKey, type TokenLockRow } from './idempotency.repository.js';
 import { KeyLocks, lockName } from './idempotency-locks.js';
 import type { TokenRead } from '../auth/plugin.js';
 
-/** A key this process holds until its answer is stored. */
-interface HeldClaim extends KeyClaim {
-  /** Of the request that holds it: its answer is stored with this. */
-  fingerprint: string;
+/** A key this process holds until its answer is stored: of the request that holds it (its text, see Keyed). */
+interface HeldClaim extends KeyClaim, Keyed {
   /** Date.now() when it was taken. */
   at: number;
 }
@@ -49,13 +47,22 @@ const reused = () =>
 const malformed = () =>
   new AppError('invalid_header', 'Idempotency-Key must be 1 to 255 printable ASCII characters: a quoted string ("…") or a token without spaces.', { header: 'Idempotency-Key' });
 
+/**
+ * A key as a request sends it. Two requests are the same when their texts are (requestText); the
+ * text's hash, which the store keeps, is taken only when needed — to compare with a stored key, and
+ * in the batch that stores the answer — not on the way to the answer (fingerprintOf).
+ */
 interface Keyed {
   scope: string;
   key: string;
-  fingerprint: string;
+  text: string;
+  fingerprint?: string;
 }
 
-type Kept = HeldClaim & KeyAnswer;
+const fingerprintOf = (k: Keyed): string => (k.fingerprint ??= textFingerprint(k.text));
+
+/** An answer waiting for its batch: its headers as the reply had them (what to store of them is chosen in the batch). */
+type Kept = HeldClaim & { status: number; headers: ReturnType<FastifyReply['getHeaders']>; body: string | null };
 
 /** The hooks a write route gets (src/http/safe-retries.ts): `preValidation` holds or replays, `onSend` stores. */
 export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyBaseLogger; abandonedAfterMs?: number }) {
@@ -68,11 +75,11 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   /** Batches of answers stored so far (adoptTokenLock says why). */
   let storedBatches = 0;
 
-  /** The key as this request sees it: `malformed` (400), else scope, key and fingerprint. */
+  /** The key as this request sees it. */
   const keyedOf = (request: FastifyRequest, key: string): Keyed => ({
     scope: keyScope(request.actor!),
     key,
-    fingerprint: requestFingerprint(request.method, originForm(request.url), request.body),
+    text: requestText(request.method, originForm(request.url), request.body),
   });
 
   /**
@@ -85,7 +92,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
       if (found.created_at! <= new Date(Date.now() - abandonedAfterMs).toISOString()) return null;
       throw inUse();
     }
-    if (found.fingerprint !== k.fingerprint) throw reused();
+    if (found.fingerprint !== fingerprintOf(k)) throw reused();
     return found as KeyRecord;
   }
 
@@ -97,11 +104,11 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
     const id = heldId(k);
     let holder = held.get(id);
     // Its answer may be waiting for its batch: written now, the key is free in the process again.
-    if (holder && holder.fingerprint === k.fingerprint) {
+    if (holder && holder.text === k.text) {
       await answers.settled();
       holder = held.get(id);
     }
-    if (holder && Date.now() - holder.at < abandonedAfterMs) throw holder.fingerprint === k.fingerprint ? inUse() : reused();
+    if (holder && Date.now() - holder.at < abandonedAfterMs) throw holder.text === k.text ? inUse() : reused();
     // Taken before the first await: two requests of this process never both hold it.
     const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
     held.set(id, claim);
@@ -219,7 +226,17 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
       for (const b of batch) b.log.warn({ err, scope: b.answer.scope }, 'storing the answer of an idempotency key failed');
     },
   );
-  const storedRow = (a: Kept) => ({ ...a, created_at: new Date(a.at).toISOString(), expires_at: new Date(a.at + o.ttlMs).toISOString() });
+  const storedRow = (a: Kept) => ({
+    scope: a.scope,
+    key: a.key,
+    claim: a.claim,
+    fingerprint: fingerprintOf(a),
+    status: a.status,
+    headers: JSON.stringify(Object.fromEntries(Object.entries(a.headers).filter(([name]) => !NOT_STORED.test(name)))),
+    body: a.body,
+    created_at: new Date(a.at).toISOString(),
+    expires_at: new Date(a.at + o.ttlMs).toISOString(),
+  });
   /** Frees keys held here (those another request holds now aside) and their locks (`answered`: their answers are stored). */
   const release = (claims: readonly HeldClaim[], o: { answered?: boolean } = {}) => {
     const mine = claims.filter((c) => held.get(heldId(c))?.claim === c.claim);
@@ -233,8 +250,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
     request.idempotencyClaim = null;
     const body = payload === undefined || payload === null ? null : typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
     if (reply.statusCode >= 500 || body === undefined) return release([claim]);
-    const headers = Object.fromEntries(Object.entries(reply.getHeaders()).filter(([name]) => !NOT_STORED.test(name)));
-    answers.add({ answer: { ...claim, status: reply.statusCode, headers: JSON.stringify(headers), body }, log: request.log });
+    answers.add({ answer: { ...claim, status: reply.statusCode, headers: reply.getHeaders(), body }, log: request.log });
   }
 
   return {

@@ -26,29 +26,53 @@ declare module 'fastify' {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** The event of an answer: who (never the token, only its id), from where, what, with which answer. */
-function eventOf(request: FastifyRequest, reply: FastifyReply, retentionMs: number): NewAuditEvent {
-  const now = Date.now();
-  const actor = request.actor;
-  return {
-    created_at: new Date(now).toISOString(),
-    expires_at: new Date(now + retentionMs).toISOString(),
-    customer_id: actor?.customerId ?? null,
-    contact_id: actor?.contactId ?? null,
-    token_id: actor?.tokenId ?? null,
-    client_ip: request.ip,
-    method: request.method,
-    path: eventPath(request.url),
-    status: reply.statusCode,
-    request_id: request.id,
-    queue_job_id: request.queueJobId,
-    idempotency_key: idempotencyKeyOf(request.headers['idempotency-key']),
-  };
+/**
+ * What an answer's event is made of, as the request had it: copied as it answers, made into the
+ * event (eventOf) in the batch, where the formatting runs many events at once and not on the way
+ * of the answer.
+ */
+interface Seen {
+  at: number;
+  actor: FastifyRequest['actor'];
+  ip: string;
+  method: string;
+  url: string;
+  status: number;
+  requestId: string;
+  queueJobId: number | null;
+  key: string | string[] | undefined;
+  log: FastifyBaseLogger;
 }
 
-interface Waiting {
-  event: NewAuditEvent;
-  log: FastifyBaseLogger;
+const seenOf = (request: FastifyRequest, reply: FastifyReply): Seen => ({
+  at: Date.now(),
+  actor: request.actor,
+  ip: request.ip,
+  method: request.method,
+  url: request.url,
+  status: reply.statusCode,
+  requestId: request.id,
+  queueJobId: request.queueJobId,
+  key: request.headers['idempotency-key'],
+  log: request.log,
+});
+
+/** The event of an answer: who (never the token, only its id), from where, what, with which answer. */
+function eventOf(s: Seen, retentionMs: number): NewAuditEvent {
+  return {
+    created_at: new Date(s.at).toISOString(),
+    expires_at: new Date(s.at + retentionMs).toISOString(),
+    customer_id: s.actor?.customerId ?? null,
+    contact_id: s.actor?.contactId ?? null,
+    token_id: s.actor?.tokenId ?? null,
+    client_ip: s.ip,
+    method: s.method,
+    path: eventPath(s.url),
+    status: s.status,
+    request_id: s.requestId,
+    queue_job_id: s.queueJobId,
+    idempotency_key: idempotencyKeyOf(s.key),
+  };
 }
 
 /**
@@ -67,22 +91,22 @@ export function registerAuditTrail(app: FastifyInstance, o: { store: Store; conf
     registers: app.hasDecorator('metrics') ? [app.metrics] : [],
   });
   const service = new AuditEventsService(o);
+  const retentionMs = o.config.audit.retentionDays * DAY_MS;
   // A refused batch: its events' fields hold no secret, logged whole so that an operator can restore them.
-  const batches = new WriteBatches<Waiting>(
-    (batch) => service.record(batch.map((w) => w.event)),
+  const batches = new WriteBatches<Seen>(
+    (batch) => service.record(batch.map((s) => eventOf(s, retentionMs))),
     (batch, err) => {
       lost.inc(batch.length);
-      for (const { event, log } of batch) log.error({ err, auditEvent: event }, 'audit event not stored');
+      for (const s of batch) s.log.error({ err, auditEvent: eventOf(s, retentionMs) }, 'audit event not stored');
     },
   );
-  const retentionMs = o.config.audit.retentionDays * DAY_MS;
   app.decorate('auditTrail', { settled: () => batches.settled() });
   // Before the store closes (serve closes the app first): the last answers' events are written.
   app.addHook('onClose', (_app, done) => void batches.settled().then(() => done()));
   // Callback style, never waiting (src/jsonapi/plugin.ts says why).
   app.addHook('onSend', (request, reply, payload, done) => {
     const route = request.routeOptions;
-    if (route.url && !route.config?.infra && recorded(request.method, reply.statusCode)) batches.add({ event: eventOf(request, reply, retentionMs), log: request.log });
+    if (route.url && !route.config?.infra && recorded(request.method, reply.statusCode)) batches.add(seenOf(request, reply));
     done(null, payload);
   });
 }
