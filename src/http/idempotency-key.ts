@@ -49,5 +49,8 @@ export const requestFingerprint = (method: string, path: string, body: unknown):
 export const keyScope = (actor: Actor): string =>
   actor.tokenId !== null ? tokenKeyScope(actor.tokenId) : actor.contactId !== null ? `contact:${actor.contactId}` : `customer:${actor.customerId}`;
 
+/** `scope\nkey`: a key's name in this process (its lock's name on PostgreSQL ends with it). */
+export const keyName = (k: { scope: string; key: string }): string => `${k.scope}\n${k.key}`;
+
 /** The scope of an API token's keys (PostgreSQL's key-lock statement builds it in SQL alike: 'token:' || id). */
 export const tokenKeyScope = (tokenId: number): string => `token:${tokenId}`;

@@ -16,6 +16,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Session, Store } from '../db/index.js';
 import type { IdempotencyRepository, LockedKey, TokenLockRow } from './idempotency.repository.js';
+import { keyName } from './idempotency-key.js';
 
 /** Key-lock connections per instance: statements on one connection wait for each other. */
 const SESSIONS = 4;
@@ -23,9 +24,6 @@ const SESSIONS = 4;
 const STATEMENT_TIMEOUT = '1s';
 /** How long after its answer was stored a key's lock is released: longer than STATEMENT_TIMEOUT. */
 export const RELEASE_AFTER_MS = 2_000;
-
-/** `scope\nkey`, as the lock's name has it. */
-export const lockName = (k: { scope: string; key: string }) => `${k.scope}\n${k.key}`;
 
 export class KeyLocks {
   private readonly sessions: (Promise<Session> | undefined)[] = [];
@@ -113,8 +111,8 @@ export class KeyLocks {
       if (!at) continue; // not locked here (cannot be: each release follows a lock taken)
       this.unplace(k.key);
       const names = bySession.get(at.slot);
-      if (names) names.push(lockName(k));
-      else bySession.set(at.slot, [lockName(k)]);
+      if (names) names.push(keyName(k));
+      else bySession.set(at.slot, [keyName(k)]);
     }
     await Promise.all(
       [...bySession].map(async ([i, names]) => {

@@ -6,6 +6,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { jsonRowsInsert, type JsonRowsColumn } from '../db/dialect.js';
 import { precompiled, sessionStatement } from '../db/precompiled.js';
 import { OWNER_COLUMNS, tokenOwner, type OwnerColumns } from '../auth/auth.repository.js';
+import { keyName } from './idempotency-key.js';
 
 /** A key and the request that holds it. */
 export interface KeyClaim {
@@ -48,7 +49,11 @@ export type TokenLockRow = OwnerColumns & LockedKey;
 const lockedKey = (scope: RawBuilder<string>, key: RawBuilder<string>) =>
   sql<LockedKey>`(select pg_try_advisory_lock(hashtextextended('hostplane idempotency ' || current_schema() || ' ' || ${scope} || E'\\n' || ${key}, 0)) as locked, x.fingerprint, x.created_at, x.expires_at, x.status, x.headers, x.body from (select 1) as one left join idempotency_keys x on x.scope = ${scope} and x.idempotency_key = ${key})`;
 
-const LOCKED_KEY_COLUMNS = ['locked', 'fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body'] as const;
+/** A stored key's columns as read (KeyRecord). */
+const KEY_COLUMNS = ['fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body'] as const;
+const LOCKED_KEY_COLUMNS = ['locked', ...KEY_COLUMNS] as const;
+/** tokenKeyScope (src/http/idempotency-key.ts), in SQL, of the token's owner (tokenOwner). */
+const OWNER_TOKEN_SCOPE = sql<string>`'token:' || owner.token_id`;
 
 /** Releases session locks taken by lockedKey, one per `scope\nkey`; answers how many were held. */
 const UNLOCK_SQL = `select count(*) filter (where pg_advisory_unlock(hashtextextended('hostplane idempotency ' || current_schema() || ' ' || n, 0)))::int as released from unnest($1::text[]) as n`;
@@ -82,8 +87,8 @@ export class IdempotencyRepository {
     this.tokenLockStatement = sessionStatement((hash: string, key: string) =>
       db
         .selectFrom(tokenOwner(db, hash))
-        // tokenKeyScope (src/http/idempotency-key.ts), in SQL; only a token that authenticates takes a lock.
-        .innerJoin(sql<LockedKey>`lateral ${lockedKey(sql<string>`'token:' || owner.token_id`, sql<string>`${key}::text`)}`.as('k'), (j) => j.onTrue())
+        // Only a token that authenticates takes a lock.
+        .innerJoin(sql<LockedKey>`lateral ${lockedKey(OWNER_TOKEN_SCOPE, sql<string>`${key}::text`)}`.as('k'), (j) => j.onTrue())
         .select([...OWNER_COLUMNS, ...LOCKED_KEY_COLUMNS.map((c) => sql.ref(`k.${c}`).as(c))]),
     );
     this.tokenKeyRead = precompiled(
@@ -91,13 +96,12 @@ export class IdempotencyRepository {
       (hash: string, key: string) =>
         db
           .selectFrom(tokenOwner(db, hash))
-          // tokenKeyScope (src/http/idempotency-key.ts), in SQL.
-          .leftJoin('idempotency_keys as x', (j) => j.on('x.scope', '=', sql<string>`'token:' || owner.token_id`).on('x.idempotency_key', '=', key))
-          .select([...OWNER_COLUMNS, sql<number>`1`.as('locked'), 'x.fingerprint', 'x.created_at', 'x.expires_at', 'x.status', 'x.headers', 'x.body']),
+          .leftJoin('idempotency_keys as x', (j) => j.on('x.scope', '=', OWNER_TOKEN_SCOPE).on('x.idempotency_key', '=', key))
+          .select([...OWNER_COLUMNS, sql<number>`1`.as('locked'), ...KEY_COLUMNS.map((c) => `x.${c}` as const)]),
       { once: true },
     );
     this.findKey = precompiled(db, (scope: string, key: string) =>
-      db.selectFrom('idempotency_keys').select(['fingerprint', 'created_at', 'expires_at', 'status', 'headers', 'body']).where('scope', '=', scope).where('idempotency_key', '=', key),
+      db.selectFrom('idempotency_keys').select(KEY_COLUMNS).where('scope', '=', scope).where('idempotency_key', '=', key),
       { once: true },
     );
     // A key and its answer together, over one past its expiry or never answered (claimed by an
@@ -135,7 +139,7 @@ export class IdempotencyRepository {
     // One row per key (PostgreSQL's upsert may not change a row twice): of two answers to one key
     // (a key taken for abandoned in the process), the first is stored, the other reported not stored.
     const seen = new Set<string>();
-    const once = keys.filter((k) => !seen.has(`${k.scope}\n${k.key}`) && seen.add(`${k.scope}\n${k.key}`));
+    const once = keys.filter((k) => !seen.has(keyName(k)) && seen.add(keyName(k)));
     const { rows } = await this.db.executeQuery(this.storeKeys(once.map((k) => [k.scope, k.key, k.fingerprint, k.claim, k.status, k.headers, k.body, k.created_at, k.expires_at])));
     const stored = new Set(rows.map((r) => String(r.claim)));
     return keys.filter((k) => !stored.has(k.claim));

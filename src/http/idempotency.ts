@@ -12,9 +12,9 @@ import type { Store } from '../db/index.js';
 import { FLUSH_MS, WriteBatches } from '../db/write-batches.js';
 import { AppError } from '../errors.js';
 import { originForm } from '../jsonapi/document.js';
-import { keyScope, parseIdempotencyKey, requestText, textFingerprint, tokenKeyScope } from './idempotency-key.js';
+import { keyName, keyScope, parseIdempotencyKey, requestText, textFingerprint, tokenKeyScope } from './idempotency-key.js';
 import { IdempotencyRepository, type KeyClaim, type KeyRecord, type LockedKey, type TokenLockRow } from './idempotency.repository.js';
-import { KeyLocks, lockName } from './idempotency-locks.js';
+import { KeyLocks } from './idempotency-locks.js';
 import type { TokenRead } from '../auth/plugin.js';
 
 /** A key this process holds until its answer is stored: of the request that holds it (its text, see Keyed). */
@@ -59,6 +59,9 @@ interface Keyed {
   fingerprint?: string;
 }
 
+/** A key as read from the store (a row, or a key-lock statement's columns). */
+type StoredKey = Pick<LockedKey, 'fingerprint' | 'created_at' | 'expires_at' | 'status'>;
+
 const fingerprintOf = (k: Keyed): string => (k.fingerprint ??= textFingerprint(k.text));
 
 /** An answer waiting for its batch: its headers as the reply had them (what to store of them is chosen in the batch). */
@@ -71,7 +74,6 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   const locks = store.session ? new KeyLocks(store, repo, o.log) : null;
   /** The keys whose first request runs here or whose answer waits for its batch, by `scope\nkey`. */
   const held = new Map<string, HeldClaim>();
-  const heldId = lockName;
   /** Batches of answers stored so far (adoptTokenLock says why). */
   let storedBatches = 0;
 
@@ -86,7 +88,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
    * What a key held by this request says as stored: null (run the request), the first answer to
    * replay, or 409/422. A row without an answer is an older version's key in flight.
    */
-  function storedAnswer(found: Pick<LockedKey, 'fingerprint' | 'created_at' | 'expires_at' | 'status'> | undefined, k: Keyed): KeyRecord | null {
+  function storedAnswer(found: StoredKey | undefined, k: Keyed): KeyRecord | null {
     if (!found?.expires_at || found.expires_at <= new Date().toISOString()) return null;
     if (found.status === null) {
       if (found.created_at! <= new Date(Date.now() - abandonedAfterMs).toISOString()) return null;
@@ -96,12 +98,32 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
     return found as KeyRecord;
   }
 
+  /** Takes the key in the process for a request; before any `await`, so two requests of this process never both hold it. */
+  function take(k: Keyed): HeldClaim {
+    const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
+    held.set(keyName(k), claim);
+    return claim;
+  }
+
+  /** What the request holding `claim` does with its key as stored (storedAnswer): runs holding it, or replays or refuses and lets it go. */
+  function decide(request: FastifyRequest, claim: HeldClaim, found: StoredKey | undefined): KeyRecord | null {
+    try {
+      const answer = storedAnswer(found, claim);
+      if (answer) release([claim]);
+      else request.idempotencyClaim = claim;
+      return answer;
+    } catch (err) {
+      release([claim]);
+      throw err;
+    }
+  }
+
   /**
    * Holds the key for `request` (in the process; on PostgreSQL also its lock), or answers what it
    * holds when a first request has answered it. `last`: the key's lock is held elsewhere a second time.
    */
   async function holdOrFind(request: FastifyRequest, k: Keyed, last = false): Promise<KeyRecord | null> {
-    const id = heldId(k);
+    const id = keyName(k);
     let holder = held.get(id);
     // Its answer may be waiting for its batch: written now, the key is free in the process again.
     if (holder && holder.text === k.text) {
@@ -109,26 +131,20 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
       holder = held.get(id);
     }
     if (holder && Date.now() - holder.at < abandonedAfterMs) throw holder.text === k.text ? inUse() : reused();
-    // Taken before the first await: two requests of this process never both hold it.
-    const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
-    held.set(id, claim);
+    const claim = take(k);
+    let found: StoredKey | undefined;
     try {
       const locked = locks ? await locks.claim(k.scope, k.key) : undefined;
       if (locked && !locked.locked) {
         held.delete(id);
         return heldElsewhere(request, k, locked, last);
       }
-      const found = storedAnswer(locked ?? (await repo.find(k.scope, k.key)), k);
-      if (found) {
-        release([claim]);
-        return found;
-      }
+      found = locked ?? (await repo.find(k.scope, k.key));
     } catch (err) {
-      if (held.get(id) === claim) release([claim]);
+      release([claim]);
       throw err;
     }
-    request.idempotencyClaim = claim;
-    return null;
+    return decide(request, claim, found);
   }
 
   /**
@@ -182,24 +198,13 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
         locks?.release([k]);
       }
     }
-    const id = heldId(k);
-    if (held.has(id)) {
+    if (held.has(keyName(k))) {
       // Another request of this process holds it (on PostgreSQL the lock was taken again on the
       // same session: session locks count, give that back): decide as any request here.
       locks?.release([k]);
       return holdOrFind(request, k);
     }
-    const claim: HeldClaim = { ...k, claim: crypto.randomUUID(), at: Date.now() };
-    held.set(id, claim);
-    try {
-      const found = storedAnswer(made.row, k);
-      if (found) release([claim]);
-      else request.idempotencyClaim = claim;
-      return found;
-    } catch (err) {
-      release([claim]);
-      throw err;
-    }
+    return decide(request, take(k), made.row);
   }
 
   // The answers, stored in batches after they went out (src/db/write-batches.ts), then their keys
@@ -239,8 +244,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   });
   /** Frees keys held here (those another request holds now aside) and their locks (`answered`: their answers are stored). */
   const release = (claims: readonly HeldClaim[], o: { answered?: boolean } = {}) => {
-    const mine = claims.filter((c) => held.get(heldId(c))?.claim === c.claim);
-    for (const c of mine) held.delete(heldId(c));
+    const mine = claims.filter((c) => held.get(keyName(c))?.claim === c.claim);
+    for (const c of mine) held.delete(keyName(c));
     if (locks && mine.length) locks.release(mine, o);
   };
 
