@@ -1,6 +1,6 @@
 // The panel's shell: session, language, the reseller's customer switcher, the accessible layout
 // (landmarks, skip link) and the page of the current route.
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { list, setUnauthorizedHandler, type Resource } from './api/client';
 import { currentSession, logOut, type Session } from './api/session';
 import { FormErrors } from './components/errors';
@@ -61,8 +61,9 @@ export function App() {
     }, () => setCustomers([]));
   }, [session]);
 
-  // Logged out → the login page; logged in → never the login page.
-  useEffect(() => {
+  // Logged out → the login page; logged in → never the login page. Before the paint, so the
+  // address never shows one page while the other is drawn.
+  useLayoutEffect(() => {
     if (session === null && route.page !== 'login') navigate(href({ page: 'login' }), { replace: true });
     if (session && route.page === 'login') navigate(href({ page: 'overview' }), { replace: true });
   }, [session, route.page]);

@@ -41,9 +41,17 @@ requirable(chromiumMissing)('the customer panel: sessions in the browser', () =>
      */
     async function endedInPlace(page: Page, cookie: string, end: () => Promise<unknown>) {
       await page.getByText('Loading…').waitFor({ state: 'detached' });
+      // The address as the login form is drawn (a MutationObserver runs before the next paint): never the old page's.
+      await page.evaluate(() => {
+        const w = window as unknown as { loginDrawnAt?: string };
+        new MutationObserver(() => {
+          if (!w.loginDrawnAt && [...document.querySelectorAll('h1')].some((h) => h.textContent === 'Log in')) w.loginDrawnAt = location.pathname;
+        }).observe(document.body, { childList: true, subtree: true, characterData: true });
+      });
       await end();
       await page.getByRole('navigation').getByRole('link', { name: 'Domains', exact: true }).click();
       await page.getByRole('heading', { level: 1, name: 'Log in' }).waitFor();
+      expect(await page.evaluate(() => (window as unknown as { loginDrawnAt?: string }).loginDrawnAt)).toBe('/panel/login');
       expect(page.url()).toBe(`${s.origin}/panel/login`);
       expect(await page.getByRole('status').filter({ hasText: ENDED }).count()).toBe(1);
       const r = await call(t.app, 'GET', '/domains', { headers: { cookie: `hostplane_session=${cookie}` } });
