@@ -315,7 +315,13 @@ function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
     async connect() {
       const client = await pool.connect();
       let w = wrapped.get(client);
-      if (!w) wrapped.set(client, (w = wrap(client)));
+      if (!w) {
+        wrapped.set(client, (w = wrap(client)));
+        // A connection the server ends while it is handed out (a restart, pg_terminate_backend)
+        // fails its statement, which answers the request 503; pg also emits the loss on the
+        // client, which must not crash the process. The pool drops the client as it comes back.
+        client.on('error', () => {});
+      }
       return w;
     },
     end: () => pool.end(),

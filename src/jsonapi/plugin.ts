@@ -3,6 +3,7 @@
 // clients", "Errors"), 404 and 405. No resource knowledge.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, AppErrors, ERRORS, type ErrorCode } from '../errors.js';
+import { STORE_RETRY_AFTER_S, storeUnavailable } from '../db/unavailable.js';
 import { namesJsonApi, negotiate } from './negotiate.js';
 import { originForm, type LinkBuilder } from './document.js';
 import { parseJsonBody } from './json-body.js';
@@ -114,6 +115,8 @@ function validationErrors(error: FastifyError & { validation: AjvError[]; valida
   return [...out.values()];
 }
 
+const UNAVAILABLE = `The service cannot answer this request right now (its data store, or a server it needs, is busy or unreachable). Repeat it in ${STORE_RETRY_AFTER_S} seconds (Retry-After).`;
+
 function mapError(error: unknown): AppError[] | null {
   if (error instanceof AppError) return [error];
   if (error instanceof AppErrors) return error.errors;
@@ -223,6 +226,11 @@ export function registerJsonApi(app: FastifyInstance, opts: { vendor: string; li
   app.setErrorHandler((error, request, reply) => {
     const mapped = mapError(error);
     if (mapped) return sendErrors(request, reply, links, mapped);
+    if (storeUnavailable(error)) {
+      request.log.error({ err: error }, 'the store (or a server the request needs) cannot answer now');
+      reply.header('Retry-After', String(STORE_RETRY_AFTER_S));
+      return sendErrors(request, reply, links, [new AppError('service_unavailable', UNAVAILABLE)]);
+    }
     request.log.error({ err: error }, 'unhandled error');
     return sendErrors(request, reply, links, [new AppError('internal_error', 'An unexpected error occurred; it has been logged.')]);
   });

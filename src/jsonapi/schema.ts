@@ -221,6 +221,7 @@ const HEADERS: Partial<Record<number, Record<string, { type: 'string' | 'integer
   202: { 'Content-Location': { type: 'string', description: 'URL of the queue-job that makes the change' } },
   401: { 'WWW-Authenticate': { type: 'string', description: 'Basic realm="API"' } },
   429: { 'Retry-After': { type: 'integer', description: 'seconds to wait before the next request' } },
+  503: { 'Retry-After': { type: 'integer', description: 'when the store or a server the request needs was busy or unreachable: seconds to wait before repeating the request' } },
 };
 
 /** Methods whose request body the server reads (a DELETE may carry one: acme.sh sends a JSON type). */
@@ -245,8 +246,12 @@ function sharedErrors(method: string, o: { params?: TSchema; querystring?: TSche
     rate_limited: 'too many requests from this client address',
     too_many_errors: 'too many failed requests from this client address: blocked for a while',
     internal_error: 'an unexpected fault; it is logged with the request id (`x-request-id`)',
+    service_unavailable: STORE_BUSY,
   };
 }
+
+/** Why any operation may answer 503 (src/db/unavailable.ts), beside an operation's own reasons. */
+const STORE_BUSY = 'the data store, or a server the request needs, is busy or unreachable right now: repeat the request after `Retry-After` seconds';
 
 /** How an operation takes part in safe retries (API guide "Safe retries"). */
 type Conditional = 'read' | 'write';
@@ -379,7 +384,13 @@ export function operation<S extends { params?: TSchema; querystring?: TSchema; b
         ? { 202: { $ref: (success.document as { $id?: string }).$id, description: accepted, headers: { ...HEADERS[202], ...(tagged ? ETAG : {}) } } }
         : {}),
       ...notModified,
-      ...errorResponses({ ...sharedErrors(method, o), ...retryErrors(method, conditional, idempotent !== false), ...errors }),
+      ...errorResponses({
+        ...sharedErrors(method, o),
+        ...retryErrors(method, conditional, idempotent !== false),
+        ...errors,
+        // A store that cannot answer is a reason on every operation, beside its own.
+        ...(errors?.service_unavailable ? { service_unavailable: `${errors.service_unavailable}; or ${STORE_BUSY}` } : {}),
+      }),
     } as Record<string, unknown>,
   };
 }

@@ -72,7 +72,7 @@ describe('the OpenAPI document', () => {
       else expect(documentsOf(ok), o.key).toEqual([expect.stringMatching(/^#\/components\/schemas\/[A-Z][A-Za-z]+(Document|List)$/), expect.any(String)]);
       if (success[1]) expect(documentsOf(o.op.responses[202]), o.key).toEqual(documentsOf(ok));
       // Every operation can meet these: a malformed URL, bad credentials, a token's scope, another version, the rate limit, a fault.
-      expect(statuses, o.key).toEqual(expect.arrayContaining([400, 401, 403, 406, 429, 500]));
+      expect(statuses, o.key).toEqual(expect.arrayContaining([400, 401, 403, 406, 429, 500, 503]));
       if (hasPathParams(o)) expect(statuses, o.key).toContain(414);
       if (readsBody(o)) expect(statuses, o.key).toEqual(expect.arrayContaining([413, 415]));
       if (o.op.requestBody) expect(statuses, o.key).toContain(422);
@@ -87,20 +87,23 @@ describe('the OpenAPI document', () => {
       expect(o.op.responses[429].headers, o.key).toEqual({ 'Retry-After': expect.objectContaining({ schema: { type: 'integer' } }) });
     }
     const statusesOf = (key: string) => Object.keys(operations(doc).find((o) => o.key === key)!.op.responses).map(Number);
-    expect(statusesOf('GET /plans')).toEqual([200, 400, 401, 403, 406, 429, 500]);
-    expect(statusesOf('PATCH /customers/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /dns-records/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500]);
-    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('GET /plans')).toEqual([200, 400, 401, 403, 406, 429, 500, 503]);
+    expect(statusesOf('PATCH /customers/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /dns-records')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500, 503]);
+    expect(statusesOf('DELETE /dns-records/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /databases')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500, 503]);
+    expect(statusesOf('PATCH /databases/{id}')).toEqual([200, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /databases/{id}/password')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
+    expect(statusesOf('DELETE /databases/{id}')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
     expect(statusesOf('POST /email-addresses')).toEqual([202, 400, 401, 403, 404, 406, 409, 412, 413, 415, 422, 429, 500, 503]);
-    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
-    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500]);
+    expect(statusesOf('POST /email-addresses/{id}/forward-to/{target}')).toEqual([204, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
+    expect(statusesOf('DELETE /email-addresses/{id}/application-passwords/{appId}')).toEqual([204, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
+    expect(statusesOf('POST /email-addresses/{id}/application-passwords')).toEqual([201, 400, 401, 403, 404, 406, 409, 412, 413, 414, 415, 422, 429, 500, 503]);
     expect(doc.paths['/email-addresses'].post.responses[422].description).toContain('`invalid_password`');
     expect(doc.paths['/email-addresses'].post.responses[503].description).toContain('`service_unavailable`');
+    // A store that cannot answer, on every operation; beside an operation's own reason, not instead.
+    expect(doc.paths['/email-addresses'].post.responses[503].description).toMatch(/no mail server is registered yet; or the data store, or a server the request needs, is busy or unreachable/);
+    expect(doc.paths['/plans'].get.responses[503].headers).toEqual({ 'Retry-After': { schema: { type: 'integer' }, description: expect.stringContaining('busy or unreachable') } });
     const created = doc.paths['/dns-records'].post.responses[202];
     expect(created.headers).toEqual({ 'Content-Location': { schema: { type: 'string' }, description: expect.any(String) } });
     expect(doc.paths['/dns-records/{id}'].delete.responses[403].description).toContain('`record_not_deletable`');
@@ -171,7 +174,7 @@ describe('the OpenAPI document', () => {
         expect(o.op.responses[422].description, o.key).toContain('`idempotency_key_reused`');
       }
     }
-    expect(Object.keys(doc.paths['/plans/{id}'].get.responses).map(Number)).toEqual([200, 304, 400, 401, 403, 404, 406, 412, 414, 429, 500]);
+    expect(Object.keys(doc.paths['/plans/{id}'].get.responses).map(Number)).toEqual([200, 304, 400, 401, 403, 404, 406, 412, 414, 429, 500, 503]);
     expect(doc.paths['/plans/{id}'].get.responses[304]).toEqual({ description: expect.any(String), headers: { ETag: expect.objectContaining({ schema: { type: 'string', 'x-hostplane-extension': true } }) } });
     expect(doc.components.schemas.ErrorDocument.properties.errors.items.properties.source.properties.header['x-hostplane-extension']).toBe(true);
   });
