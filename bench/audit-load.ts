@@ -12,7 +12,7 @@ export interface PostLoad {
   count: number;
   /** Part of every record name, so each run creates new records. */
   tag: string;
-  /** Each POST carries an Idempotency-Key of its own (API guide "Safe retries"). */
+  /** Each POST carries an Idempotency-Key of its own, a random UUID as clients send them (API guide "Safe retries"). */
   keys?: boolean;
 }
 
@@ -27,6 +27,7 @@ export interface PostRun {
 
 const GENERATOR = String.raw`
 const http = require('node:http');
+const { randomUUID } = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const { parentPort, workerData } = require('node:worker_threads');
 const { base, token, domain, connections, count, tag, keys } = workerData;
@@ -39,7 +40,7 @@ function post(n) {
   const body = JSON.stringify({ data: { type: 'dns-record', attributes: { record_type: 'TXT', name: 'audit-' + tag + '-' + n, domain, data: 'bench' } } });
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.request({ host: url.hostname, port: url.port, path: '/dns-records', method: 'POST', agent, headers: { ...headers, ...(keys ? { 'idempotency-key': tag + '-' + n } : {}), 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: '/dns-records', method: 'POST', agent, headers: { ...headers, ...(keys ? { 'idempotency-key': randomUUID() } : {}), 'content-length': Buffer.byteLength(body) } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {

@@ -18,7 +18,7 @@
 // rounds' p50 ratios (each round's pair measured back to back: the figure a burst of other work on
 // a shared machine moves least). No worker runs: the jobs stay pending, alike for both.
 //
-// Settings (environment): BENCH_AUDIT_REQUESTS [100], BENCH_AUDIT_ROUNDS [20],
+// Settings (environment): BENCH_AUDIT_REQUESTS [400], BENCH_AUDIT_ROUNDS [30],
 // BENCH_AUDIT_CONNECTIONS [1,8], BENCH_AUDIT_WARMUP [200], BENCH_AUDIT_ENGINES [sqlite,postgres], BENCH_KEYS [1], BENCH_LOG_LEVEL [info],
 // BENCH_JSON=1.
 import type { FastifyInstance } from 'fastify';
@@ -32,8 +32,8 @@ import { serviceDeps } from '../src/resources/service-deps.js';
 import { loadDemoData } from '../src/admin/demo.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const REQUESTS = num('BENCH_AUDIT_REQUESTS', 100);
-const ROUNDS = num('BENCH_AUDIT_ROUNDS', 20);
+const REQUESTS = num('BENCH_AUDIT_REQUESTS', 400);
+const ROUNDS = num('BENCH_AUDIT_ROUNDS', 30);
 const WARMUP = num('BENCH_AUDIT_WARMUP', 200);
 const KEYS = process.env.BENCH_KEYS !== '0';
 const CONNECTIONS = (process.env.BENCH_AUDIT_CONNECTIONS ?? '1,8').split(',').map(Number).filter((n) => n > 0);
