@@ -70,6 +70,11 @@ const LOCK_CHECK_TIMEOUT_MS = 5_000;
  * went silent (longer than the 5-s lock_timeout of taking a lock, so the server's answer comes first).
  */
 const DEDICATED_TIMEOUT_MS = 10_000;
+/**
+ * How long a statement waits for a pooled connection — a free one, or a new one from a server that
+ * does not answer — before it fails (and its request answers 503, src/db/unavailable.ts).
+ */
+const POOL_WAIT_MS = 10_000;
 /** How long closing a dedicated connection waits for the server's goodbye before cutting it. */
 const CLOSE_GRACE_MS = 1_000;
 /** TCP keepalive on dedicated connections: a connection that is idle for this long is probed (NATs drop idle ones). */
@@ -79,6 +84,8 @@ export interface StoreOptions {
   /** PostgreSQL only: use (and create) this schema; tests get a fresh one each. */
   schema?: string;
   poolSize?: number;
+  /** PostgreSQL: how long a statement waits for a pooled connection before it fails (10 s). */
+  poolWaitMs?: number;
   /**
    * SQLite: create the file's missing directories. Only for the embedded default database
    * (`./data/hostplane.db` of a fresh checkout); any other file must be in an existing directory.
@@ -121,6 +128,9 @@ export async function openStore(url: string, opts: StoreOptions = {}): Promise<S
       connectionString: url,
       max: opts.poolSize ?? 10,
       options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+      connectionTimeoutMillis: opts.poolWaitMs ?? POOL_WAIT_MS,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_MS,
     });
     // An idle client that loses its server must not crash the process.
     pool.on('error', () => {});
