@@ -208,27 +208,26 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   }
 
   // The answers, stored in batches after they went out (src/db/write-batches.ts), then their keys
-  // released. A key stored and answered meanwhile (its lock was lost: another instance took it
-  // over) keeps that answer; a refused batch leaves its keys free, as after an instance that died
-  // before storing them.
+  // released; while the store cannot take a batch, its keys stay held (a repeat meanwhile: 409). A
+  // key stored and answered meanwhile (its lock was lost: another instance took it over) keeps that
+  // answer; a batch refused for good leaves its keys free, as after an instance that died before
+  // storing them.
   const answers = new WriteBatches<{ answer: Kept; log: FastifyBaseLogger }>(
     async (batch) => {
       const kept = batch.map((b) => b.answer);
-      let lost: Set<string> | undefined;
-      try {
-        lost = new Set((await repo.stored(kept.map(storedRow))).map((c) => c.claim));
-        for (const b of batch) {
-          if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
-        }
-      } finally {
-        storedBatches++;
-        // A stored answer's lock goes later (src/http/idempotency-locks.ts says why); the others' now.
-        release(kept.filter((a) => lost && !lost.has(a.claim)), { answered: true });
-        release(kept.filter((a) => !lost || lost.has(a.claim)));
+      const lost = new Set((await repo.stored(kept.map(storedRow))).map((c) => c.claim));
+      for (const b of batch) {
+        if (lost.has(b.answer.claim)) b.log.warn({ scope: b.answer.scope }, 'idempotency key was taken over before its first request answered; that answer is not kept');
       }
+      storedBatches++;
+      // A stored answer's lock goes later (src/http/idempotency-locks.ts says why); the others' now.
+      release(kept.filter((a) => !lost.has(a.claim)), { answered: true });
+      release(kept.filter((a) => lost.has(a.claim)));
     },
     (batch, err) => {
+      storedBatches++;
       for (const b of batch) b.log.warn({ err, scope: b.answer.scope }, 'storing the answer of an idempotency key failed');
+      release(batch.map((b) => b.answer));
     },
   );
   const storedRow = (a: Kept) => ({

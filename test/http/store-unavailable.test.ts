@@ -2,7 +2,9 @@
 // answers 503 service_unavailable with Retry-After instead of an unexpected fault, changes nothing
 // and leaves its Idempotency-Key free, and the same request goes through once the store answers
 // again. SQLite: another connection holds the write lock past the 5 s busy wait. PostgreSQL: the
-// statement's connection is ended by the server while it waits (what a restart does).
+// statement's connection is ended by the server while it waits (what a restart does). The batches
+// written after an answer (its stored answer, its audit event) are tried again until the store
+// takes them.
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import { filledLater } from '../helpers/suite.js';
 import { seedTenants, type Tenants } from '../helpers/tenants.js';
 import { waitFor } from '../helpers/wait.js';
 import { freshKey, txtRecord, withKey } from '../helpers/safe-retries.js';
+import { auditRowsAfter, lastAuditId } from '../helpers/audit-events.js';
 
 const unavailable = (self: string) =>
   errorBody(
@@ -53,6 +56,42 @@ async function whileStoreRefuses<T>(engine: string, ts: TestStore, send: () => P
   }
 }
 
+/**
+ * Makes the store refuse the batches written after an answer (its stored answer, its audit event)
+ * once, then answer again: SQLite's write lock held past the first try's busy wait; on PostgreSQL
+ * the tables locked and the waiting statements' connections ended, then the lock let go while the
+ * next tries wait.
+ */
+async function refuseBatchesOnce(engine: string, ts: TestStore): Promise<void> {
+  if (engine === 'sqlite') {
+    const other = new SQLite(ts.url);
+    other.exec('begin immediate');
+    // Runs once the first try gave up (the API's thread waits in SQLite until then).
+    await new Promise<void>((resolve) =>
+      setTimeout(() => {
+        other.exec('rollback');
+        other.close();
+        resolve();
+      }, 200),
+    );
+    return;
+  }
+  const locker = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await locker.connect();
+  try {
+    await locker.query(`begin; set local search_path to ${ts.schema}; lock table audit_events, idempotency_keys in access exclusive mode`);
+    const waiting = async () =>
+      (await locker.query(`select pid from pg_locks where not granted and relation in ($1::regclass, $2::regclass)`, [`${ts.schema}.audit_events`, `${ts.schema}.idempotency_keys`])).rows.map((r: { pid: number }) => r.pid);
+    await waitFor('both batches wait for their tables', async () => new Set(await waiting()).size >= 2);
+    const first = await waiting();
+    for (const pid of first) await locker.query('select pg_terminate_backend($1)', [pid]);
+    await waitFor('the batches are tried again', async () => (await waiting()).some((pid) => !first.includes(pid)));
+  } finally {
+    await locker.query('rollback').catch(() => {});
+    await locker.end();
+  }
+}
+
 describe.each(ENGINES)('a store that cannot answer, on %s', { timeout: 60_000 }, (engine) => {
   const ts = filledLater<TestStore>();
   const t = filledLater<TestApp>();
@@ -85,6 +124,23 @@ describe.each(ENGINES)('a store that cannot answer, on %s', { timeout: 60_000 },
     expect(again.status).toBe(202);
     expect(again.headers['retry-after']).toBeUndefined();
     expect(await records()).toBe(before + 1);
+  });
+
+  it("an answer's batches (its stored answer, its audit event) that meet it are written once it answers again: the repeat replays, the event is there", async () => {
+    const since = await lastAuditId({ store: t.store, app: t.app });
+    const before = await records();
+    const key = freshKey();
+    const body = txtRecord(x.end1.domain, '_batch');
+    const first = await withKey(t, 'POST', '/dns-records', x.end1.token, key, body);
+    expect(first.status).toBe(202);
+    await refuseBatchesOnce(engine, ts);
+    await t.app.idempotencyKeys.settled();
+
+    const repeat = await withKey(t, 'POST', '/dns-records', x.end1.token, key, body);
+    expect({ status: repeat.status, location: repeat.headers['content-location'], body: repeat.body }).toEqual({ status: 202, location: first.headers['content-location'], body: first.body });
+    expect(await records()).toBe(before + 1);
+    const events = (await auditRowsAfter({ store: t.store, app: t.app }, since)).filter((e) => e.idempotency_key === key);
+    expect(events.map((e) => [e.method, e.path, e.status])).toEqual([['POST', '/dns-records', 202], ['POST', '/dns-records', 202]]);
   });
 
   it('a read that meets it answers 503 too, and the next one its data', async () => {
