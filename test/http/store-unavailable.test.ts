@@ -23,72 +23,81 @@ const unavailable = (self: string) =>
     self,
   );
 
+/** SQLite: another connection holds the write lock (a write of the app waits 5 s, then gives up) until `release`. */
+function holdWriteLock(ts: TestStore) {
+  const other = new SQLite(ts.url);
+  other.exec('begin immediate');
+  return {
+    release() {
+      other.exec('rollback');
+      other.close();
+    },
+  };
+}
+
+/** PostgreSQL: a session holds `tables` of the test's schema locked; who waits for them, ending their connections, letting go. */
+async function lockTables(ts: TestStore, tables: string[]) {
+  const locker = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await locker.connect();
+  await locker.query(`begin; set local search_path to ${ts.schema}; lock table ${tables.join(', ')} in access exclusive mode`);
+  const names = tables.map((table) => `${ts.schema}.${table}`);
+  return {
+    waiting: async () => (await locker.query(`select pid from pg_locks where not granted and relation = any($1::regclass[])`, [names])).rows.map((r: { pid: number }) => r.pid),
+    async end(pids: number[]) {
+      for (const pid of pids) await locker.query('select pg_terminate_backend($1)', [pid]);
+    },
+    async release() {
+      await locker.query('rollback').catch(() => {});
+      await locker.end();
+    },
+  };
+}
+
 /**
- * Makes the store refuse the next write of `send`: SQLite's write lock held by another connection
- * (the write waits 5 s, then gives up); on PostgreSQL the table locked by another session and the
- * waiting statement's connection ended. Answers `send`'s answer once the store answers again.
+ * Makes the store refuse the next write of `send`: SQLite's write lock held past its wait; on
+ * PostgreSQL the table locked and the waiting statement's connection ended (what a restart does).
+ * Answers `send`'s answer; the store answers again after.
  */
 async function whileStoreRefuses<T>(engine: string, ts: TestStore, send: () => Promise<T>): Promise<T> {
   if (engine === 'sqlite') {
-    const other = new SQLite(ts.url);
-    other.exec('begin immediate');
+    const lock = holdWriteLock(ts);
     try {
       return await send();
     } finally {
-      other.exec('rollback');
-      other.close();
+      lock.release();
     }
   }
-  const locker = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await locker.connect();
+  const lock = await lockTables(ts, ['dns_records']);
   try {
-    await locker.query(`begin; set local search_path to ${ts.schema}; lock table dns_records in access exclusive mode`);
     const answer = send();
-    // The request's statement waits for the lock: its connection is ended under it.
-    const waiting = async () =>
-      (await locker.query(`select pid from pg_locks where not granted and relation = $1::regclass`, [`${ts.schema}.dns_records`])).rows as { pid: number }[];
-    await waitFor('the request waits for the table', async () => (await waiting()).length > 0);
-    for (const { pid } of await waiting()) await locker.query('select pg_terminate_backend($1)', [pid]);
+    await waitFor('the request waits for the table', async () => (await lock.waiting()).length > 0);
+    await lock.end(await lock.waiting());
     return await answer;
   } finally {
-    await locker.query('rollback').catch(() => {});
-    await locker.end();
+    await lock.release();
   }
 }
 
 /**
  * Makes the store refuse the batches written after an answer (its stored answer, its audit event)
- * once, then answer again: SQLite's write lock held past the first try's busy wait; on PostgreSQL
- * the tables locked and the waiting statements' connections ended, then the lock let go while the
- * next tries wait.
+ * once, then answer again: SQLite's write lock held past the first try's wait; on PostgreSQL the
+ * tables locked and the waiting statements' connections ended, the lock let go while the next
+ * tries wait.
  */
 async function refuseBatchesOnce(engine: string, ts: TestStore): Promise<void> {
   if (engine === 'sqlite') {
-    const other = new SQLite(ts.url);
-    other.exec('begin immediate');
+    const lock = holdWriteLock(ts);
     // Runs once the first try gave up (the API's thread waits in SQLite until then).
-    await new Promise<void>((resolve) =>
-      setTimeout(() => {
-        other.exec('rollback');
-        other.close();
-        resolve();
-      }, 200),
-    );
-    return;
+    return new Promise<void>((resolve) => setTimeout(() => resolve(lock.release()), 200));
   }
-  const locker = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await locker.connect();
+  const lock = await lockTables(ts, ['audit_events', 'idempotency_keys']);
   try {
-    await locker.query(`begin; set local search_path to ${ts.schema}; lock table audit_events, idempotency_keys in access exclusive mode`);
-    const waiting = async () =>
-      (await locker.query(`select pid from pg_locks where not granted and relation in ($1::regclass, $2::regclass)`, [`${ts.schema}.audit_events`, `${ts.schema}.idempotency_keys`])).rows.map((r: { pid: number }) => r.pid);
-    await waitFor('both batches wait for their tables', async () => new Set(await waiting()).size >= 2);
-    const first = await waiting();
-    for (const pid of first) await locker.query('select pg_terminate_backend($1)', [pid]);
-    await waitFor('the batches are tried again', async () => (await waiting()).some((pid) => !first.includes(pid)));
+    await waitFor('both batches wait for their tables', async () => new Set(await lock.waiting()).size >= 2);
+    const first = await lock.waiting();
+    await lock.end(first);
+    await waitFor('the batches are tried again', async () => (await lock.waiting()).some((pid) => !first.includes(pid)));
   } finally {
-    await locker.query('rollback').catch(() => {});
-    await locker.end();
+    await lock.release();
   }
 }
 
