@@ -39,8 +39,6 @@ export function requestText(method: string, path: string, body: unknown): string
 /** The fingerprint a key is stored with: SHA-256 of the request's text, 43 base64url characters. */
 export const textFingerprint = (text: string): string => crypto.hash('sha256', text, 'base64url');
 
-/** `requestFingerprint('POST', '/dns-records', { data: … })` → 43 base64url characters. */
-export const requestFingerprint = (method: string, path: string, body: unknown): string => textFingerprint(requestText(method, path, body));
 
 /**
  * Whose keys a request uses: its API token's, the contact's for a panel session (API guide "Panel

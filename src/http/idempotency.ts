@@ -208,8 +208,8 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
   }
 
   // The answers, stored in batches after they went out (src/db/write-batches.ts), then their keys
-  // released; while the store cannot take a batch, its keys stay held (a repeat meanwhile: 409). A
-  // key stored and answered meanwhile (its lock was lost: another instance took it over) keeps that
+  // released; while the store cannot take a batch, its keys stay held (a repeat here waits for the
+  // batch, holdOrFind; on another instance it answers 409). A key stored and answered meanwhile (its lock was lost: another instance took it over) keeps that
   // answer; a batch refused for good leaves its keys free, as after an instance that died before
   // storing them.
   const answers = new WriteBatches<{ answer: Kept; log: FastifyBaseLogger }>(
@@ -225,6 +225,7 @@ export function idempotencyHooks(store: Store, o: { ttlMs: number; log: FastifyB
       release(kept.filter((a) => lost.has(a.claim)));
     },
     (batch, err) => {
+      // Counted too: a statement whose answer was lost may have committed (adoptTokenLock reads again).
       storedBatches++;
       for (const b of batch) b.log.warn({ err, scope: b.answer.scope }, 'storing the answer of an idempotency key failed');
       release(batch.map((b) => b.answer));

@@ -4,8 +4,11 @@
 // and the order in which conditions decide (RFC 9110 §13.2.2).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_KEY_LENGTH, keyScope, parseIdempotencyKey, requestFingerprint } from '../../src/http/idempotency-key.js';
+import { MAX_KEY_LENGTH, keyScope, parseIdempotencyKey, requestText, textFingerprint } from '../../src/http/idempotency-key.js';
 import { evaluate, parseTagCondition, type EntityTag } from '../../src/jsonapi/conditional.js';
+
+/** What the store keeps of a request: its text's fingerprint. */
+const requestFingerprint = (method: string, path: string, body: unknown) => textFingerprint(requestText(method, path, body));
 
 const chars = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String.fromCharCode(from + i));
 /** Printable ASCII, space included: what a quoted key may hold. */
