@@ -77,7 +77,7 @@ const DEDICATED_TIMEOUT_MS = 10_000;
 const POOL_WAIT_MS = 10_000;
 /** How long closing a dedicated connection waits for the server's goodbye before cutting it. */
 const CLOSE_GRACE_MS = 1_000;
-/** TCP keepalive on dedicated connections: a connection that is idle for this long is probed (NATs drop idle ones). */
+/** TCP keepalive on dedicated and pooled connections: a connection that is idle for this long is probed (NATs drop idle ones). */
 const KEEPALIVE_MS = 10_000;
 
 export interface StoreOptions {
@@ -313,14 +313,23 @@ function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
   };
   // One wrapper per pg client: Kysely keeps its connection object per client it is handed.
   const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>();
-  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
-    query: ((text: string, values?: unknown[]) => {
-      // Kysely passes a cursor object instead of text when streaming (not used here): as it is.
-      const name = typeof text === 'string' && values?.length ? nameOf(text) : undefined;
-      return name ? client.query({ name, text, values }) : client.query(text, values);
-    }) as unknown as PostgresPoolClient['query'],
-    release: () => client.release(),
-  });
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    // A statement failed with its connection (the server ended it): the pool must not hand it out
+    // again, which it would if the socket's end came after the release.
+    let lost: Error | undefined;
+    return {
+      query: ((text: string, values?: unknown[]) => {
+        // Kysely passes a cursor object instead of text when streaming (not used here): as it is.
+        const name = typeof text === 'string' && values?.length ? nameOf(text) : undefined;
+        const run = name ? client.query({ name, text, values }) : client.query(text, values);
+        return run instanceof Promise ? run.catch((err: Error) => Promise.reject(connectionLost(err) ? (lost = err) : err)) : run;
+      }) as unknown as PostgresPoolClient['query'],
+      release: () => {
+        client.release(lost);
+        lost = undefined;
+      },
+    };
+  };
   return {
     async connect() {
       const client = await pool.connect();
@@ -329,7 +338,7 @@ function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
         wrapped.set(client, (w = wrap(client)));
         // A connection the server ends while it is handed out (a restart, pg_terminate_backend)
         // fails its statement, which answers the request 503; pg also emits the loss on the
-        // client, which must not crash the process. The pool drops the client as it comes back.
+        // client, which must not crash the process. The pool drops the client as it comes back (wrap).
         client.on('error', () => {});
       }
       return w;
@@ -337,6 +346,12 @@ function withNamedStatements(pool: pg.Pool, max = 200): PostgresPool {
     end: () => pool.end(),
   };
 }
+
+/** A statement's error that ends its connection too: the server's FATAL or PANIC, or the driver's own (no severity: the socket broke). */
+const connectionLost = (err: unknown) => {
+  const severity = (err as { severity?: string }).severity;
+  return severity === undefined || severity === 'FATAL' || severity === 'PANIC';
+};
 
 /**
  * Transactions take SQLite's write lock as they begin (`begin immediate` for Kysely's `begin`).

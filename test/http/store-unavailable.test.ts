@@ -35,11 +35,14 @@ function holdWriteLock(ts: TestStore) {
   };
 }
 
-/** PostgreSQL: a session holds `tables` of the test's schema locked; who waits for them, ending their connections, letting go. */
-async function lockTables(ts: TestStore, tables: string[]) {
+/**
+ * PostgreSQL: a session holds `tables` of the test's schema locked (`exclusive`: reads go on, writes
+ * wait); who waits for them, ending their connections, letting go.
+ */
+async function lockTables(ts: TestStore, tables: string[], mode: 'access exclusive' | 'exclusive' = 'access exclusive') {
   const locker = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
   await locker.connect();
-  await locker.query(`begin; set local search_path to ${ts.schema}; lock table ${tables.join(', ')} in access exclusive mode`);
+  await locker.query(`begin; set local search_path to ${ts.schema}; lock table ${tables.join(', ')} in ${mode} mode`);
   const names = tables.map((table) => `${ts.schema}.${table}`);
   return {
     waiting: async () => (await locker.query(`select pid from pg_locks where not granted and relation = any($1::regclass[])`, [names])).rows.map((r: { pid: number }) => r.pid),
@@ -79,23 +82,27 @@ async function whileStoreRefuses<T>(engine: string, ts: TestStore, send: () => P
 }
 
 /**
- * Makes the store refuse the batches written after an answer (its stored answer, its audit event)
- * once, then answer again: SQLite's write lock held past the first try's wait; on PostgreSQL the
- * tables locked and the waiting statements' connections ended, the lock let go while the next
- * tries wait.
+ * Answers `send`'s answer, whose batches (its stored answer, its audit event) the store refuses
+ * once and then takes: SQLite's write lock held past the first try's wait; on PostgreSQL the
+ * tables locked for writes before `send`, the waiting statements' connections ended, the lock let
+ * go while the next tries wait.
  */
-async function refuseBatchesOnce(engine: string, ts: TestStore): Promise<void> {
+async function refusingBatchesOnce<T>(engine: string, ts: TestStore, send: () => Promise<T>): Promise<T> {
   if (engine === 'sqlite') {
+    const answer = await send();
     const lock = holdWriteLock(ts);
     // Runs once the first try gave up (the API's thread waits in SQLite until then).
-    return new Promise<void>((resolve) => setTimeout(() => resolve(lock.release()), 200));
+    await new Promise<void>((resolve) => setTimeout(() => resolve(lock.release()), 200));
+    return answer;
   }
-  const lock = await lockTables(ts, ['audit_events', 'idempotency_keys']);
+  const lock = await lockTables(ts, ['audit_events', 'idempotency_keys'], 'exclusive');
   try {
+    const answer = await send();
     await waitFor('both batches wait for their tables', async () => new Set(await lock.waiting()).size >= 2);
     const first = await lock.waiting();
     await lock.end(first);
     await waitFor('the batches are tried again', async () => (await lock.waiting()).some((pid) => !first.includes(pid)));
+    return answer;
   } finally {
     await lock.release();
   }
@@ -140,9 +147,8 @@ describe.each(ENGINES)('a store that cannot answer, on %s', { timeout: 60_000 },
     const before = await records();
     const key = freshKey();
     const body = txtRecord(x.end1.domain, '_batch');
-    const first = await withKey(t, 'POST', '/dns-records', x.end1.token, key, body);
+    const first = await refusingBatchesOnce(engine, ts, () => withKey(t, 'POST', '/dns-records', x.end1.token, key, body));
     expect(first.status).toBe(202);
-    await refuseBatchesOnce(engine, ts);
     await t.app.idempotencyKeys.settled();
 
     const repeat = await withKey(t, 'POST', '/dns-records', x.end1.token, key, body);
